@@ -1,0 +1,67 @@
+/* cli.h - the command table and the helpers every subcommand shares (git's builtin.h idea):
+ * one file per command in harness/cli/, each exporting cmd_NAME() and its help text. */
+#ifndef SB_CLI_H
+#define SB_CLI_H
+
+#include "../core/config.h"
+#include "../core/context.h"
+#include "../core/error.h"
+#include "../core/strbuf.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct sb_ctx *ctx);
+	const char *summary;  /* one line for `stitchbench --help` */
+	const char *help;     /* the full text for `stitchbench help NAME` and `NAME --help` */
+};
+
+extern const struct cmd commands[];
+const struct cmd *cmd_lookup(const char *name);
+void print_main_usage(FILE *out);
+void print_cmd_help(const struct cmd *c, FILE *out);
+
+int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx);
+int cmd_problems(int argc, char **argv, struct sb_ctx *ctx);
+int cmd_help(int argc, char **argv, struct sb_ctx *ctx);
+extern const char cmd_doctor_help[], cmd_problems_help[], cmd_help_help[];
+
+/* Options that every config-reading command takes; applied in this order: file, --set, flags. */
+struct config_opts {
+	const char *config_path;       /* -c / --config */
+	struct strvec sets;            /* --set KEY=VALUE, in order */
+	const char *kernelbench_root;  /* --kernelbench-root PATH = problems.root */
+	const char *python;            /* --python PATH = python */
+};
+#define CONFIG_OPTS_INIT { NULL, STRVEC_INIT, NULL, NULL }
+void config_opts_release(struct config_opts *o);
+/* Fills an initialised (config_init) cfg: file, then --set, then flags, then validation.
+ * Returns 0 or a negative code with err filled; cfg always needs config_release(). */
+int config_resolve(const struct config_opts *o, struct config *cfg, struct sb_error *err);
+
+/* Parsed arguments of the commands that have options, exposed for the unit tests. */
+struct problems_args {
+	struct config_opts cfg;
+	int levels[4];        /* all zero: every level the config enables */
+	struct strvec selectors;
+	int json;
+	int help;
+};
+int problems_parse_args(int argc, char **argv, struct problems_args *a, struct sb_error *err);
+void problems_args_release(struct problems_args *a);
+
+struct doctor_args {
+	struct config_opts cfg;
+	int help;
+};
+int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_error *err);
+
+/* Global options before the command name. Returns the index of the command word (argc if none). */
+struct global_args {
+	int help, version, verbose, quiet;
+};
+int global_parse_args(int argc, char **argv, struct global_args *g, struct sb_error *err);
+
+/* Prints "stitchbench: error: ..." and returns the exit code for err->code. */
+int cli_fail(const struct sb_ctx *ctx, const struct sb_error *err);
+
+#endif

@@ -1,0 +1,256 @@
+/* doctor.c - `stitchbench doctor`: checks everything a run depends on and says, line by line,
+ * what is fine, what is degraded and what to do about it. With --config, validates the file
+ * and prints the resolved configuration. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/gpu.h"
+#include "../core/log.h"
+#include "../core/proc.h"
+#include "../core/python.h"
+#include "../core/suite.h"
+#include "../eval/sandbox_caps.h"
+#include "cli.h"
+
+const char cmd_doctor_help[] =
+	"usage: stitchbench doctor [-c FILE] [--set KEY=VALUE] [--python PATH] [--kernelbench-root PATH]\n\n"
+	"Checks this machine for what stitchbench needs and prints one line per check:\n"
+	"  ok    works\n"
+	"  warn  works in a reduced way (e.g. no GPU: CPU evaluation only), with what to do\n"
+	"  fail  something a run needs is missing, with what to do\n"
+	"Checks: CPU, NVIDIA GPUs (nvidia-smi; name, SM arch, memory, L2, driver), CUDA toolkit (nvcc),\n"
+	"the workers' Python and its torch (version, CUDA), gnuplot, SQLite, the candidate sandbox\n"
+	"(network namespace, Landlock) and the problem suite.\n\n"
+	"Options:\n"
+	"   -c, --config FILE       validate FILE and print the resolved configuration (YAML)\n"
+	"   --set KEY=VALUE         override one config key (repeatable), e.g. --set eval.trials=10\n"
+	"   --python PATH           use this interpreter for the workers (same as --set python=PATH)\n"
+	"   --kernelbench-root PATH check this suite or KernelBench checkout instead of the bundled one\n\n"
+	"Python is chosen in this order: --python / config python:, $STITCHBENCH_PYTHON, then the\n"
+	"first of python3 on PATH and /usr/bin/python3 that imports torch.\n"
+	"Exit codes: 0 no check failed, 2 invalid configuration, 3 a check failed.\n";
+
+struct tally {
+	int ok, warn, fail;
+};
+
+__attribute__((format(printf, 4, 5)))
+static void line(struct tally *t, const char *status, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	if (!strcmp(status, "ok"))
+		t->ok++;
+	else if (!strcmp(status, "warn"))
+		t->warn++;
+	else
+		t->fail++;
+	printf("%-5s %-9s ", status, what);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void check_cpu(struct tally *t)
+{
+	char model[256] = "unknown CPU";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		char buf[512];
+		while (fgets(buf, sizeof(buf), f))
+			if (starts_with(buf, "model name")) {
+				char *c = strchr(buf, ':');
+				if (c) {
+					snprintf(model, sizeof(model), "%s", c + 2);
+					model[strcspn(model, "\n")] = '\0';
+				}
+				break;
+			}
+		fclose(f);
+	}
+	line(t, "ok", "cpu", "%s, %ld cores online", model, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void check_gpus(struct tally *t, struct gpu_list *g)
+{
+	gpu_query(g);
+	if (!g->n) {
+		line(t, "warn", "gpu", "%s: candidates are evaluated on the CPU only (no CUDA timing)",
+		     g->note ? g->note : "no GPU");
+		return;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gpu_info *d = &g->v[i];
+		char l2[32] = "L2 unknown", bw[48] = "";
+		if (d->l2_bytes)
+			snprintf(l2, sizeof(l2), "L2 %.0f MiB", d->l2_bytes / 1048576.0);
+		if (d->peak_bw_gbs > 0)
+			snprintf(bw, sizeof(bw), ", %.0f GB/s theoretical", d->peak_bw_gbs);
+		line(t, "ok", "gpu", "%d: %s, sm_%s, %.1f GiB, %s%s%s%d SMs, driver %s", d->index, d->name, d->sm,
+		     d->memory_bytes / 1073741824.0, l2, bw, d->multiprocessors ? ", " : "", d->multiprocessors, d->driver);
+	}
+}
+
+/* Runs `prog args...` and returns its first output line, or NULL. */
+static char *first_line_of(const char *prog, const char *arg)
+{
+	const char *argv[] = { prog, arg, NULL };
+	struct proc_opts o = { .argv = argv, .timeout_ms = 20000 };
+	struct proc_result r;
+	char *res = NULL;
+	proc_result_init(&r);
+	if (proc_run(&o, &r) == 0 && proc_ok(&r)) {
+		struct strbuf *src = r.out.len ? &r.out : &r.err;
+		strbuf_trim(src);
+		res = xstrndup(src->buf, strcspn(src->buf, "\n"));
+	}
+	proc_result_release(&r);
+	return res;
+}
+
+static void check_cuda_toolkit(struct tally *t, int have_gpu)
+{
+	char *nvcc = proc_which("nvcc");
+	if (!nvcc && access("/usr/local/cuda/bin/nvcc", X_OK) == 0)
+		nvcc = xstrdup("/usr/local/cuda/bin/nvcc");
+	if (!nvcc) {
+		line(t, have_gpu ? "fail" : "warn", "cuda", "nvcc not found: CUDA candidates cannot be built; "
+		     "install the CUDA toolkit or put its bin/ on PATH");
+		return;
+	}
+	const char *argv[] = { nvcc, "--version", NULL };
+	struct proc_opts o = { .argv = argv, .timeout_ms = 20000 };
+	struct proc_result r;
+	proc_result_init(&r);
+	const char *rel = NULL;
+	if (proc_run(&o, &r) == 0 && proc_ok(&r))
+		rel = strstr(r.out.buf, "release ");
+	if (rel) {
+		size_t n = strcspn(rel + 8, ",\n");
+		line(t, "ok", "cuda", "nvcc %.*s at %s", (int)n, rel + 8, nvcc);
+	} else {
+		line(t, "warn", "cuda", "%s --version failed: check the CUDA installation", nvcc);
+	}
+	proc_result_release(&r);
+	free(nvcc);
+}
+
+static void check_python(struct tally *t, const struct sb_ctx *ctx, const struct config *cfg, int have_gpu)
+{
+	struct python_info py;
+	struct sb_error err = { 0 };
+	struct strbuf tried = STRBUF_INIT;
+	char *probe = xstrfmt("%s/harness/worker/probe.py", ctx->home);
+	if (python_discover(cfg->python, probe, &py, &tried, &err)) {
+		line(t, "fail", "python", "%s", err.msg);
+		if (tried.len)
+			printf("                %s", tried.buf);
+	} else {
+		line(t, "ok", "python", "%s (Python %s, chosen by %s)", py.path, py.version ? py.version : "?", py.source);
+		if (py.cuda_available) {
+			line(t, "ok", "torch", "%s, CUDA %s, %zu device%s visible", py.torch_version,
+			     py.torch_cuda ? py.torch_cuda : "?", py.ndevices, py.ndevices == 1 ? "" : "s");
+		} else {
+			line(t, have_gpu ? "fail" : "warn", "torch", "%s, CUDA not available (%s): %s", py.torch_version,
+			     py.torch_cuda ? "a CUDA build that sees no device" : "a CPU-only build",
+			     have_gpu ? "install a CUDA build of torch to evaluate on the GPU" : "CPU evaluation only");
+		}
+		python_info_release(&py);
+	}
+	strbuf_release(&tried);
+	free(probe);
+}
+
+static void check_gnuplot(struct tally *t)
+{
+	char *v = first_line_of("gnuplot", "--version");
+	if (v)
+		line(t, "ok", "gnuplot", "%s", v);
+	else
+		line(t, "warn", "gnuplot", "not found: reports will have no plots; install gnuplot-nox (scripts/setup.sh)");
+	free(v);
+}
+
+static void check_sandbox(struct tally *t)
+{
+	struct sandbox_caps c;
+	sandbox_probe(&c);
+	if (c.netns)
+		line(t, "ok", "netns", "candidates run without network (network namespace%s)",
+		     c.netns_needs_userns ? " inside a user namespace" : "");
+	else
+		line(t, "warn", "netns", "%s: candidates keep network access; run as root or enable user namespaces",
+		     c.netns_why);
+	if (c.landlock_abi)
+		line(t, "ok", "landlock", "ABI %d: candidates can write only inside their directory", c.landlock_abi);
+	else
+		line(t, "warn", "landlock", "%s: candidates are confined by rlimits and a private directory only",
+		     c.landlock_why);
+}
+
+static void check_suite(struct tally *t, const struct sb_ctx *ctx, const struct config *cfg)
+{
+	struct suite s;
+	struct sb_error err = { 0 };
+	if (suite_load(&s, ctx->home, cfg->problems.root, &err)) {
+		line(t, "fail", "suite", "%s", err.msg);
+		return;
+	}
+	size_t per[4] = { 0 };
+	for (size_t i = 0; i < s.nproblems; i++)
+		per[s.problems[i].level - 1]++;
+	line(t, s.nproblems ? (s.nskipped ? "warn" : "ok") : "fail", "suite",
+	     "%s: %zu problems (L1 %zu, L2 %zu, L3 %zu, L4 %zu)%s", s.root, s.nproblems, per[0], per[1], per[2], per[3],
+	     s.nskipped ? "; some files were skipped, see 'stitchbench problems'" : "");
+	suite_release(&s);
+}
+
+int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx)
+{
+	struct doctor_args a;
+	struct sb_error err = { 0 };
+	struct config cfg;
+	struct tally t = { 0 };
+	struct gpu_list gpus;
+	int rc = doctor_parse_args(argc, argv, &a, &err);
+
+	config_init(&cfg);
+	if (rc == 0 && a.help) {
+		fputs(cmd_doctor_help, stdout);
+		config_release(&cfg);
+		config_opts_release(&a.cfg);
+		return 0;
+	}
+	if (rc == 0)
+		rc = config_resolve(&a.cfg, &cfg, &err);
+	if (rc) {
+		config_release(&cfg);
+		config_opts_release(&a.cfg);
+		return cli_fail(ctx, &err);
+	}
+	printf("stitchbench doctor (home %s)\n", ctx->home);
+	check_cpu(&t);
+	check_gpus(&t, &gpus);
+	check_cuda_toolkit(&t, gpus.n > 0);
+	check_python(&t, ctx, &cfg, gpus.n > 0);
+	check_gnuplot(&t);
+	line(&t, "ok", "sqlite", "%s (linked statically)", sqlite3_libversion());
+	check_sandbox(&t);
+	check_suite(&t, ctx, &cfg);
+	printf("summary: %d ok, %d warn, %d fail\n", t.ok, t.warn, t.fail);
+	if (a.cfg.config_path) {
+		struct strbuf yaml = STRBUF_INIT;
+		config_dump(&cfg, &yaml);
+		printf("\n# resolved configuration from %s (defaults filled in)\n%s", a.cfg.config_path, yaml.buf);
+		strbuf_release(&yaml);
+	}
+	gpu_list_release(&gpus);
+	config_release(&cfg);
+	config_opts_release(&a.cfg);
+	return t.fail ? SB_EXIT_ENV : SB_EXIT_OK;
+}

@@ -1,0 +1,171 @@
+/* options.c - parsing shared by the commands: global options, and the config options
+ * (-c, --set, --kernelbench-root, --python) that resolve into one struct config. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void config_opts_release(struct config_opts *o)
+{
+	strvec_clear(&o->sets);
+}
+
+int config_resolve(const struct config_opts *o, struct config *cfg, struct sb_error *err)
+{
+	int rc;
+	if (o->config_path && (rc = config_load_file(cfg, o->config_path, err)))
+		return rc;
+	for (size_t i = 0; i < o->sets.nr; i++)
+		if ((rc = config_set(cfg, o->sets.v[i], err)))
+			return rc;
+	/* Dedicated flags are shorthands for --set and win over it, as the last word on the line. */
+	if (o->kernelbench_root) {
+		free(cfg->problems.root);
+		cfg->problems.root = xstrdup(o->kernelbench_root);
+	}
+	if (o->python) {
+		free(cfg->python);
+		cfg->python = xstrdup(o->python);
+	}
+	return config_validate(cfg, err);
+}
+
+int global_parse_args(int argc, char **argv, struct global_args *g, struct sb_error *err)
+{
+	int i;
+	memset(g, 0, sizeof(*g));
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			g->help = 1;
+		else if (!strcmp(a, "--version"))
+			g->version = 1;
+		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
+			g->verbose++;
+		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+			g->quiet = 1;
+		else
+			return sb_error_set(err, SB_EINPUT, "unknown option '%s' (global options: -v, -q, --version, --help)", a);
+	}
+	return i;
+}
+
+/* getopt_long keeps its state in libc globals; restart it for every parse (tests parse many times). */
+static void getopt_reset(void)
+{
+	optind = 0;
+	opterr = 0;
+}
+
+enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_LEVEL, OPT_PROBLEMS };
+
+#define CONFIG_LONGOPTS                                             \
+	{ "config", required_argument, NULL, 'c' },                 \
+	{ "set", required_argument, NULL, OPT_SET },                \
+	{ "kernelbench-root", required_argument, NULL, OPT_KB_ROOT }, \
+	{ "python", required_argument, NULL, OPT_PYTHON },          \
+	{ "help", no_argument, NULL, 'h' }
+
+/* Handles one config option; returns 1 when it was one. */
+static int config_opt(int c, struct config_opts *o)
+{
+	switch (c) {
+	case 'c': o->config_path = optarg; return 1;
+	case OPT_SET: strvec_push(&o->sets, optarg); return 1;
+	case OPT_KB_ROOT: o->kernelbench_root = optarg; return 1;
+	case OPT_PYTHON: o->python = optarg; return 1;
+	default: return 0;
+	}
+}
+
+/* getopt returns ':' for a missing value (the optstring starts with "+:"), '?' for an unknown option. */
+static int bad_option(const char *cmd, int c, char **argv, struct sb_error *err)
+{
+	const char *opt = argv[optind - 1];
+	return sb_error_set(err, SB_EINPUT, "%s: option '%s' %s; see 'stitchbench help %s'", cmd, opt,
+			    c == ':' ? "needs a value" : "is not known", cmd);
+}
+
+static int parse_levels(const char *s, int levels[4], struct sb_error *err)
+{
+	char *copy = xstrdup(s), *save = NULL;
+	int rc = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(t, &end, 10);
+		if (*end || end == t || v < 1 || v > 4) {
+			rc = sb_error_set(err, SB_EINPUT, "--level %s: expected 1, 2, 3 or 4 (or a list like 1,3)", s);
+			break;
+		}
+		levels[v - 1] = 1;
+	}
+	free(copy);
+	return rc;
+}
+
+int problems_parse_args(int argc, char **argv, struct problems_args *a, struct sb_error *err)
+{
+	static const struct option longopts[] = {
+		CONFIG_LONGOPTS,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "level", required_argument, NULL, OPT_LEVEL },
+		{ "problems", required_argument, NULL, OPT_PROBLEMS },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+	memset(a, 0, sizeof(*a));
+	getopt_reset();
+	while ((c = getopt_long(argc, argv, "+:c:h", longopts, NULL)) != -1) {
+		if (config_opt(c, &a->cfg))
+			continue;
+		switch (c) {
+		case 'h': a->help = 1; break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_LEVEL:
+			if ((rc = parse_levels(optarg, a->levels, err)))
+				return rc;
+			break;
+		case OPT_PROBLEMS: {
+			char *copy = xstrdup(optarg), *save = NULL;
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+				strvec_push(&a->selectors, t);
+			free(copy);
+			break;
+		}
+		default:
+			return bad_option("problems", c, argv, err);
+		}
+	}
+	if (optind < argc)
+		return sb_error_set(err, SB_EINPUT, "problems: unexpected argument '%s'; see 'stitchbench help problems'",
+				    argv[optind]);
+	return 0;
+}
+
+void problems_args_release(struct problems_args *a)
+{
+	config_opts_release(&a->cfg);
+	strvec_clear(&a->selectors);
+}
+
+int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_error *err)
+{
+	static const struct option longopts[] = { CONFIG_LONGOPTS, { NULL, 0, NULL, 0 } };
+	int c;
+	memset(a, 0, sizeof(*a));
+	getopt_reset();
+	while ((c = getopt_long(argc, argv, "+:c:h", longopts, NULL)) != -1) {
+		if (config_opt(c, &a->cfg))
+			continue;
+		if (c == 'h')
+			a->help = 1;
+		else
+			return bad_option("doctor", c, argv, err);
+	}
+	if (optind < argc)
+		return sb_error_set(err, SB_EINPUT, "doctor: unexpected argument '%s'; see 'stitchbench help doctor'",
+				    argv[optind]);
+	return 0;
+}

@@ -1,0 +1,134 @@
+/* config.h - the experiment configuration: one typed struct tree, filled from YAML by config.c
+ * and from command-line overrides through the same schema, so both are validated alike. */
+#ifndef SB_CONFIG_H
+#define SB_CONFIG_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "strbuf.h"
+
+#define SB_HACK_IDS 22 /* H01..H22, DESIGN §7 */
+
+enum tolerance_preset { TOL_KERNELBENCH = 0, TOL_KERNELBENCH_V0 = 1 };
+enum timing_statistic { STAT_MEDIAN = 0, STAT_MEAN = 1 };
+enum policy_action { POLICY_FLAG = 0, POLICY_REJECT = 1 };
+
+/* Where a value came from in the YAML file, for error messages that point at it. */
+struct src_pos {
+	int line, col; /* 1-based; 0 when the value came from a default or a flag */
+};
+
+struct header_kv {
+	char *name, *value;
+};
+
+struct model_cfg {
+	struct src_pos pos;
+	char *name;
+	char *provider;          /* openai | anthropic | replay */
+	char *api_base;
+	char *model;
+	char *api_key_env;       /* name of the environment variable holding the key; never the key */
+	double temperature;
+	int max_tokens;
+	int max_completion_tokens; /* for reasoning models; 0 = not sent */
+	char *reasoning_effort;  /* low | medium | high; NULL = not sent */
+	struct header_kv *headers;
+	size_t nheaders;
+	int timeout_s;
+	int max_concurrent;
+	int requests_per_minute; /* 0 = unlimited */
+	double price_prompt_per_mtok, price_completion_per_mtok; /* USD per million tokens */
+	char *cassette;          /* replay: a run directory or a cassette file */
+	int strict;              /* replay: the request must match the recording too */
+};
+
+struct agent_cfg {
+	struct src_pos pos;
+	char *name;
+	char *kind;             /* stitchcuda | oneshot | best-of-n | refine | torch-compile | torch-eager | samples */
+	char *model;            /* a models[].name; unused by agents without an LLM */
+	int samples;
+	int max_attempts;
+	double target_speedup;
+	int max_replans;
+	int replan_compile_failures;
+	int replan_wrong_results;
+	double stagnation_pct;
+	long max_tokens_total;  /* 0 = unlimited */
+	int max_wall_s;         /* 0 = unlimited */
+	int n;                  /* best-of-n */
+	char *samples_dir;      /* samples: a KernelBench generations folder */
+	char *prompts_dir;      /* NULL = the built-in templates */
+};
+
+struct problems_cfg {
+	char *root;             /* NULL = the bundled suite */
+	int levels[4];          /* levels[i] != 0: level i+1 selected */
+	char **select;          /* selectors like "L1/1-10" or "L3/all-ids"; NULL-terminated, may be NULL */
+	size_t nselect;
+};
+
+struct eval_cfg {
+	char *device;           /* auto | cpu | cuda | cuda:N */
+	int trials;
+	int perf_trials;
+	enum tolerance_preset tolerance;
+	int timeout_s;
+	int warmup_ms;
+	int warmup_calls;
+	double rse_target;
+	int timing_cap_s;
+	enum timing_statistic statistic;
+	int extra_shapes;
+	int seed;
+	int build_jobs;         /* 0 = number of cores */
+};
+
+struct checks_cfg {
+	enum policy_action policy[SB_HACK_IDS]; /* index 0 = H01 */
+	char *rubric;
+	char *judge_model;
+};
+
+struct output_cfg {
+	char *dir;
+	char *run_id;           /* NULL = generated at run time */
+	int report;
+};
+
+struct config {
+	char *path;             /* the file it was read from, or NULL */
+	char *name;
+	char *python;
+	struct problems_cfg problems;
+	struct model_cfg *models;
+	size_t nmodels;
+	struct agent_cfg *agents;
+	size_t nagents;
+	struct eval_cfg eval;
+	struct checks_cfg checks;
+	struct output_cfg output;
+};
+
+/* Fills every field with its documented default. */
+void config_init(struct config *c);
+void config_release(struct config *c);
+
+/* Reads a YAML file over the defaults. Errors name file:line:column and the key. */
+int config_load_file(struct config *c, const char *path, struct sb_error *err);
+/* Same, from memory; `name` is what error messages call the source. */
+int config_load_string(struct config *c, const char *name, const char *yaml, size_t len,
+		       struct sb_error *err);
+/* Applies one override "dotted.key=value" (e.g. "eval.trials=10", "models.qwen.temperature=0.2"). */
+int config_set(struct config *c, const char *assignment, struct sb_error *err);
+/* Checks what no single field can: references between sections, unique names. */
+int config_validate(const struct config *c, struct sb_error *err);
+/* Writes the resolved configuration as YAML that config_load_string() accepts. */
+void config_dump(const struct config *c, struct strbuf *out);
+
+const char *tolerance_name(enum tolerance_preset t);
+const struct model_cfg *config_find_model(const struct config *c, const char *name);
+
+#endif

@@ -1,0 +1,180 @@
+/* config_schema.c - every configuration key, its type, range, default and one-line meaning.
+ * docs/config.md documents the same keys; tests/unit/test_config.c checks that they agree. */
+#include "config_schema.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "strbuf.h"
+
+#define F(st, m) offsetof(struct st, m)
+#define END { .key = NULL }
+
+static const char *const providers[] = { "openai", "anthropic", "replay", NULL };
+static const char *const efforts[] = { "low", "medium", "high", NULL };
+static const char *const agent_kinds[] = { "stitchcuda", "oneshot", "best-of-n", "refine",
+					   "torch-compile", "torch-eager", "samples", NULL };
+static const char *const tolerances[] = { "kernelbench", "kernelbench-v0", NULL };
+static const char *const statistics[] = { "median", "mean", NULL };
+
+static void model_init(void *p)
+{
+	struct model_cfg *m = p;
+	memset(m, 0, sizeof(*m));
+	m->provider = xstrdup("openai");
+	m->api_key_env = xstrdup("OPENAI_API_KEY");
+	m->temperature = 0.7;
+	m->max_tokens = 8192;
+	m->timeout_s = 600;
+	m->max_concurrent = 4;
+}
+
+static void model_release(void *p)
+{
+	struct model_cfg *m = p;
+	free(m->name); free(m->provider); free(m->api_base); free(m->model);
+	free(m->api_key_env); free(m->reasoning_effort); free(m->cassette);
+	for (size_t i = 0; i < m->nheaders; i++) {
+		free(m->headers[i].name);
+		free(m->headers[i].value);
+	}
+	free(m->headers);
+}
+
+static void agent_init(void *p)
+{
+	struct agent_cfg *a = p;
+	memset(a, 0, sizeof(*a));
+	a->kind = xstrdup("stitchcuda");
+	a->samples = 1;
+	a->max_attempts = 3;
+	a->target_speedup = 1.0;
+	a->max_replans = 2;
+	a->replan_compile_failures = 2;
+	a->replan_wrong_results = 2;
+	a->stagnation_pct = 5.0;
+	a->n = 1;
+}
+
+static void agent_release(void *p)
+{
+	struct agent_cfg *a = p;
+	free(a->name); free(a->kind); free(a->model); free(a->samples_dir); free(a->prompts_dir);
+}
+
+static const struct field model_fields[] = {
+	{ "name", FT_STR, F(model_cfg, name), .doc = "name the agents refer to (required, unique)" },
+	{ "provider", FT_CHOICE, F(model_cfg, provider), .choices = providers,
+	  .doc = "API flavour: openai (any OpenAI-compatible server), anthropic, or replay" },
+	{ "api_base", FT_STR, F(model_cfg, api_base), .doc = "endpoint base URL, e.g. http://127.0.0.1:8000/v1" },
+	{ "model", FT_STR, F(model_cfg, model), .doc = "model id sent to the endpoint" },
+	{ "api_key_env", FT_STR, F(model_cfg, api_key_env),
+	  .doc = "environment variable that holds the API key (the key itself never goes in a file)" },
+	{ "temperature", FT_DOUBLE, F(model_cfg, temperature), .min = 0, .max = 2, .doc = "sampling temperature" },
+	{ "max_tokens", FT_INT, F(model_cfg, max_tokens), .min = 1, .max = 10000000, .doc = "completion token limit" },
+	{ "max_completion_tokens", FT_INT, F(model_cfg, max_completion_tokens), .min = 0, .max = 10000000,
+	  .doc = "sent instead of max_tokens when > 0 (reasoning models)" },
+	{ "reasoning_effort", FT_CHOICE, F(model_cfg, reasoning_effort), .choices = efforts,
+	  .doc = "reasoning effort for models that take it; null = not sent" },
+	{ "headers", FT_HEADERS, F(model_cfg, headers), F(model_cfg, nheaders),
+	  .doc = "extra HTTP headers (name: value)" },
+	{ "timeout_s", FT_INT, F(model_cfg, timeout_s), .min = 1, .max = 86400, .doc = "per-request timeout" },
+	{ "max_concurrent", FT_INT, F(model_cfg, max_concurrent), .min = 1, .max = 1024,
+	  .doc = "requests in flight at once" },
+	{ "requests_per_minute", FT_INT, F(model_cfg, requests_per_minute), .min = 0, .max = 1000000,
+	  .doc = "rate limit; 0 = none" },
+	{ "price_prompt_per_mtok", FT_DOUBLE, F(model_cfg, price_prompt_per_mtok), .min = 0, .max = 1e6,
+	  .doc = "USD per million prompt tokens, for cost accounting" },
+	{ "price_completion_per_mtok", FT_DOUBLE, F(model_cfg, price_completion_per_mtok), .min = 0, .max = 1e6,
+	  .doc = "USD per million completion tokens" },
+	{ "cassette", FT_STR, F(model_cfg, cassette), .doc = "replay: a run directory or cassette file to serve from" },
+	{ "strict", FT_BOOL, F(model_cfg, strict), .doc = "replay: the rendered request must match the recording" },
+	END
+};
+
+static const struct field agent_fields[] = {
+	{ "name", FT_STR, F(agent_cfg, name), .doc = "agent name in results (required, unique)" },
+	{ "kind", FT_CHOICE, F(agent_cfg, kind), .choices = agent_kinds, .doc = "which agent design runs" },
+	{ "model", FT_STR, F(agent_cfg, model), .doc = "a models[].name; not used by torch-compile, torch-eager, samples" },
+	{ "samples", FT_INT, F(agent_cfg, samples), .min = 1, .max = 10000, .doc = "independent samples per problem" },
+	{ "max_attempts", FT_INT, F(agent_cfg, max_attempts), .min = 1, .max = 1000, .doc = "attempt budget per sample" },
+	{ "target_speedup", FT_DOUBLE, F(agent_cfg, target_speedup), .min = 0, .max = 1e6,
+	  .doc = "stop once a correct candidate reaches this speedup over eager" },
+	{ "max_replans", FT_INT, F(agent_cfg, max_replans), .min = 0, .max = 100, .doc = "stitchcuda: replans allowed" },
+	{ "replan_compile_failures", FT_INT, F(agent_cfg, replan_compile_failures), .min = 1, .max = 100,
+	  .doc = "stitchcuda: consecutive compile failures that trigger a replan" },
+	{ "replan_wrong_results", FT_INT, F(agent_cfg, replan_wrong_results), .min = 1, .max = 100,
+	  .doc = "stitchcuda: consecutive wrong results that trigger a replan" },
+	{ "stagnation_pct", FT_DOUBLE, F(agent_cfg, stagnation_pct), .min = 0, .max = 100,
+	  .doc = "stitchcuda: correct attempts closer than this (percent) count as stagnating" },
+	{ "max_tokens_total", FT_LONG, F(agent_cfg, max_tokens_total), .min = 0, .max = 1e15,
+	  .doc = "token budget per sample; 0 = unlimited" },
+	{ "max_wall_s", FT_INT, F(agent_cfg, max_wall_s), .min = 0, .max = 1e9,
+	  .doc = "wall-time budget per sample in seconds; 0 = unlimited" },
+	{ "n", FT_INT, F(agent_cfg, n), .min = 1, .max = 10000, .doc = "best-of-n: candidates drawn per sample" },
+	{ "samples_dir", FT_STR, F(agent_cfg, samples_dir), .doc = "samples: a KernelBench generations folder" },
+	{ "prompts_dir", FT_STR, F(agent_cfg, prompts_dir), .doc = "templates to use instead of the built-in ones" },
+	END
+};
+
+static const struct field problems_fields[] = {
+	{ "root", FT_STR, F(problems_cfg, root),
+	  .doc = "suite folder (level1/...) or KernelBench checkout; null = the bundled suite" },
+	{ "levels", FT_LEVELS, F(problems_cfg, levels), .doc = "levels to include, from 1..4" },
+	{ "select", FT_STRLIST, F(problems_cfg, select), F(problems_cfg, nselect),
+	  .doc = "problem selectors such as L1/1-10, L2/7, L3/*; empty = all of the chosen levels" },
+	END
+};
+
+static const struct field eval_fields[] = {
+	{ "device", FT_STR, F(eval_cfg, device), .doc = "auto, cpu, cuda or cuda:N" },
+	{ "trials", FT_INT, F(eval_cfg, trials), .min = 1, .max = 1000, .doc = "correctness trials (fresh inputs each)" },
+	{ "perf_trials", FT_INT, F(eval_cfg, perf_trials), .min = 0, .max = 100000,
+	  .doc = "timed pairs at most (reference and candidate interleaved)" },
+	{ "tolerance", FT_ENUM, F(eval_cfg, tolerance), .choices = tolerances,
+	  .doc = "kernelbench (fp32 1e-4, fp16/bf16 1e-2) or kernelbench-v0 (1e-2)" },
+	{ "timeout_s", FT_INT, F(eval_cfg, timeout_s), .min = 1, .max = 86400, .doc = "wall-clock limit per evaluation" },
+	{ "warmup_ms", FT_INT, F(eval_cfg, warmup_ms), .min = 0, .max = 600000, .doc = "warm-up time per side" },
+	{ "warmup_calls", FT_INT, F(eval_cfg, warmup_calls), .min = 0, .max = 100000, .doc = "warm-up calls per side, at least" },
+	{ "rse_target", FT_DOUBLE, F(eval_cfg, rse_target), .min = 0, .max = 1,
+	  .doc = "stop timing once the relative standard error of the median ratio is below this" },
+	{ "timing_cap_s", FT_INT, F(eval_cfg, timing_cap_s), .min = 1, .max = 86400, .doc = "wall-clock cap on the timing loop" },
+	{ "statistic", FT_ENUM, F(eval_cfg, statistic), .choices = statistics,
+	  .doc = "per-side statistic reported beside the paired ratio (mean reproduces KernelBench)" },
+	{ "extra_shapes", FT_BOOL, F(eval_cfg, extra_shapes), .doc = "also check scaled shapes (H18)" },
+	{ "seed", FT_INT, F(eval_cfg, seed), .min = 0, .max = 2147483647, .doc = "initialisation seed (KernelBench uses 42)" },
+	{ "build_jobs", FT_INT, F(eval_cfg, build_jobs), .min = 0, .max = 4096, .doc = "parallel candidate builds; 0 = all cores" },
+	END
+};
+
+static const struct field checks_fields[] = {
+	{ "policy", FT_POLICY, F(checks_cfg, policy), .doc = "H01..H22 -> reject or flag" },
+	{ "rubric", FT_STR, F(checks_cfg, rubric), .doc = "rubric YAML for the optional judge; null = off" },
+	{ "judge_model", FT_STR, F(checks_cfg, judge_model), .doc = "a models[].name that scores the rubric" },
+	END
+};
+
+static const struct field output_fields[] = {
+	{ "dir", FT_STR, F(output_cfg, dir), .doc = "where run directories are created" },
+	{ "run_id", FT_STR, F(output_cfg, run_id), .doc = "run directory name; null = generated" },
+	{ "report", FT_BOOL, F(output_cfg, report), .doc = "write a report when a run ends" },
+	END
+};
+
+const struct field config_schema[] = {
+	{ "name", FT_STR, F(config, name), .doc = "experiment name" },
+	{ "python", FT_STR, F(config, python), .doc = "Python interpreter for the workers; null = discover one" },
+	{ "problems", FT_SECTION, F(config, problems), .sub = problems_fields, .doc = "which problems" },
+	{ "models", FT_LIST, F(config, models), F(config, nmodels), .sub = model_fields,
+	  .elem_size = sizeof(struct model_cfg), .elem_init = model_init, .elem_release = model_release,
+	  .doc = "LLM endpoints" },
+	{ "agents", FT_LIST, F(config, agents), F(config, nagents), .sub = agent_fields,
+	  .elem_size = sizeof(struct agent_cfg), .elem_init = agent_init, .elem_release = agent_release,
+	  .doc = "agents to run" },
+	{ "eval", FT_SECTION, F(config, eval), .sub = eval_fields, .doc = "evaluation protocol" },
+	{ "checks", FT_SECTION, F(config, checks), .sub = checks_fields, .doc = "reward-hack policy" },
+	{ "output", FT_SECTION, F(config, output), .sub = output_fields, .doc = "where results go" },
+	END
+};

@@ -1,0 +1,38 @@
+/* python.h - choosing the Python the workers run with: config `python:`, then $STITCHBENCH_PYTHON,
+ * then the first of `python3` on PATH and /usr/bin/python3 that imports torch. */
+#ifndef SB_PYTHON_H
+#define SB_PYTHON_H
+
+#include "error.h"
+#include "strbuf.h"
+
+struct py_device {
+	int index;
+	char *name;
+	char sm[8];            /* "90" for an H100/H200 */
+	long long memory_bytes;
+	int multiprocessors;
+	long long l2_bytes;
+};
+
+struct python_info {
+	char *path;            /* the interpreter as it will be exec'd */
+	const char *source;    /* "config python:", "STITCHBENCH_PYTHON", "PATH", "/usr/bin/python3" */
+	char *version;         /* "3.11.2" */
+	char *torch_version;   /* "1.13.0a0" */
+	char *torch_cuda;      /* CUDA torch was built with, or NULL for a CPU build */
+	int cuda_available;
+	struct py_device *devices;
+	size_t ndevices;
+};
+
+/* `configured` is the config's python: (may be NULL). `probe_script` is harness/worker/probe.py.
+ * An explicitly chosen interpreter that fails is an error; no silent fallback. `tried` (may be
+ * NULL) receives one line per candidate that was rejected, and why. */
+int python_discover(const char *configured, const char *probe_script, struct python_info *out,
+		    struct strbuf *tried, struct sb_error *err);
+/* Runs the probe with one interpreter; 0 when it imports torch. */
+int python_probe(const char *python, const char *probe_script, struct python_info *out, struct sb_error *err);
+void python_info_release(struct python_info *p);
+
+#endif

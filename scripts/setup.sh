@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# setup.sh - installs the system packages stitchbench needs, when they are missing (Debian 12,
+# Ubuntu 24.04). Idempotent and silent when there is nothing to do; never installs as non-root.
+#
+# Usage: scripts/setup.sh [--check]
+#   --check   only report what is missing; exit 1 if something is
+set -u
+
+check_only=0
+[ "${1:-}" = "--check" ] && check_only=1
+
+# Build and test dependencies (C side).
+packages=(build-essential pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
+	libcmocka-dev gnuplot-nox)
+
+# The workers need a Python with torch, numpy and pytest. On GPU nodes a CUDA torch is usually
+# already installed with pip: installing Debian's CPU torch beside it would only shadow it, so the
+# Python packages are added only when no interpreter provides them.
+py_has() { # module...
+	local py
+	for py in "${STITCHBENCH_PYTHON:-}" python3 /usr/bin/python3; do
+		[ -n "$py" ] || continue
+		"$py" -c "import $(IFS=,; echo "$*")" >/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+py_has torch || packages+=(python3-torch)
+py_has numpy || packages+=(python3-numpy)
+py_has torch pytest || packages+=(python3-pytest)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# python3-torch from Debian is importable only by /usr/bin/python3; the check above already
+# looked there, so a missing python3-torch here really means no interpreter has torch.
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$check_only" = 1 ]; then
+	echo "missing packages: ${missing[*]}"
+	exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "setup.sh: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+	exit 3
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup.sh: these packages are missing: ${missing[*]}" >&2
+	echo "setup.sh: run as root, or:  sudo apt-get install -y ${missing[*]}" >&2
+	exit 3
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Update the package lists only when they are absent or older than a day: repeated runs stay fast.
+lists=/var/lib/apt/lists
+if [ -z "$(find "$lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -n 1)" ]; then
+	apt-get update -qq || { echo "setup.sh: apt-get update failed" >&2; exit 3; }
+fi
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/stitchbench-setup.log 2>&1; then
+	tail -n 20 /tmp/stitchbench-setup.log >&2
+	echo "setup.sh: apt-get install failed (full log: /tmp/stitchbench-setup.log)" >&2
+	exit 3
+fi
+echo "setup.sh: done"
