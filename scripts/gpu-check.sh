@@ -13,10 +13,15 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
+# Sections to run (all by default): basic (doctor, suite on the GPU), eval (CUDA candidates), fidelity.
+sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity},"
+want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 
 # --- doctor sees the GPU through nvidia-smi and libcuda, and torch sees it too -------------
 out=$($SB doctor 2>&1); rc=$?
+py=$(grep -oE '^ok +python +[^ ]+' <<<"$out" | awk '{print $3}')
+if want basic; then
 echo "$out" | sed 's/^/     | /'
 [ $rc -eq 0 ] && ok "doctor exits 0 on the GPU node" || bad "doctor exits 0 on the GPU node (exit $rc)"
 smi_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -29,7 +34,6 @@ grep -qE "^ok +torch +.*CUDA [0-9.]+, [1-9][0-9]* devices? visible" <<<"$out" &&
 	|| bad "doctor finds a CUDA torch" "$out"
 
 # The L2 size doctor prints must equal what torch reports for device 0.
-py=$(grep -oE '^ok +python +[^ ]+' <<<"$out" | awk '{print $3}')
 torch_l2=$("$py" -c 'import torch; print(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) // 1048576)' 2>/dev/null)
 if [ -n "$torch_l2" ] && [ "$torch_l2" != 0 ]; then
 	grep -qE "^ok +gpu +0: .*L2 $torch_l2 MiB" <<<"$out" && ok "doctor's L2 equals torch's ($torch_l2 MiB)" \
@@ -70,6 +74,76 @@ echo "$res" | sed 's/^/     | /'
 read -r _ sok sbad <<<"$(grep '^SUITE' <<<"$res")"
 if [ -n "${sok:-}" ] && [ "${sbad:-1}" = 0 ]; then ok "every bundled problem runs on the GPU and takes >= 20 us ($sok problems)"
 else bad "every bundled problem runs on the GPU and takes >= 20 us" "$res"; fi
+fi
+
+# --- the evaluator on the GPU ------------------------------------------------------------
+export STITCHBENCH_CACHE="${STITCHBENCH_CACHE:-$(mktemp -d)/cache}"
+FIX=tests/fixtures/candidates/cuda
+jq_py() { "$py" -c "import json,sys; v=json.load(sys.stdin); $1"; }
+if want eval; then
+
+vj=$($SB eval $FIX/relu_cuda_ok.py --problem L1/2 --json 2>/tmp/sb-eval-err); rc=$?
+summary=$(jq_py 'print(v["status"], v["timing"]["clock"], "%.3f" % v["speedup"]["vs_eager"], "%.1f" % v["timing"]["eager"]["median_us"], "%.1f" % v["timing"]["candidate"]["median_us"], v["speedup"]["vs_compiled"] is not None, "build %.1f s" % v["seconds"]["build"], "total %.1f s" % v["seconds"]["total"])' <<<"$vj" 2>&1)
+echo "     | relu_cuda_ok: $summary"
+read -r st clock sp eag cand hascomp _ <<<"$summary"
+if [ "$rc" = 0 ] && [ "$st" = pass ] && [ "$clock" = cuda_event ] && [ "$hascomp" = True ] &&
+   "$py" -c "import sys; s=float('$sp'); e=float('$eag'); c=float('$cand'); sys.exit(0 if 0.3 < s < 5 and 10 < e < 5000 and 10 < c < 5000 else 1)"; then
+	ok "a correct CUDA candidate passes with plausible timings (speedup $sp, eager $eag us, candidate $cand us)"
+else bad "a correct CUDA candidate passes with plausible timings" "$summary $(cat /tmp/sb-eval-err)"; fi
+
+vj=$($SB eval $FIX/relu_cuda_wrong.py --problem L1/2 --json --no-compile 2>/tmp/sb-eval-err); rc=$?
+got=$(jq_py 'o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], round(o["max_abs_error"], 3))' <<<"$vj" 2>&1)
+[ "$rc" = 1 ] && [ "$got" = "incorrect 16777212 1.0" ] && ok "a wrong kernel is caught at the right element ($got)" \
+	|| bad "a wrong kernel is caught at the right element" "$got $(cat /tmp/sb-eval-err)"
+
+batch=$(mktemp -d)
+cp $FIX/illegal_access.py "$batch/level_1_problem_2_sample_0_kernel.py"
+cp $FIX/relu_cuda_ok.py "$batch/level_1_problem_2_sample_1_kernel.py"
+out=$($SB eval --samples "$batch" -o "$batch/v.jsonl" --no-compile 2>&1); rc=$?
+got=$("$py" -c 'import json,sys; print(" ".join(json.loads(l)["status"] for l in open(sys.argv[1])))' "$batch/v.jsonl" 2>&1)
+msg=$("$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["message"][:160])' "$batch/v.jsonl" 2>&1)
+echo "     | illegal access: $msg"
+[ "$got" = "runtime_error pass" ] && ok "an illegal memory access is runtime_error and the next evaluation passes" \
+	|| bad "an illegal memory access is runtime_error and the next evaluation passes" "$got; $out"
+fi
+
+if want fidelity; then
+# Timing fidelity: every bundled problem's reference, renamed to ModelNew, three times in fresh processes.
+fid=$(mktemp -d)
+for f in kernelbench/suite/level*/[0-9]*_*.py; do
+	l=$(basename "$(dirname "$f")" | tr -dc 0-9); id=$(basename "$f" | cut -d_ -f1)
+	for s in 0 1 2; do sed -E 's/\bModel\b/ModelNew/g' "$f" >"$fid/level_${l}_problem_${id}_sample_${s}_kernel.py"; done
+done
+t0=$(date +%s)
+$SB eval --samples "$fid" -o "$fid/v.jsonl" --no-compile --trials 2 >"$fid/log" 2>&1
+echo "     | fidelity batch: $(( $(date +%s) - t0 )) s for $(ls "$fid"/*.py | wc -l) evaluations"
+table=$("$py" - "$fid/v.jsonl" <<'PY'
+import json, sys, collections
+by = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    sp = v["speedup"]["vs_eager"] if v["speedup"] else None
+    by[v["problem"]["ref"]].append((v["status"], sp, v["timing"]["eager"]["median_us"] if v["timing"] else None,
+                                    v["timing"]["pairs"] if v["timing"] else 0))
+bad = 0
+for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
+    rows = by[ref]
+    sps = [r[1] for r in rows if r[1] is not None]
+    worst = max(abs(s - 1) for s in sps) if len(sps) == 3 else float("inf")
+    okrow = all(r[0] == "pass" for r in rows) and worst <= 0.01
+    bad += not okrow
+    print("%-6s %-4s eager %9.1f us  speedups %s  pairs %s  worst |s-1| %.4f" % (
+        ref, "ok" if okrow else "FAIL", rows[0][2] or 0, " ".join("%.4f" % s for s in sps),
+        ",".join(str(r[3]) for r in rows), worst))
+print("FIDELITY_BAD %d" % bad)
+PY
+)
+echo "$table" | sed 's/^/     | /'
+[ "$(grep -c '^L' <<<"$table")" -ge 12 ] && grep -q '^FIDELITY_BAD 0$' <<<"$table" \
+	&& ok "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" \
+	|| bad "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" "$(tail -5 "$fid/log")"
+if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; fi
+fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ "$fail" -eq 0 ]

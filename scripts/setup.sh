@@ -10,7 +10,7 @@ check_only=0
 [ "${1:-}" = "--check" ] && check_only=1
 
 # Build and test dependencies (C side).
-packages=(build-essential pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
+packages=(build-essential pkg-config ninja-build libyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
 	libcmocka-dev gnuplot-nox)
 
 # The workers need a Python with torch, numpy and pytest. On GPU nodes a CUDA torch is usually

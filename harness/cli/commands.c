@@ -8,6 +8,7 @@
 
 const struct cmd commands[] = {
 	{ "doctor", cmd_doctor, "check this machine: GPUs, CUDA, Python and torch, gnuplot, SQLite, sandbox", cmd_doctor_help },
+	{ "eval", cmd_eval, "judge a candidate (or a generations folder): correctness, hacks, paired timing", cmd_eval_help },
 	{ "problems", cmd_problems, "list the problems of the bundled suite or a KernelBench checkout", cmd_problems_help },
 	{ "help", cmd_help, "show the help of a command", cmd_help_help },
 	{ NULL, NULL, NULL, NULL },

@@ -82,6 +82,7 @@ struct eval_cfg {
 	int timing_cap_s;
 	enum timing_statistic statistic;
 	int extra_shapes;
+	int compile;            /* also time torch.compile(Model) on the GPU */
 	int seed;
 	int build_jobs;         /* 0 = number of cores */
 };

@@ -144,6 +144,8 @@ static const struct field eval_fields[] = {
 	{ "statistic", FT_ENUM, F(eval_cfg, statistic), .choices = statistics,
 	  .doc = "per-side statistic reported beside the paired ratio (mean reproduces KernelBench)" },
 	{ "extra_shapes", FT_BOOL, F(eval_cfg, extra_shapes), .doc = "also check scaled shapes (H18)" },
+	{ "compile", FT_BOOL, F(eval_cfg, compile),
+	  .doc = "on the GPU, also time torch.compile(Model) for the speedup vs compiled (costs its compile time)" },
 	{ "seed", FT_INT, F(eval_cfg, seed), .min = 0, .max = 2147483647, .doc = "initialisation seed (KernelBench uses 42)" },
 	{ "build_jobs", FT_INT, F(eval_cfg, build_jobs), .min = 0, .max = 4096, .doc = "parallel candidate builds; 0 = all cores" },
 	END

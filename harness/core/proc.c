@@ -16,7 +16,7 @@
 
 #define DEFAULT_CAP (1u << 20)
 
-static double now_s(void)
+double proc_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -63,21 +63,45 @@ char *proc_which(const char *prog)
 	return NULL;
 }
 
+/* Moves fd to exactly `target`, leaving it open across exec. */
+static void move_fd(int fd, int target)
+{
+	if (fd == target) {
+		fcntl(fd, F_SETFD, 0);
+		return;
+	}
+	dup2(fd, target); /* dup2 clears FD_CLOEXEC on the copy */
+	close(fd);
+}
+
 /* In the child: never returns. Error text goes to the (captured) stderr. */
-static void child_exec(const struct proc_opts *o, int out_w, int err_w)
+static void child_exec(const struct proc_opts *o, int out_w, int err_w, int cmd_r, int reply_w)
 {
 	char msg[512] = "";
-	int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY);
+	int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
 	/* Own process group, so a timeout can kill grandchildren (builds, forks) too. */
 	setsid();
-	if (in >= 0) {
-		dup2(in, 0);
-		close(in);
+	/* fds 3 and 4 may be taken by our own pipes: lift everything above 10 first. */
+	int fds[4] = { in, out_w, err_w, cmd_r };
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0 && fds[i] < 10) {
+			int hi = fcntl(fds[i], F_DUPFD_CLOEXEC, 10);
+			close(fds[i]);
+			fds[i] = hi;
+		}
+	if (reply_w >= 0 && reply_w < 10) {
+		int hi = fcntl(reply_w, F_DUPFD_CLOEXEC, 10);
+		close(reply_w);
+		reply_w = hi;
 	}
-	dup2(out_w, 1);
-	dup2(err_w, 2);
-	close(out_w);
-	close(err_w);
+	if (fds[0] >= 0)
+		move_fd(fds[0], 0);
+	move_fd(fds[1], 1);
+	move_fd(fds[2], 2);
+	if (fds[3] >= 0) {
+		move_fd(fds[3], 3);
+		move_fd(reply_w, 4);
+	}
 	signal(SIGPIPE, SIG_DFL);
 	if (o->cwd && chdir(o->cwd) != 0) {
 		dprintf(2, "stitchbench: cannot enter %s: %s\n", o->cwd, strerror(errno));
@@ -95,15 +119,68 @@ static void child_exec(const struct proc_opts *o, int out_w, int err_w)
 	_exit(127);
 }
 
-static void drain(int *fd, struct strbuf *sb, size_t cap, int *trunc)
+static void close_fd(int *fd)
 {
-	char buf[16384];
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int proc_start(const struct proc_opts *o, struct proc_handle *h)
+{
+	int p[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	int npipes = o->channel ? 4 : 2, e;
+	memset(h, 0, sizeof(*h));
+	h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = -1;
+	for (int i = 0; i < npipes; i++)
+		if (pipe2(p[i], O_CLOEXEC) != 0)
+			goto fail;
+	h->t0 = proc_now();
+	h->pid = fork();
+	if (h->pid < 0)
+		goto fail;
+	if (h->pid == 0)
+		child_exec(o, p[0][1], p[1][1], p[2][0], p[3][1]);
+	close(p[0][1]);
+	close(p[1][1]);
+	h->out_fd = p[0][0];
+	h->err_fd = p[1][0];
+	if (o->channel) {
+		close(p[2][0]);
+		close(p[3][1]);
+		h->cmd_fd = p[2][1];
+		h->reply_fd = p[3][0];
+	}
+	return 0;
+fail:
+	e = errno;
+	for (int i = 0; i < 4; i++) {
+		close_fd(&p[i][0]);
+		close_fd(&p[i][1]);
+	}
+	return -e;
+}
+
+/* Appends what fd has, keeping at most cap bytes (the head, or the tail with keep_tail). */
+static void drain(int *fd, struct strbuf *sb, size_t cap, int keep_tail, int *trunc)
+{
+	char buf[65536];
 	ssize_t n = read(*fd, buf, sizeof(buf));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n <= 0) {
-		close(*fd);
-		*fd = -1;
+		close_fd(fd);
+		return;
+	}
+	if (keep_tail) {
+		strbuf_add(sb, buf, (size_t)n);
+		if (sb->len > cap) {
+			/* trim in big steps so a chatty child costs amortised O(1) per byte */
+			size_t drop = sb->len - cap / 2;
+			memmove(sb->buf, sb->buf + drop, sb->len - drop);
+			strbuf_setlen(sb, sb->len - drop);
+			*trunc = 1;
+		}
 		return;
 	}
 	size_t room = sb->len < cap ? cap - sb->len : 0;
@@ -112,93 +189,97 @@ static void drain(int *fd, struct strbuf *sb, size_t cap, int *trunc)
 	strbuf_add(sb, buf, (size_t)n < room ? (size_t)n : room);
 }
 
-int proc_run(const struct proc_opts *o, struct proc_result *r)
+void proc_pump(struct proc_handle *h, const struct proc_opts *o, struct proc_result *r, int wait_ms)
 {
-	int out_p[2], err_p[2], status = 0;
-	size_t out_cap = o->out_cap ? o->out_cap : DEFAULT_CAP;
-	size_t err_cap = o->err_cap ? o->err_cap : DEFAULT_CAP;
-	double t0 = now_s();
-
-	if (pipe2(out_p, O_CLOEXEC) != 0)
-		return -errno;
-	if (pipe2(err_p, O_CLOEXEC) != 0) {
-		int e = errno;
-		close(out_p[0]);
-		close(out_p[1]);
-		return -e;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(out_p[0]); close(out_p[1]); close(err_p[0]); close(err_p[1]);
-		return -e;
-	}
-	if (pid == 0)
-		child_exec(o, out_p[1], err_p[1]);
-	close(out_p[1]);
-	close(err_p[1]);
-
-	int fds[2] = { out_p[0], err_p[0] };
-	while (fds[0] >= 0 || fds[1] >= 0) {
-		struct pollfd pf[2];
-		int n = 0, wait_ms = -1;
-		for (int i = 0; i < 2; i++)
-			if (fds[i] >= 0)
-				pf[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		if (o->timeout_ms > 0) {
-			double left = (double)o->timeout_ms / 1000.0 - (now_s() - t0);
-			if (left <= 0) {
-				r->timed_out = 1;
-				break;
-			}
-			wait_ms = (int)(left * 1000.0) + 1;
-		}
-		int pr = poll(pf, (nfds_t)n, wait_ms);
-		if (pr < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n && pr > 0; i++) {
-			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (pf[i].fd == fds[0])
-				drain(&fds[0], &r->out, out_cap, &r->out_truncated);
-			else
-				drain(&fds[1], &r->err, err_cap, &r->err_truncated);
-		}
-	}
-	if (r->timed_out)
-		kill(-pid, SIGKILL);
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	/* The pipes can close before the child exits (it may close stdout early): wait, bounded. */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, r->timed_out ? 0 : WNOHANG);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			break;
-		if (w == 0) {
-			if (o->timeout_ms > 0 && now_s() - t0 > (double)o->timeout_ms / 1000.0) {
-				r->timed_out = 1;
-				kill(-pid, SIGKILL);
-				continue;
-			}
-			struct timespec ts = { 0, 2000000 };
+	struct pollfd pf[2];
+	int n = 0;
+	if (h->out_fd >= 0)
+		pf[n++] = (struct pollfd){ .fd = h->out_fd, .events = POLLIN };
+	if (h->err_fd >= 0)
+		pf[n++] = (struct pollfd){ .fd = h->err_fd, .events = POLLIN };
+	if (!n) {
+		if (wait_ms > 0) {
+			struct timespec ts = { wait_ms / 1000, (long)(wait_ms % 1000) * 1000000L };
 			nanosleep(&ts, NULL);
 		}
+		return;
 	}
-	/* Anything the child left behind in its group dies with it. */
-	kill(-pid, SIGKILL);
-	r->wall_s = now_s() - t0;
-	if (WIFEXITED(status)) {
+	if (poll(pf, (nfds_t)n, wait_ms) <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if (pf[i].fd == h->out_fd)
+			drain(&h->out_fd, &r->out, o->out_cap ? o->out_cap : DEFAULT_CAP, o->keep_tail, &r->out_truncated);
+		else
+			drain(&h->err_fd, &r->err, o->err_cap ? o->err_cap : DEFAULT_CAP, o->keep_tail, &r->err_truncated);
+	}
+}
+
+void proc_kill(struct proc_handle *h)
+{
+	if (h->pid > 0 && !h->reaped)
+		kill(-h->pid, SIGKILL);
+}
+
+static int try_reap(struct proc_handle *h, int block)
+{
+	if (h->reaped)
+		return 1;
+	pid_t w;
+	do
+		w = waitpid(h->pid, &h->status, block ? 0 : WNOHANG);
+	while (w < 0 && errno == EINTR);
+	if (w == h->pid || (w < 0 && errno == ECHILD))
+		h->reaped = 1;
+	return h->reaped;
+}
+
+int proc_finish(struct proc_handle *h, const struct proc_opts *o, struct proc_result *r, double deadline_s)
+{
+	close_fd(&h->cmd_fd);
+	close_fd(&h->reply_fd);
+	/* Drain until the child exits and its pipes close; the pipes can close before it exits
+	 * (it may close stdout early), and a grandchild may keep them open after it exits. */
+	for (;;) {
+		double left = deadline_s > 0 ? deadline_s - proc_now() : 1.0;
+		if (left <= 0 && !h->reaped) {
+			r->timed_out = 1;
+			proc_kill(h);
+			try_reap(h, 1);
+			break;
+		}
+		if (try_reap(h, 0) && h->out_fd < 0 && h->err_fd < 0)
+			break;
+		if (h->reaped) {
+			/* the child is gone; whatever still holds its pipes dies with its group */
+			kill(-h->pid, SIGKILL);
+		}
+		int wait_ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
+		proc_pump(h, o, r, wait_ms);
+	}
+	kill(-h->pid, SIGKILL); /* anything left in its group dies with it */
+	while (h->out_fd >= 0 || h->err_fd >= 0)
+		proc_pump(h, o, r, 100);
+	r->wall_s = proc_now() - h->t0;
+	if (WIFEXITED(h->status)) {
 		r->exited = 1;
-		r->exit_code = WEXITSTATUS(status);
+		r->exit_code = WEXITSTATUS(h->status);
 		if (r->exit_code == 127 && (strstr(r->err.buf, "stitchbench: cannot run") ||
 					    strstr(r->err.buf, "stitchbench: sandbox setup failed")))
 			r->spawn_failed = 1;
-	} else if (WIFSIGNALED(status)) {
+	} else if (WIFSIGNALED(h->status)) {
 		r->signaled = 1;
-		r->signo = WTERMSIG(status);
+		r->signo = WTERMSIG(h->status);
 	}
 	return 0;
+}
+
+int proc_run(const struct proc_opts *o, struct proc_result *r)
+{
+	struct proc_handle h;
+	int rc = proc_start(o, &h);
+	if (rc)
+		return rc;
+	return proc_finish(&h, o, r, o->timeout_ms > 0 ? h.t0 + o->timeout_ms / 1000.0 : 0);
 }

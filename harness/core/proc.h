@@ -19,6 +19,11 @@ struct proc_opts {
 	 * Returning non-zero aborts the exec; the child exits 127 and writes msg to stderr. */
 	int (*pre_exec)(void *arg, char *msg, size_t msglen);
 	void *pre_exec_arg;
+	/* A private command channel: the child reads requests on fd 3 and writes replies on fd 4,
+	 * so nothing it prints on stdout can be mistaken for a reply. */
+	int channel;
+	/* Keep the last out_cap/err_cap bytes instead of the first (crash messages come last). */
+	int keep_tail;
 };
 
 struct proc_result {
@@ -35,6 +40,26 @@ struct proc_result {
 
 void proc_result_init(struct proc_result *r);
 void proc_result_release(struct proc_result *r);
+
+/* A started child, for conversations (workers) rather than run-to-completion. */
+struct proc_handle {
+	pid_t pid;
+	int out_fd, err_fd;     /* read ends of the child's stdout and stderr; -1 once closed */
+	int cmd_fd, reply_fd;   /* with opts.channel: our ends of its fd 3 and fd 4; else -1 */
+	double t0;              /* monotonic start time, seconds */
+	int reaped;
+	int status;             /* wait status once reaped */
+};
+
+int proc_start(const struct proc_opts *o, struct proc_handle *h);
+/* Reads whatever stdout/stderr have ready into r (capped per o), waiting at most wait_ms. */
+void proc_pump(struct proc_handle *h, const struct proc_opts *o, struct proc_result *r, int wait_ms);
+/* Closes the channel, waits for the child until deadline_s (monotonic; <= 0: forever), killing its
+ * whole process group at the deadline, drains the rest of its output, and fills r. */
+int proc_finish(struct proc_handle *h, const struct proc_opts *o, struct proc_result *r, double deadline_s);
+/* Kills the child's process group now (the child is reaped by proc_finish). */
+void proc_kill(struct proc_handle *h);
+double proc_now(void);
 
 /* Runs to completion (or timeout, which kills the child's whole process group).
  * Returns 0 when the child was started and reaped (whatever its status), negative on a local error. */

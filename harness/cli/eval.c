@@ -1,0 +1,420 @@
+/* eval.c - `stitchbench eval`: judge one candidate file against a problem, or every file of a
+ * KernelBench generations folder (`--samples DIR`), printing or storing the verdicts. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "../core/fs.h"
+#include "../core/sha256.h"
+#include "../core/log.h"
+#include "../core/suite.h"
+#include "../eval/evaluate.h"
+#include "cli.h"
+
+const char cmd_eval_help[] =
+	"usage: stitchbench eval CANDIDATE.py --problem L1/3 [options]\n"
+	"       stitchbench eval --samples DIR [-o FILE.jsonl] [options]\n\n"
+	"Judges a candidate (one Python file defining ModelNew) against a problem: static checks, the\n"
+	"reference's outputs (cached), the candidate in a fresh sandboxed process (build, K correctness\n"
+	"trials on fresh seeds), then paired, interleaved timing against eager PyTorch and torch.compile.\n"
+	"Prints the verdict, or with --json the verdict JSON (docs/verdict.md).\n\n"
+	"With --samples DIR, evaluates a KernelBench generations folder (files named\n"
+	"level_1_problem_19_sample_0_kernel.py): every candidate is built first, in parallel on all cores,\n"
+	"then evaluated one at a time; one verdict per line goes to the JSONL file (-o; default\n"
+	"<output.dir>/eval-<time>.jsonl). Files already judged in that file (same candidate hash and\n"
+	"problem) are skipped, so an interrupted run continues where it stopped.\n\n"
+	"Options:\n"
+	"   --problem L<l>/<id>      the problem (required for a single file)\n"
+	"   --device cpu|cuda|cuda:N where to run (eval.device; default auto: the first GPU if any)\n"
+	"   --trials K               correctness trials (eval.trials, default 5)\n"
+	"   --perf-trials N          timed rounds at most (eval.perf_trials, default 100; 0 = no timing)\n"
+	"   --tolerance kernelbench|kernelbench-v0\n"
+	"                            fp32 1e-4 and fp16/bf16 1e-2, or 1e-2 everywhere (eval.tolerance)\n"
+	"   --timeout S              wall-clock limit per evaluation (eval.timeout_s, default 1800)\n"
+	"   --no-compile             skip the torch.compile side of the timing (eval.compile=false)\n"
+	"   --json                   print the verdict JSON instead of the text\n"
+	"   -o, --output FILE        --samples: the JSONL file to append verdicts to\n"
+	"   --keep-workdir           keep the work folders under the cache for inspection\n"
+	"   --kernelbench-root PATH  problems from this suite or KernelBench checkout\n"
+	"   -c, --config FILE        experiment YAML (its eval: and checks: sections apply)\n"
+	"   --set KEY=VALUE          override one config key; --python PATH the workers' interpreter\n\n"
+	"Caches live in $STITCHBENCH_CACHE (default ~/.cache/stitchbench): ref/ (expected outputs),\n"
+	"ext/ (builds, keyed by source hash, arch and torch version), work/ (per-evaluation folders).\n"
+	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass,\n"
+	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked).\n";
+
+struct eval_args {
+	struct config_opts cfg;
+	const char *candidate, *problem, *samples, *output;
+	int json, keep, help;
+};
+
+enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
+       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE };
+
+static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_error *err)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "set", required_argument, NULL, OPT_SET },
+		{ "kernelbench-root", required_argument, NULL, OPT_KB_ROOT }, { "python", required_argument, NULL, OPT_PYTHON },
+		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, OPT_JSON },
+		{ "problem", required_argument, NULL, OPT_PROBLEM }, { "device", required_argument, NULL, OPT_DEVICE },
+		{ "trials", required_argument, NULL, OPT_TRIALS }, { "perf-trials", required_argument, NULL, OPT_PERF },
+		{ "tolerance", required_argument, NULL, OPT_TOL }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "samples", required_argument, NULL, OPT_SAMPLES }, { "output", required_argument, NULL, 'o' },
+		{ "keep-workdir", no_argument, NULL, OPT_KEEP }, { "no-compile", no_argument, NULL, OPT_NO_COMPILE },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	memset(a, 0, sizeof(*a));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': a->cfg.config_path = optarg; break;
+		case OPT_SET: strvec_push(&a->cfg.sets, optarg); break;
+		case OPT_KB_ROOT: a->cfg.kernelbench_root = optarg; break;
+		case OPT_PYTHON: a->cfg.python = optarg; break;
+		case 'h': a->help = 1; break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_PROBLEM: a->problem = optarg; break;
+		case OPT_DEVICE: strvec_pushf(&a->cfg.sets, "eval.device=%s", optarg); break;
+		case OPT_TRIALS: strvec_pushf(&a->cfg.sets, "eval.trials=%s", optarg); break;
+		case OPT_PERF: strvec_pushf(&a->cfg.sets, "eval.perf_trials=%s", optarg); break;
+		case OPT_TOL: strvec_pushf(&a->cfg.sets, "eval.tolerance=%s", optarg); break;
+		case OPT_TIMEOUT: strvec_pushf(&a->cfg.sets, "eval.timeout_s=%s", optarg); break;
+		case OPT_SAMPLES: a->samples = optarg; break;
+		case 'o': a->output = optarg; break;
+		case OPT_KEEP: a->keep = 1; break;
+		case OPT_NO_COMPILE: strvec_push(&a->cfg.sets, "eval.compile=false"); break;
+		default:
+			return sb_error_set(err, SB_EINPUT, "eval: option '%s' %s; see 'stitchbench help eval'", argv[optind - 1],
+					    c == ':' ? "needs a value" : "is not known");
+		}
+	}
+	if (a->help)
+		return 0;
+	if (optind < argc)
+		a->candidate = argv[optind++];
+	if (optind < argc)
+		return sb_error_set(err, SB_EINPUT, "eval: unexpected argument '%s'", argv[optind]);
+	if (!a->candidate == !a->samples)
+		return sb_error_set(err, SB_EINPUT, "eval: give either CANDIDATE.py --problem L<l>/<id>, or --samples DIR");
+	if (a->candidate && !a->problem)
+		return sb_error_set(err, SB_EINPUT, "eval: which problem? add --problem L<level>/<id>, e.g. --problem L1/19");
+	return 0;
+}
+
+/* ---------- one file ---------- */
+
+static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config *cfg, const struct suite *s)
+{
+	struct sb_error err = { 0 };
+	struct eval_env env;
+	struct verdict v;
+	int level, id;
+	struct stat st;
+
+	if (problem_ref_parse(a->problem, &level, &id, &err))
+		return cli_fail(ctx, &err);
+	const struct problem *p = suite_find(s, level, id);
+	if (!p) {
+		sb_error_set(&err, SB_EINPUT, "no problem %s in %s ('stitchbench problems' lists them)", a->problem, s->root);
+		return cli_fail(ctx, &err);
+	}
+	if (stat(a->candidate, &st) != 0 || !S_ISREG(st.st_mode)) {
+		sb_error_set(&err, SB_EINPUT, "%s: %s", a->candidate, stat(a->candidate, &st) ? strerror(errno) : "not a file");
+		return cli_fail(ctx, &err);
+	}
+	if (eval_env_init(&env, cfg, ctx->home, &err))
+		return cli_fail(ctx, &err);
+	env.keep_workdirs = a->keep;
+	char *abs = realpath(a->candidate, NULL);
+	int rc = evaluate(&env, cfg, p, abs, &v, &err);
+	free(abs);
+	if (rc) {
+		verdict_release(&v);
+		eval_env_release(&env);
+		return cli_fail(ctx, &err);
+	}
+	if (a->json) {
+		json_t *j = verdict_to_json(&v);
+		char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		puts(text);
+		free(text);
+		json_decref(j);
+	} else {
+		struct strbuf out = STRBUF_INIT;
+		verdict_print(&v, &out);
+		fputs(out.buf, stdout);
+		strbuf_release(&out);
+	}
+	rc = v.status == V_PASS ? SB_EXIT_OK : SB_EXIT_FAILED;
+	verdict_release(&v);
+	eval_env_release(&env);
+	return rc;
+}
+
+/* ---------- a generations folder ---------- */
+
+struct sample {
+	char *path;
+	const struct problem *problem;
+	int sample;
+	char sha[65];
+	int built, build_failed;
+	char *build_msg;
+};
+
+struct build_pool {
+	struct sample *items;
+	size_t n, next;
+	pthread_mutex_t lock;
+	const struct eval_env *env;
+	const struct config *cfg;
+	const struct sb_ctx *ctx;
+};
+
+static void *build_worker(void *arg)
+{
+	struct build_pool *bp = arg;
+	for (;;) {
+		pthread_mutex_lock(&bp->lock);
+		size_t i = bp->next++;
+		pthread_mutex_unlock(&bp->lock);
+		if (i >= bp->n)
+			return NULL;
+		struct sample *s = &bp->items[i];
+		struct sb_error err = { 0 };
+		int ok = 0;
+		if (eval_prebuild(bp->env, bp->cfg, s->problem, s->path, &ok, &s->build_msg, &err) == 0) {
+			s->built = ok;
+			s->build_failed = !ok;
+		}
+		sb_info(bp->ctx, "built %zu/%zu: %s: %s", i + 1, bp->n, s->path, ok ? "ok" : s->build_msg ? s->build_msg : err.msg);
+	}
+}
+
+static int cmp_sample(const void *x, const void *y)
+{
+	const struct sample *a = x, *b = y;
+	if (a->problem != b->problem)
+		return a->problem->level != b->problem->level ? a->problem->level - b->problem->level
+							      : a->problem->id - b->problem->id;
+	return a->sample - b->sample;
+}
+
+/* level_1_problem_19_sample_0_kernel.py */
+static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct suite *s, struct sample **out)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	*out = NULL;
+	if (!d)
+		return 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		int level, id, sample, used = 0;
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".py"))
+			continue;
+		if (sscanf(de->d_name, "level_%d_problem_%d_sample_%d_kernel.py%n", &level, &id, &sample, &used) != 3 ||
+		    (size_t)used != strlen(de->d_name)) {
+			sb_warn(ctx, "skipped %s/%s: not named level_L_problem_ID_sample_S_kernel.py", dir, de->d_name);
+			continue;
+		}
+		const struct problem *p = suite_find(s, level, id);
+		if (!p) {
+			sb_warn(ctx, "skipped %s/%s: no problem L%d/%d in %s", dir, de->d_name, level, id, s->root);
+			continue;
+		}
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		struct sample *x = &(*out)[n++];
+		memset(x, 0, sizeof(*x));
+		char *rel = xstrfmt("%s/%s", dir, de->d_name);
+		x->path = realpath(rel, NULL);
+		free(rel);
+		x->problem = p;
+		x->sample = sample;
+		sha256_file_hex(x->path, x->sha);
+	}
+	closedir(d);
+	if (n)
+		qsort(*out, n, sizeof(**out), cmp_sample);
+	return n;
+}
+
+/* Verdicts already in the JSONL file, as "problem candidate-sha" keys. */
+static int already_judged(const char *jsonl, const char *problem, const char *sha)
+{
+	FILE *f = fopen(jsonl, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	if (!f)
+		return 0;
+	while (!found && getline(&line, &cap, f) > 0) {
+		json_t *j = json_loads(line, 0, NULL);
+		const char *p = json_string_value(json_object_get(json_object_get(j, "problem"), "ref"));
+		const char *c = json_string_value(json_object_get(json_object_get(j, "candidate"), "sha256"));
+		found = p && c && !strcmp(p, problem) && !strcmp(c, sha);
+		json_decref(j);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* One line, flushed and synced: a crash later never costs a verdict already written. */
+static int append_verdict(FILE *f, const struct verdict *v)
+{
+	json_t *j = verdict_to_json(v);
+	char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	int rc = fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0 ? -1 : 0;
+	free(text);
+	json_decref(j);
+	return rc;
+}
+
+static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct config *cfg, const struct suite *s)
+{
+	struct sb_error err = { 0 };
+	struct eval_env env;
+	struct sample *items;
+	size_t n = collect_samples(ctx, a->samples, s, &items);
+	struct stat st;
+	if (stat(a->samples, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		sb_error_set(&err, SB_EINPUT, "--samples %s: not a folder", a->samples);
+		return cli_fail(ctx, &err);
+	}
+	if (!n) {
+		sb_error_set(&err, SB_EINPUT, "--samples %s: no level_L_problem_ID_sample_S_kernel.py files", a->samples);
+		return cli_fail(ctx, &err);
+	}
+	char *output = NULL;
+	if (a->output) {
+		output = xstrdup(a->output);
+	} else {
+		char stamp[32];
+		time_t now = time(NULL);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&now));
+		fs_mkdirs(cfg->output.dir, 0755);
+		output = xstrfmt("%s/eval-%s.jsonl", cfg->output.dir, stamp);
+	}
+	if (eval_env_init(&env, cfg, ctx->home, &err)) {
+		free(output);
+		return cli_fail(ctx, &err);
+	}
+	env.keep_workdirs = a->keep;
+	size_t todo = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ref[16];
+		snprintf(ref, sizeof(ref), "L%d/%d", items[i].problem->level, items[i].problem->id);
+		if (already_judged(output, ref, items[i].sha))
+			items[i].built = -1; /* marks "skip" */
+		else
+			todo++;
+	}
+	sb_info(ctx, "%zu candidates in %s, %zu already judged in %s", n, a->samples, n - todo, output);
+
+	/* 1. builds, in parallel on the CPU cores (no GPU needed) */
+	long cores = cfg->eval.build_jobs ? cfg->eval.build_jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	struct sample *pending = xcalloc(todo ? todo : 1, sizeof(*pending));
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].built != -1)
+			pending[np++] = items[i];
+	struct build_pool bp = { pending, np, 0, PTHREAD_MUTEX_INITIALIZER, &env, cfg, ctx };
+	int nthreads = (int)(cores < (long)np ? cores : (long)np);
+	pthread_t *th = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*th));
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, build_worker, &bp);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+
+	/* 2. evaluations, one at a time on the device */
+	FILE *f = fopen(output, "a");
+	int rc = 0;
+	if (!f) {
+		sb_error_set(&err, SB_EIO, "cannot open %s: %s", output, strerror(errno));
+		rc = cli_fail(ctx, &err);
+		np = 0;
+	}
+	size_t counts[7] = { 0 };
+	for (size_t i = 0; i < np; i++) {
+		struct sample *x = &pending[i];
+		struct verdict v;
+		if (x->build_failed) {
+			/* the prebuild already saw the compile error: do not pay for it twice */
+			verdict_init(&v);
+			snprintf(v.problem, sizeof(v.problem), "L%d/%d", x->problem->level, x->problem->id);
+			memcpy(v.problem_sha256, x->problem->sha256, 65);
+			memcpy(v.candidate_sha256, x->sha, 65);
+			v.candidate_path = xstrdup(x->path);
+			verdict_fail(&v, V_COMPILE_ERROR, "%s", x->build_msg ? x->build_msg : "build failed");
+		} else if (evaluate(&env, cfg, x->problem, x->path, &v, &err)) {
+			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
+			verdict_release(&v);
+			continue;
+		}
+		counts[v.status]++;
+		if (append_verdict(f, &v)) {
+			sb_error_set(&err, SB_EIO, "writing %s: %s", output, strerror(errno));
+			verdict_release(&v);
+			rc = cli_fail(ctx, &err);
+			break;
+		}
+		char speed[48] = "";
+		if (v.timing.ran)
+			snprintf(speed, sizeof(speed), ", speedup %.3fx", v.timing.speedup_eager);
+		sb_info(ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s)", i + 1, np, v.problem, x->sample,
+			verdict_status_name(v.status), speed, v.seconds.total);
+		verdict_release(&v);
+	}
+	if (f)
+		fclose(f);
+	if (!rc)
+		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected; verdicts in %s\n",
+		       np, counts[V_PASS], counts[V_INCORRECT], counts[V_COMPILE_ERROR], counts[V_RUNTIME_ERROR],
+		       counts[V_TIMEOUT], counts[V_REJECTED], output);
+	for (size_t i = 0; i < n; i++) {
+		free(items[i].path);
+		free(items[i].build_msg);
+	}
+	for (size_t i = 0; i < np; i++)
+		free(pending[i].build_msg);
+	free(items);
+	free(pending);
+	free(output);
+	eval_env_release(&env);
+	return rc;
+}
+
+int cmd_eval(int argc, char **argv, struct sb_ctx *ctx)
+{
+	struct eval_args a;
+	struct sb_error err = { 0 };
+	struct config cfg;
+	struct suite s = { 0 };
+	int rc = parse_args(argc, argv, &a, &err);
+
+	config_init(&cfg);
+	if (rc == 0 && a.help) {
+		fputs(cmd_eval_help, stdout);
+	} else if (rc || (rc = config_resolve(&a.cfg, &cfg, &err)) || (rc = suite_load(&s, ctx->home, cfg.problems.root, &err))) {
+		rc = cli_fail(ctx, &err);
+	} else {
+		rc = a.samples ? eval_samples(ctx, &a, &cfg, &s) : eval_one(ctx, &a, &cfg, &s);
+	}
+	suite_release(&s);
+	config_release(&cfg);
+	config_opts_release(&a.cfg);
+	return rc;
+}

@@ -1,0 +1,13 @@
+/* fs.h - the file-system chores several stages share: making folder chains and removing trees
+ * (work folders, temporary cache entries) without shelling out. */
+#ifndef SB_FS_H
+#define SB_FS_H
+
+#include <sys/types.h>
+
+/* mkdir -p; returns 0 or -errno. */
+int fs_mkdirs(const char *path, mode_t mode);
+/* rm -rf, never following symlinks out of the tree; returns 0 or -errno of the first failure. */
+int fs_remove_tree(const char *path);
+
+#endif

@@ -1,0 +1,662 @@
+/* evaluate.c - one evaluation, in the order of DESIGN §5: reference outputs (cached on disk),
+ * the candidate in a fresh sandboxed worker (build, construct, correctness trials), then paired
+ * timing with both workers alive. Every fault of the candidate ends as a verdict, never a crash. */
+#include "evaluate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/fs.h"
+#include "../core/python.h"
+#include "../core/sha256.h"
+#include "refcache.h"
+#include "timing.h"
+#include "worker_client.h"
+
+#define LOG_CAP (64u << 10)
+#define REF_TIMEOUT_S 3600 /* the reference is trusted; its limit only guards against a hung GPU */
+
+/* ---------- environment ---------- */
+
+static char *default_cache_root(void)
+{
+	const char *c = getenv("STITCHBENCH_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (c && *c)
+		return xstrdup(c);
+	if (x && *x)
+		return xstrfmt("%s/stitchbench", x);
+	return xstrfmt("%s/.cache/stitchbench", h && *h ? h : "/tmp");
+}
+
+int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err)
+{
+	struct python_info py;
+	char *probe = xstrfmt("%s/harness/worker/probe.py", home);
+	memset(e, 0, sizeof(*e));
+	int rc = python_discover(cfg->python, probe, &py, NULL, err);
+	free(probe);
+	if (rc)
+		return rc;
+	const char *dev = cfg->eval.device;
+	int index = -1;
+	if (!strcmp(dev, "auto"))
+		index = py.cuda_available && py.ndevices ? 0 : -1;
+	else if (!strcmp(dev, "cuda"))
+		index = 0;
+	else if (starts_with(dev, "cuda:"))
+		index = atoi(dev + 5);
+	if (index >= 0 && (!py.cuda_available || (size_t)index >= py.ndevices)) {
+		rc = sb_error_set(err, SB_EENV, "eval.device %s: %s", dev,
+				  py.cuda_available ? "no such GPU" : "torch sees no GPU here (use --device cpu)");
+		python_info_release(&py);
+		return rc;
+	}
+	e->python = xstrdup(py.path);
+	e->worker_script = xstrfmt("%s/harness/worker/worker.py", home);
+	snprintf(e->torch, sizeof(e->torch), "%s", py.torch_version ? py.torch_version : "?");
+	if (index >= 0) {
+		snprintf(e->device, sizeof(e->device), "cuda:%d", index);
+		snprintf(e->gpu, sizeof(e->gpu), "%s", py.devices[index].name ? py.devices[index].name : "?");
+		snprintf(e->sm, sizeof(e->sm), "%s", py.devices[index].sm);
+		e->l2_bytes = py.devices[index].l2_bytes;
+	} else {
+		snprintf(e->device, sizeof(e->device), "cpu");
+	}
+	python_info_release(&py);
+	e->cache_root = default_cache_root();
+	if ((rc = fs_mkdirs(e->cache_root, 0700)) != 0)
+		return sb_error_set(err, SB_EENV, "cannot create the cache %s: %s (set STITCHBENCH_CACHE)", e->cache_root,
+				    strerror(-rc));
+	return 0;
+}
+
+void eval_env_release(struct eval_env *e)
+{
+	free(e->python);
+	free(e->worker_script);
+	free(e->cache_root);
+	memset(e, 0, sizeof(*e));
+}
+
+/* ---------- small pieces ---------- */
+
+/* The first compiler errors with a little context, not the whole build log (DESIGN §5). */
+static char *trim_compiler_output(const char *text)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *p = text;
+	int keep = 0, lines = 0;
+	while (*p && lines < 40) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char *line = xstrndup(p, n);
+		if (strstr(line, "error") || strstr(line, "Error"))
+			keep = 3;
+		if (keep > 0) {
+			strbuf_addf(&out, "%.300s\n", line);
+			keep--;
+			lines++;
+		}
+		free(line);
+		p += n + (eol ? 1 : 0);
+	}
+	if (!out.len) {
+		size_t len = strlen(text);
+		strbuf_addstr(&out, len > 3000 ? text + len - 3000 : text);
+	}
+	return strbuf_detach(&out, NULL);
+}
+
+static const char *jstr_or(json_t *o, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : dflt;
+}
+
+static enum verdict_status status_of_kind(const char *kind)
+{
+	if (!strcmp(kind, "compile_error"))
+		return V_COMPILE_ERROR;
+	return V_RUNTIME_ERROR;
+}
+
+/* A request to the candidate; on any failure fills the verdict and returns -1. */
+static int cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v,
+		    const char *stage, int timeout_s)
+{
+	struct worker_fault f;
+	int rc = worker_call(w, req, reply, deadline, &f);
+	json_decref(req);
+	if (rc) {
+		if (f.kind == WF_TIMEOUT)
+			verdict_fail(v, V_TIMEOUT, "no answer within the %d s limit while %s", timeout_s, stage);
+		else
+			verdict_fail(v, V_RUNTIME_ERROR, "%s while %s", f.what, stage);
+		return -1;
+	}
+	if (!json_is_true(json_object_get(*reply, "ok"))) {
+		const char *kind = jstr_or(*reply, "kind", "runtime_error");
+		const char *msg = jstr_or(*reply, "message", "");
+		verdict_fail(v, status_of_kind(kind), "%s while %s: %.300s", kind, stage, msg);
+		const char *tb = jstr_or(*reply, "traceback", "");
+		free(v->detail);
+		v->detail = !strcmp(kind, "compile_error") ? trim_compiler_output(msg) : xstrdup(*tb ? tb : msg);
+		json_decref(*reply);
+		*reply = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A request to the trusted reference; a failure is the problem's or the machine's, not the candidate's. */
+static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err)
+{
+	struct worker_fault f;
+	int rc = worker_call(w, req, reply, proc_now() + REF_TIMEOUT_S, &f);
+	json_decref(req);
+	if (rc)
+		return sb_error_set(err, SB_EENV, "the reference worker failed while %s: %s", stage, f.what);
+	if (!json_is_true(json_object_get(*reply, "ok"))) {
+		rc = sb_error_set(err, SB_EINPUT, "the reference failed while %s: %s: %.400s", stage,
+				  jstr_or(*reply, "kind", "?"), jstr_or(*reply, "message", ""));
+		json_decref(*reply);
+		*reply = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+static json_t *load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			    const char *candidate, const char *ext_dir, int compile, int build_only)
+{
+	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b}", "cmd", "load", "problem", p->path, "device", e->device,
+			      "seed", cfg->eval.seed, "compile", compile, "build_only", build_only);
+	if (candidate)
+		json_object_set_new(r, "candidate", json_string(candidate));
+	if (ext_dir)
+		json_object_set_new(r, "ext_dir", json_string(ext_dir));
+	return r;
+}
+
+/* ---------- the two workers ---------- */
+
+struct eval_ctx {
+	const struct eval_env *e;
+	const struct config *cfg;
+	const struct problem *p;
+	struct verdict *v;
+	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref;
+	struct strvec cand_env, ref_env;
+	struct sandbox_opts sb;
+	const char *hidden[3];
+	const char *writable[2];
+	struct worker ref, cand;
+	int ref_loaded;
+	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
+	uint32_t *seeds;
+	long long out_bytes;
+};
+
+static void set_cand_env(struct eval_ctx *c)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	strvec_pushf(&c->cand_env, "HOME=%s", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TMPDIR=%s/tmp", c->cand_dir);
+	strvec_pushf(&c->cand_env, "XDG_CACHE_HOME=%s/.cache", c->cand_dir);
+	strvec_pushf(&c->cand_env, "CUDA_CACHE_PATH=%s/.nv", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TRITON_CACHE_DIR=%s/.triton", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TORCHINDUCTOR_CACHE_DIR=%s/.inductor", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TORCH_EXTENSIONS_DIR=%s", c->ext_dir);
+	strvec_pushf(&c->cand_env, "MAX_JOBS=%ld", cores > 0 ? cores : 1);
+	/* build for the device's architecture only (DESIGN §5.3) */
+	if (c->e->sm[0])
+		strvec_pushf(&c->cand_env, "TORCH_CUDA_ARCH_LIST=%c.%s", c->e->sm[0], c->e->sm + 1);
+	strvec_push(&c->cand_env, "PYTHONDONTWRITEBYTECODE=1");
+	strvec_push(&c->cand_env, "PYTHONUNBUFFERED=1");
+	strvec_push(&c->cand_env, "LANG=C.UTF-8");
+	strvec_pushf(&c->ref_env, "HOME=%s", c->ref_dir);
+	strvec_pushf(&c->ref_env, "TMPDIR=%s", c->ref_dir);
+	strvec_pushf(&c->ref_env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", c->e->cache_root);
+	strvec_pushf(&c->ref_env, "TRITON_CACHE_DIR=%s/triton", c->e->cache_root);
+	strvec_push(&c->ref_env, "PYTHONDONTWRITEBYTECODE=1");
+	strvec_push(&c->ref_env, "LANG=C.UTF-8");
+}
+
+static int start_ref(struct eval_ctx *c, struct sb_error *err)
+{
+	struct worker_spec spec = { c->e->python, c->e->worker_script, c->ref_dir, c->ref_env.v, NULL, LOG_CAP };
+	if (c->ref.started)
+		return 0;
+	return worker_start(&c->ref, &spec, err);
+}
+
+static int load_ref(struct eval_ctx *c, struct sb_error *err)
+{
+	json_t *reply;
+	if (c->ref_loaded)
+		return 0;
+	int compile = strcmp(c->e->device, "cpu") && c->cfg->eval.perf_trials > 0 && c->cfg->eval.compile;
+	if (ref_ask(&c->ref, load_request(c->e, c->cfg, c->p, NULL, NULL, compile, 0), &reply, "loading the problem", err))
+		return -1;
+	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
+	json_decref(reply);
+	c->ref_loaded = 1;
+	return 0;
+}
+
+/* Runs the reference on every correctness seed into a fresh cache entry. */
+static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_error *err)
+{
+	char *tmp = xstrfmt("%s.tmp-%d", entry, (int)getpid());
+	json_t *meta = json_object(), *inputs = json_array(), *reply;
+	long long max_bytes = 0;
+	fs_mkdirs(tmp, 0700);
+	for (int k = 0; k < c->cfg->eval.trials; k++) {
+		char *out = xstrfmt("%s/trial_%d.safetensors", tmp, k);
+		json_t *req = json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[k], "out", out);
+		free(out);
+		if (ref_ask(&c->ref, req, &reply, "computing the expected outputs", err)) {
+			json_decref(meta);
+			json_decref(inputs);
+			free(tmp);
+			return NULL;
+		}
+		json_array_append(inputs, json_object_get(reply, "inputs_before"));
+		long long bytes = 0;
+		size_t i;
+		json_t *o;
+		json_array_foreach(json_object_get(reply, "outputs"), i, o) {
+			long long n = 1;
+			size_t d;
+			json_t *dim;
+			json_array_foreach(json_object_get(o, "shape"), d, dim)
+				n *= json_integer_value(dim);
+			bytes += n * 8; /* an upper bound on any dtype's size */
+		}
+		if (bytes > max_bytes)
+			max_bytes = bytes;
+		json_decref(reply);
+	}
+	json_object_set_new(meta, "inputs", inputs);
+	json_object_set_new(meta, "output_bytes_max", json_integer(max_bytes));
+	json_object_set_new(meta, "problem", json_string(c->p->sha256));
+	if (refcache_publish(tmp, entry, meta, err)) {
+		json_decref(meta);
+		meta = NULL;
+	}
+	fs_remove_tree(tmp); /* still there only when another evaluation published first */
+	free(tmp);
+	return meta;
+}
+
+static int start_cand(struct eval_ctx *c, struct sb_error *err)
+{
+	/* room for the largest legitimate output, not for a disk-filling one */
+	long long limit = 2 * c->out_bytes + (16LL << 20);
+	c->sb = (struct sandbox_opts){
+		.workdir = c->cand_dir, .write_dirs = c->writable, .hidden = c->hidden,
+		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = limit < (256LL << 20) ? (256LL << 20) : limit,
+		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
+		.disabled = sandbox_disabled_from_env(),
+	};
+	sandbox_describe(&c->sb, &c->v->sandbox);
+	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP };
+	return worker_start(&c->cand, &spec, err);
+}
+
+/* ---------- correctness ---------- */
+
+static int compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
+			 struct sb_error *err)
+{
+	struct st_file rf, cf;
+	struct sb_error e2 = { 0 };
+	if (st_open(refpath, &rf, err))
+		return -1; /* our own cache is unreadable: a harness error */
+	if (st_open(candpath, &cf, &e2)) {
+		st_close(&rf);
+		t->pass = 0;
+		verdict_fail(c->v, V_INCORRECT, "the candidate's outputs are unreadable: %s", e2.msg);
+		return 1;
+	}
+	t->pass = 1;
+	if (cf.ntensors != rf.ntensors) {
+		t->pass = 0;
+		verdict_fail(c->v, V_INCORRECT, "the candidate returned %zu output%s, the reference %zu", cf.ntensors,
+			     cf.ntensors == 1 ? "" : "s", rf.ntensors);
+	}
+	t->outputs = xcalloc(rf.ntensors ? rf.ntensors : 1, sizeof(*t->outputs));
+	for (size_t i = 0; i < rf.ntensors && i < cf.ntensors; i++) {
+		const struct st_tensor *exp = &rf.tensors[i], *act = st_find(&cf, exp->name);
+		struct output_check *oc = &t->outputs[t->noutputs++];
+		snprintf(oc->name, sizeof(oc->name), "%s", exp->name);
+		if (!act) {
+			oc->cmp.pass = 0;
+			snprintf(oc->cmp.detail, sizeof(oc->cmp.detail), "output %s is missing", exp->name);
+			t->pass = 0;
+			continue;
+		}
+		oc->ndim = act->ndim;
+		compare_tensors(exp, act, tolerance_for(c->cfg->eval.tolerance, exp->dtype), &oc->cmp);
+		t->pass &= oc->cmp.pass;
+	}
+	st_close(&rf);
+	st_close(&cf);
+	return 0;
+}
+
+static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err)
+{
+	struct verdict *v = c->v;
+	char *entry_dir = NULL;
+	v->trials = xcalloc((size_t)c->cfg->eval.trials, sizeof(*v->trials));
+	for (int k = 0; k < c->cfg->eval.trials; k++) {
+		struct trial_result *t = &v->trials[v->ntrials++];
+		char stage[64];
+		json_t *reply;
+		t->seed = c->seeds[k];
+		snprintf(stage, sizeof(stage), "running correctness trial %d", k);
+		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
+		json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)t->seed, "out", out,
+					"max_output_bytes", (json_int_t)(2 * c->out_bytes + (16LL << 20)));
+		if (cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
+			free(out);
+			return 1;
+		}
+		t->run_s = json_number_value(json_object_get(reply, "run_s"));
+		json_t *before = json_object_get(reply, "inputs_before");
+		t->inputs_mutated = !json_equal(before, json_object_get(reply, "inputs_after"));
+		int same_inputs = json_equal(before, json_array_get(json_object_get(meta, "inputs"), (size_t)k));
+		json_decref(reply);
+		if (!same_inputs) {
+			free(out);
+			verdict_fail(v, V_INCORRECT, "trial %d: the inputs drawn in the candidate's process differ from the "
+				     "reference's for the same seed (the candidate changes random number generation)", k);
+			return 1;
+		}
+		if (!entry_dir)
+			entry_dir = xstrdup(json_string_value(json_object_get(meta, "_dir")));
+		char *refpath = xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
+		int rc = compare_trial(c, refpath, out, t, err);
+		free(refpath);
+		free(out);
+		if (rc < 0) {
+			free(entry_dir);
+			return -1;
+		}
+	}
+	free(entry_dir);
+	return 0;
+}
+
+static const char *severity(const struct config *cfg, int hack)
+{
+	return cfg->checks.policy[hack - 1] == POLICY_REJECT ? "reject" : "flag";
+}
+
+/* Trials are judged only once all ran: the first failing one names the verdict. */
+static void judge_trials(struct eval_ctx *c)
+{
+	struct verdict *v = c->v;
+	for (size_t k = 0; k < v->ntrials; k++) {
+		struct trial_result *t = &v->trials[k];
+		if (t->inputs_mutated) {
+			verdict_add_finding(v, "H10", severity(c->cfg, 10), 0, 0,
+					    "the candidate modified its input tensors during forward");
+			if (!strcmp(severity(c->cfg, 10), "reject")) {
+				verdict_fail(v, V_REJECTED, "H10: the candidate modified its inputs (trial %zu)", k);
+				return;
+			}
+			break;
+		}
+	}
+	for (size_t k = 0; k < v->ntrials; k++) {
+		struct trial_result *t = &v->trials[k];
+		if (t->pass)
+			continue;
+		for (size_t j = 0; j < t->noutputs; j++)
+			if (!t->outputs[j].cmp.pass) {
+				verdict_fail(v, V_INCORRECT, "trial %zu (seed %u), %s: %s", k, t->seed, t->outputs[j].name,
+					     t->outputs[j].cmp.detail);
+				return;
+			}
+		if (v->status != V_INCORRECT)
+			verdict_fail(v, V_INCORRECT, "trial %zu failed", k);
+		return;
+	}
+}
+
+/* ---------- timing ---------- */
+
+static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
+{
+	const struct config *cfg = c->cfg;
+	struct timing_plan plan = {
+		.max_rounds = cfg->eval.perf_trials, .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
+		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
+		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
+	};
+	int gpu = strcmp(c->e->device, "cpu") != 0;
+	if (gpu) {
+		long long l2 = c->e->l2_bytes ? c->e->l2_bytes : (64LL << 20);
+		plan.flush_bytes = 2 * l2 < (32LL << 20) ? (32LL << 20) : 2 * l2;
+	}
+	if (start_ref(c, err) || load_ref(c, err))
+		return -1;
+	plan.with_compiled = c->ref_compiled;
+	char *ref_out = xstrfmt("%s/timed.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/timed.safetensors", c->cand_dir);
+	plan.ref_out = ref_out;
+	plan.cand_out = cand_out;
+	struct worker_fault f;
+	int cand_failed = 0;
+	char *msg = NULL;
+	snprintf(c->v->timing.clock, sizeof(c->v->timing.clock), "%s", gpu ? "cuda_event" : "host");
+	double t0 = proc_now();
+	int rc = timing_run(&c->ref, &c->cand, &plan, deadline, &c->v->timing, &f, &cand_failed, &msg);
+	c->v->seconds.timing = proc_now() - t0;
+	if (rc) {
+		if (!cand_failed)
+			rc = sb_error_set(err, SB_EENV, "%s", msg);
+		else if (f.kind == WF_TIMEOUT)
+			verdict_fail(c->v, V_TIMEOUT, "no answer within the %d s limit while timing", cfg->eval.timeout_s);
+		else
+			verdict_fail(c->v, V_RUNTIME_ERROR, "%s", msg);
+		free(msg);
+		free(ref_out);
+		free(cand_out);
+		return cand_failed ? 1 : -1;
+	}
+	/* re-validate what the timed calls returned (H12: honest only while checked) */
+	struct trial_result t = { 0 };
+	rc = compare_trial(c, ref_out, cand_out, &t, err);
+	if (rc == 0) {
+		c->v->timing.revalidated = 1;
+		if (!t.pass) {
+			verdict_add_finding(c->v, "H12", severity(cfg, 12), 0, 0,
+					    "outputs of the timed calls differ from the reference's, although the correctness trials passed");
+			verdict_fail(c->v, !strcmp(severity(cfg, 12), "reject") ? V_REJECTED : V_INCORRECT,
+				     "H12: the timed outputs are wrong%s%s", t.noutputs ? ": " : "",
+				     t.noutputs ? t.outputs[0].cmp.detail : "");
+		}
+	}
+	free(t.outputs);
+	free(ref_out);
+	free(cand_out);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---------- the whole evaluation ---------- */
+
+static void ctx_release(struct eval_ctx *c)
+{
+	worker_stop(&c->cand, 2);
+	worker_stop(&c->ref, 5);
+	proc_result_release(&c->cand.log);
+	proc_result_release(&c->ref.log);
+	if (c->workdir && !c->e->keep_workdirs)
+		fs_remove_tree(c->workdir);
+	free(c->workdir);
+	free(c->ref_dir);
+	free(c->cand_dir);
+	free(c->ext_dir);
+	free(c->hidden_ref);
+	free(c->seeds);
+	strvec_clear(&c->cand_env);
+	strvec_clear(&c->ref_env);
+}
+
+static void fill_header(struct eval_ctx *c, const char *candidate_path)
+{
+	struct verdict *v = c->v;
+	snprintf(v->problem, sizeof(v->problem), "L%d/%d", c->p->level, c->p->id);
+	memcpy(v->problem_sha256, c->p->sha256, 65);
+	v->candidate_path = xstrdup(candidate_path);
+	if (sha256_file_hex(candidate_path, v->candidate_sha256))
+		v->candidate_sha256[0] = '\0';
+	v->settings.trials = c->cfg->eval.trials;
+	v->settings.perf_trials = c->cfg->eval.perf_trials;
+	v->settings.seed = c->cfg->eval.seed;
+	snprintf(v->settings.tolerance, sizeof(v->settings.tolerance), "%s", tolerance_name(c->cfg->eval.tolerance));
+	snprintf(v->env.device, sizeof(v->env.device), "%s", c->e->device);
+	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);
+	snprintf(v->env.sm, sizeof(v->env.sm), "%s", c->e->sm);
+	snprintf(v->env.torch, sizeof(v->env.torch), "%s", c->e->torch);
+}
+
+static int make_dirs(struct eval_ctx *c, struct sb_error *err)
+{
+	static unsigned counter;
+	c->workdir = xstrfmt("%s/work/eval-%d-%u-%ld", c->e->cache_root, (int)getpid(), counter++, (long)(proc_now() * 1000));
+	c->ref_dir = xstrfmt("%s/ref", c->workdir);
+	c->cand_dir = xstrfmt("%s/cand", c->workdir);
+	c->ext_dir = xstrfmt("%s/ext", c->e->cache_root);
+	c->hidden_ref = xstrfmt("%s/ref", c->e->cache_root);
+	char *tmp = xstrfmt("%s/tmp", c->cand_dir);
+	int rc = fs_mkdirs(c->ref_dir, 0700) || fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ref, 0700);
+	free(tmp);
+	if (rc)
+		return sb_error_set(err, SB_EENV, "cannot create work folders under %s: %s", c->e->cache_root, strerror(errno));
+	c->hidden[0] = c->hidden_ref;
+	c->hidden[1] = c->ref_dir;
+	c->hidden[2] = NULL;
+	c->writable[0] = c->ext_dir;
+	c->writable[1] = NULL;
+	return 0;
+}
+
+int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
+	     struct verdict *v, struct sb_error *err)
+{
+	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v };
+	double t0 = proc_now();
+	json_t *meta = NULL, *reply;
+	int rc;
+
+	verdict_init(v);
+	fill_header(&c, candidate_path);
+	if ((rc = make_dirs(&c, err)))
+		goto out;
+	set_cand_env(&c);
+	c.seeds = xcalloc((size_t)cfg->eval.trials, sizeof(uint32_t));
+	for (int k = 0; k < cfg->eval.trials; k++)
+		c.seeds[k] = trial_seed((uint32_t)cfg->eval.seed, k);
+
+	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
+	struct refcache_key key = { p->sha256, c.seeds, cfg->eval.trials, cfg->eval.seed,
+				    e->gpu[0] ? e->gpu : "cpu", e->torch };
+	char *entry = refcache_dir(e->cache_root, &key);
+	meta = refcache_lookup(entry);
+	v->reference_cached = meta != NULL;
+	if (cfg->eval.perf_trials > 0 || !meta)
+		if ((rc = start_ref(&c, err)))
+			goto out_entry;
+	if (!meta) {
+		double r0 = proc_now();
+		if ((rc = load_ref(&c, err)) || !(meta = fill_refcache(&c, entry, err))) {
+			rc = rc ? rc : -1;
+			goto out_entry;
+		}
+		v->seconds.reference = proc_now() - r0;
+	}
+	json_object_set_new(meta, "_dir", json_string(entry));
+	c.out_bytes = json_integer_value(json_object_get(meta, "output_bytes_max"));
+
+	/* 2. the candidate, in a fresh sandboxed process */
+	double deadline = proc_now() + cfg->eval.timeout_s;
+	if ((rc = start_cand(&c, err)))
+		goto out_entry;
+	double b0 = proc_now();
+	if (cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
+		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
+		size_t i;
+		json_t *b;
+		json_array_foreach(json_object_get(reply, "builds"), i, b)
+			v->seconds.build += json_number_value(json_object_get(b, "seconds"));
+		json_decref(reply);
+		if (!v->seconds.build)
+			v->seconds.build = proc_now() - b0;
+		double c0 = proc_now();
+		rc = run_trials(&c, meta, deadline, err);
+		v->seconds.correctness = proc_now() - c0;
+		if (rc < 0)
+			goto out_entry;
+		if (rc == 0) {
+			judge_trials(&c);
+			if (v->status == V_PASS && !v->message && cfg->eval.perf_trials > 0) {
+				rc = run_timing(&c, deadline, err);
+				if (rc < 0)
+					goto out_entry;
+			}
+		}
+		rc = 0;
+		if (v->status == V_PASS && !v->message)
+			v->message = xstrfmt("all %d correctness trials passed%s", cfg->eval.trials,
+					     v->timing.ran ? "; timed outputs re-validated" : "");
+	}
+out_entry:
+	free(entry);
+out:
+	json_decref(meta);
+	if (c.cand.started || c.cand.finished) {
+		worker_stop(&c.cand, 2);
+		v->log_tail = worker_log_tail(&c.cand, 8000);
+	}
+	ctx_release(&c);
+	v->seconds.total = proc_now() - t0;
+	return rc;
+}
+
+int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
+		  int *ok, char **msg, struct sb_error *err)
+{
+	struct verdict v;
+	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = &v };
+	json_t *reply;
+	int rc;
+	verdict_init(&v);
+	*ok = 0;
+	*msg = NULL;
+	if ((rc = make_dirs(&c, err)) == 0) {
+		set_cand_env(&c);
+		c.out_bytes = 0;
+		if ((rc = start_cand(&c, err)) == 0) {
+			if (cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
+				     proc_now() + cfg->eval.timeout_s, &v, "building", cfg->eval.timeout_s) == 0) {
+				json_decref(reply);
+				*ok = 1;
+			} else if (v.status == V_COMPILE_ERROR) {
+				*msg = xstrdup(v.message ? v.message : "build failed");
+			} else {
+				*ok = 1; /* not a build failure: the evaluation proper will report it */
+			}
+		}
+	}
+	ctx_release(&c);
+	verdict_release(&v);
+	return rc;
+}

@@ -1,0 +1,39 @@
+/* evaluate.h - one candidate against one problem, start to finish (DESIGN §5): reference outputs
+ * (cached), sandboxed candidate build and correctness trials, paired timing, the verdict. */
+#ifndef SB_EVALUATE_H
+#define SB_EVALUATE_H
+
+#include "../core/config.h"
+#include "../core/error.h"
+#include "../core/types.h"
+#include "verdict.h"
+
+/* What is fixed for a whole `eval` invocation: found once, shared by every evaluation. */
+struct eval_env {
+	char *python;             /* interpreter that imports torch */
+	char *worker_script;      /* <home>/harness/worker/worker.py */
+	char *cache_root;         /* reference outputs (ref/), builds (ext/), work dirs (work/) */
+	char device[24];          /* "cpu" or "cuda:N", resolved from eval.device */
+	char gpu[128];
+	char sm[8];               /* "90"; empty on the CPU */
+	char torch[32];
+	long long l2_bytes;
+	int keep_workdirs;        /* leave work/ folders behind for inspection */
+};
+
+/* Resolves the device ("auto" -> cuda:0 when torch sees a GPU), the interpreter and the cache.
+ * Returns 0, SB_EINPUT (bad device) or SB_EENV (no Python with torch, no GPU when one was asked). */
+int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err);
+void eval_env_release(struct eval_env *e);
+
+/* Evaluates `candidate_path` against `p`. Every candidate fault becomes a verdict status; only a
+ * harness failure (cannot create folders, cannot start Python) returns non-zero. */
+int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
+	     struct verdict *v, struct sb_error *err);
+
+/* Builds the candidate's extensions without a GPU (`eval --samples` runs these in parallel first).
+ * Returns 0 and sets *ok; a compile error is *ok = 0 with *msg describing it. */
+int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
+		  int *ok, char **msg, struct sb_error *err);
+
+#endif

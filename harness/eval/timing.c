@@ -1,0 +1,177 @@
+/* timing.c - the timing loop: warm both sides up, then rounds of single calls in alternating order
+ * (R C, C R, ...; with torch.compile R C K, K C R), first round discarded, until the median pair
+ * ratio is known to rse_target, the round budget is spent, or the wall-clock cap is hit. */
+#include "timing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_ROUNDS 10
+
+struct side {
+	struct worker *w;
+	const char *which;
+	int is_cand;
+	double *us;
+};
+
+/* Sends one request and checks the reply; on failure says who failed and why. */
+static int ask(struct side *s, json_t *req, json_t **reply, double deadline, struct worker_fault *fault,
+	       int *cand_failed, char **msg)
+{
+	int rc = worker_call(s->w, req, reply, deadline, fault);
+	json_decref(req);
+	if (rc) {
+		*cand_failed = s->is_cand;
+		*msg = xstrfmt("%s during timing: %s", s->is_cand ? "the candidate" : "the reference", fault->what);
+		return -1;
+	}
+	if (!json_is_true(json_object_get(*reply, "ok"))) {
+		*cand_failed = s->is_cand;
+		*msg = xstrfmt("%s failed during timing: %s", s->is_cand ? "the candidate" : "the reference",
+			       json_string_value(json_object_get(*reply, "message")) ?: "?");
+		fault->kind = WF_NONE;
+		json_decref(*reply);
+		*reply = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void ratios(const double *num, const double *den, size_t n, double *out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = den[i] > 0 ? num[i] / den[i] : 0;
+}
+
+static void summarise(struct timing_result *t, size_t n, uint32_t seed)
+{
+	double *r = xcalloc(n ? n : 1, sizeof(double));
+	stats_compute(t->eager_us, n, &t->eager.us);
+	stats_compute(t->candidate_us, n, &t->candidate.us);
+	ratios(t->eager_us, t->candidate_us, n, r);
+	stats_compute(r, n, &t->ratio_eager);
+	double se;
+	t->speedup_eager = t->ratio_eager.median;
+	bootstrap_median(r, n, 2000, seed, 0.95, &t->speedup_eager_lo, &t->speedup_eager_hi, &se);
+	t->speedup_eager_mean_method = t->candidate.us.mean > 0 ? t->eager.us.mean / t->candidate.us.mean : 0;
+	if (t->compiled.available) {
+		stats_compute(t->compiled_us, n, &t->compiled.us);
+		ratios(t->compiled_us, t->candidate_us, n, r);
+		stats_compute(r, n, &t->ratio_compiled);
+		t->speedup_compiled = t->ratio_compiled.median;
+		bootstrap_median(r, n, 2000, seed + 1, 0.95, &t->speedup_compiled_lo, &t->speedup_compiled_hi, &se);
+	}
+	t->pairs = n;
+	free(r);
+}
+
+int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
+	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **msg)
+{
+	struct side R = { ref, "model", 0, NULL }, C = { cand, "model", 1, NULL }, K = { ref, "compiled", 0, NULL };
+	struct side *all[3] = { &R, &C, &K };
+	int nsides = p->with_compiled ? 3 : 2;
+	json_t *reply = NULL, *seeds = json_array();
+	double t0 = proc_now(), ref_deadline = t0 + p->cap_s + 600;
+
+	*msg = NULL;
+	*cand_failed = 0;
+	for (int k = 0; k < p->nsets; k++)
+		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 1000 + k)));
+	/* same seeds on both sides; the fingerprints must agree or the pair is not comparing like with like */
+	json_t *fp[2] = { NULL, NULL };
+	for (int s = 0; s < 2; s++) {
+		json_t *req = json_pack("{s:s, s:O, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
+					(json_int_t)p->flush_bytes);
+		if (ask(all[s], req, &reply, s ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
+			json_decref(seeds);
+			json_decref(fp[0]);
+			return -1;
+		}
+		fp[s] = json_incref(json_object_get(reply, "inputs"));
+		json_decref(reply);
+	}
+	json_decref(seeds);
+	int same = json_equal(fp[0], fp[1]);
+	json_decref(fp[0]);
+	json_decref(fp[1]);
+	if (!same) {
+		*cand_failed = 1;
+		*msg = xstrdup("the timing inputs the candidate drew differ from the reference's (something in the "
+			       "candidate changes how get_inputs draws)");
+		return -1;
+	}
+	for (int s = 0; s < nsides; s++) {
+		json_t *req = json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", all[s]->which, "min_ms",
+					p->warmup_ms, "min_calls", p->warmup_calls);
+		if (ask(all[s], req, &reply, all[s]->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
+			return -1;
+		json_decref(reply);
+	}
+
+	size_t cap = (size_t)p->max_rounds + 1;
+	t->eager_us = xcalloc(cap, sizeof(double));
+	t->candidate_us = xcalloc(cap, sizeof(double));
+	t->compiled_us = xcalloc(cap, sizeof(double));
+	double *dst[3] = { t->eager_us, t->candidate_us, t->compiled_us };
+	double *rbuf = xcalloc(cap, sizeof(double));
+	size_t n = 0;
+	snprintf(t->stop_reason, sizeof(t->stop_reason), "max_pairs");
+	for (int round = 0; round <= p->max_rounds; round++) {
+		/* R C [K] on even rounds, [K] C R on odd ones: drift and clock changes hit both sides alike */
+		int order[3] = { 0, 1, 2 };
+		if (round % 2) {
+			order[0] = nsides == 3 ? 2 : 1;
+			order[1] = nsides == 3 ? 1 : 0;
+			order[2] = 0;
+		}
+		double got[3] = { 0, 0, 0 };
+		for (int i = 0; i < nsides; i++) {
+			struct side *s = all[order[i]];
+			json_t *req = json_pack("{s:s, s:s, s:i}", "cmd", "time", "which", s->which, "set", round % p->nsets);
+			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
+				free(rbuf);
+				return -1;
+			}
+			got[order[i]] = json_number_value(json_object_get(reply, "us"));
+			json_decref(reply);
+		}
+		if (round == 0)
+			continue; /* first round: caches, allocator and clocks still settling */
+		for (int s = 0; s < 3; s++)
+			dst[s][n] = got[s];
+		n++;
+		if ((int)n >= MIN_ROUNDS) {
+			ratios(t->eager_us, t->candidate_us, n, rbuf);
+			if (median_rse(rbuf, n, p->base_seed) < p->rse_target) {
+				snprintf(t->stop_reason, sizeof(t->stop_reason), "rse_target");
+				break;
+			}
+		}
+		if (proc_now() - t0 > p->cap_s) {
+			snprintf(t->stop_reason, sizeof(t->stop_reason), "time_cap");
+			break;
+		}
+	}
+	free(rbuf);
+	t->ran = 1;
+	t->eager.available = t->candidate.available = 1;
+	t->compiled.available = p->with_compiled;
+	summarise(t, n, p->base_seed);
+
+	/* the outputs of the last timed calls, saved for the parent to re-validate (H12) */
+	json_t *req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->ref_out,
+				"max_output_bytes", (json_int_t)p->max_output_bytes);
+	if (ask(&R, req, &reply, ref_deadline, fault, cand_failed, msg))
+		return -1;
+	json_decref(reply);
+	req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->cand_out,
+			"max_output_bytes", (json_int_t)p->max_output_bytes);
+	if (ask(&C, req, &reply, cand_deadline, fault, cand_failed, msg))
+		return -1;
+	json_decref(reply);
+	return 0;
+}

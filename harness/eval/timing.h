@@ -1,0 +1,27 @@
+/* timing.h - paired, interleaved timing (DESIGN §5.5): the reference and the candidate workers
+ * stay alive together and the parent alternates single timed calls between them. */
+#ifndef SB_TIMING_H
+#define SB_TIMING_H
+
+#include "../core/config.h"
+#include "verdict.h"
+#include "worker_client.h"
+
+struct timing_plan {
+	int max_rounds;          /* eval.perf_trials */
+	int warmup_ms, warmup_calls;
+	double rse_target;
+	double cap_s;            /* wall-clock cap of the loop itself */
+	int nsets;               /* input sets rotated so no call sees the pointers of the previous one */
+	uint32_t base_seed;
+	long long flush_bytes;   /* L2 flush buffer; 0 on the CPU */
+	int with_compiled;       /* the reference worker also has a torch.compile'd model */
+	long long max_output_bytes;
+	const char *ref_out, *cand_out; /* where the last timed outputs are saved for re-validation */
+};
+
+/* Fills v->timing. Returns 0, or -1 with `fault` (which side failed in `*cand_failed`). */
+int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
+	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **fail_msg);
+
+#endif

@@ -1,0 +1,256 @@
+/* verdict.c - verdicts as JSON (docs/verdict.md, stable field names) and as the text a person
+ * reads after `stitchbench eval`. Non-finite numbers become null: JSON cannot carry them. */
+#include "verdict.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {
+	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error",
+};
+
+const char *verdict_status_name(enum verdict_status s)
+{
+	return status_names[s];
+}
+
+void verdict_init(struct verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+}
+
+void verdict_release(struct verdict *v)
+{
+	free(v->message);
+	free(v->detail);
+	free(v->candidate_path);
+	for (size_t i = 0; i < v->ntrials; i++)
+		free(v->trials[i].outputs);
+	free(v->trials);
+	for (size_t i = 0; i < v->nfindings; i++)
+		free(v->findings[i].message);
+	free(v->findings);
+	free(v->timing.eager_us);
+	free(v->timing.candidate_us);
+	free(v->timing.compiled_us);
+	free(v->log_tail);
+	memset(v, 0, sizeof(*v));
+}
+
+void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	v->status = s;
+	free(v->message);
+	v->message = strbuf_detach(&sb, NULL);
+}
+
+void verdict_add_finding(struct verdict *v, const char *id, const char *severity, int line, int col, const char *msg)
+{
+	v->findings = xrealloc(v->findings, (v->nfindings + 1) * sizeof(*v->findings));
+	struct finding *f = &v->findings[v->nfindings++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->id, sizeof(f->id), "%s", id);
+	snprintf(f->severity, sizeof(f->severity), "%s", severity);
+	f->message = xstrdup(msg);
+	f->line = line;
+	f->col = col;
+}
+
+/* ---------- JSON ---------- */
+
+static json_t *jreal(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *jstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *stats_json(const struct sample_stats *s, int as_us)
+{
+	const char *sfx = as_us ? "_us" : "";
+	char k[6][16];
+	snprintf(k[0], 16, "median%s", sfx); snprintf(k[1], 16, "mean%s", sfx); snprintf(k[2], 16, "p25%s", sfx);
+	snprintf(k[3], 16, "p75%s", sfx); snprintf(k[4], 16, "min%s", sfx); snprintf(k[5], 16, "max%s", sfx);
+	json_t *o = json_object();
+	json_object_set_new(o, "n", json_integer((json_int_t)s->n));
+	json_object_set_new(o, k[0], jreal(s->median));
+	json_object_set_new(o, k[1], jreal(s->mean));
+	json_object_set_new(o, k[2], jreal(s->p25));
+	json_object_set_new(o, k[3], jreal(s->p75));
+	json_object_set_new(o, k[4], jreal(s->min));
+	json_object_set_new(o, k[5], jreal(s->max));
+	json_object_set_new(o, "cv", jreal(s->cv));
+	return o;
+}
+
+static json_t *compare_json(const struct output_check *oc)
+{
+	const struct compare_result *c = &oc->cmp;
+	json_t *coord = json_array();
+	for (int d = 0; c->worst_index >= 0 && d < ST_MAX_DIMS && d < oc->ndim; d++)
+		json_array_append_new(coord, json_integer(c->worst_coord[d]));
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(oc->name));
+	json_object_set_new(o, "pass", json_boolean(c->pass));
+	json_object_set_new(o, "shape_mismatch", json_boolean(c->shape_mismatch));
+	json_object_set_new(o, "dtype_mismatch", json_boolean(c->dtype_mismatch));
+	json_object_set_new(o, "mismatched", json_integer(c->n_mismatched));
+	json_object_set_new(o, "max_abs_error", jreal(c->max_abs));
+	json_object_set_new(o, "max_rel_error", jreal(c->max_rel));
+	json_object_set_new(o, "worst_index", json_integer(c->worst_index));
+	json_object_set_new(o, "worst_coord", coord);
+	json_object_set_new(o, "worst_expected", jreal(c->worst_expected));
+	json_object_set_new(o, "worst_actual", jreal(c->worst_actual));
+	json_object_set_new(o, "detail", json_string(c->detail));
+	return o;
+}
+
+static json_t *timing_json(const struct timing_result *t)
+{
+	if (!t->ran)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "clock", json_string(t->clock));
+	json_object_set_new(o, "pairs", json_integer((json_int_t)t->pairs));
+	json_object_set_new(o, "stop_reason", json_string(t->stop_reason));
+	json_object_set_new(o, "eager", stats_json(&t->eager.us, 1));
+	json_object_set_new(o, "candidate", stats_json(&t->candidate.us, 1));
+	json_object_set_new(o, "compiled", t->compiled.available ? stats_json(&t->compiled.us, 1) : json_null());
+	json_object_set_new(o, "ratio_eager", stats_json(&t->ratio_eager, 0));
+	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
+	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
+	json_t *raw = json_object(), *e = json_array(), *c = json_array(), *k = json_array();
+	for (size_t i = 0; i < t->pairs; i++) {
+		json_array_append_new(e, jreal(t->eager_us[i]));
+		json_array_append_new(c, jreal(t->candidate_us[i]));
+		if (t->compiled.available)
+			json_array_append_new(k, jreal(t->compiled_us[i]));
+	}
+	json_object_set_new(raw, "eager_us", e);
+	json_object_set_new(raw, "candidate_us", c);
+	json_object_set_new(raw, "compiled_us", k);
+	json_object_set_new(o, "samples", raw);
+	return o;
+}
+
+static json_t *speedup_json(const struct timing_result *t)
+{
+	if (!t->ran)
+		return json_null();
+	json_t *o = json_object();
+	json_object_set_new(o, "vs_eager", jreal(t->speedup_eager));
+	json_object_set_new(o, "vs_eager_ci95", json_pack("[o,o]", jreal(t->speedup_eager_lo), jreal(t->speedup_eager_hi)));
+	json_object_set_new(o, "vs_compiled", t->compiled.available ? jreal(t->speedup_compiled) : json_null());
+	json_object_set_new(o, "vs_compiled_ci95", t->compiled.available
+			    ? json_pack("[o,o]", jreal(t->speedup_compiled_lo), jreal(t->speedup_compiled_hi)) : json_null());
+	json_object_set_new(o, "vs_eager_mean_method", jreal(t->speedup_eager_mean_method));
+	return o;
+}
+
+json_t *verdict_to_json(const struct verdict *v)
+{
+	json_t *o = json_object(), *trials = json_array(), *findings = json_array();
+	for (size_t i = 0; i < v->ntrials; i++) {
+		const struct trial_result *t = &v->trials[i];
+		json_t *outs = json_array();
+		for (size_t j = 0; j < t->noutputs; j++)
+			json_array_append_new(outs, compare_json(&t->outputs[j]));
+		json_array_append_new(trials, json_pack("{s:I, s:b, s:b, s:o, s:o}", "seed", (json_int_t)t->seed, "pass", t->pass,
+							"inputs_mutated", t->inputs_mutated, "run_s", jreal(t->run_s), "outputs", outs));
+	}
+	for (size_t i = 0; i < v->nfindings; i++) {
+		const struct finding *f = &v->findings[i];
+		json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:i, s:i}", "id", f->id, "severity", f->severity,
+							  "message", f->message, "line", f->line, "col", f->col));
+	}
+	json_object_set_new(o, "schema", json_integer(VERDICT_SCHEMA));
+	json_object_set_new(o, "status", json_string(verdict_status_name(v->status)));
+	json_object_set_new(o, "message", jstr(v->message));
+	json_object_set_new(o, "detail", jstr(v->detail));
+	json_object_set_new(o, "problem", json_pack("{s:s, s:s}", "ref", v->problem, "sha256", v->problem_sha256));
+	json_object_set_new(o, "candidate", json_pack("{s:o, s:s}", "path", jstr(v->candidate_path), "sha256", v->candidate_sha256));
+	json_object_set_new(o, "trials", trials);
+	json_object_set_new(o, "timing", timing_json(&v->timing));
+	json_object_set_new(o, "speedup", speedup_json(&v->timing));
+	json_object_set_new(o, "findings", findings);
+	json_object_set_new(o, "env", json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "device", v->env.device, "gpu", v->env.gpu,
+						"sm", v->env.sm, "torch", v->env.torch, "torch_cuda", v->env.torch_cuda,
+						"python", v->env.python));
+	json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:i, s:b, s:s}", "network_namespace", v->sandbox.netns,
+						    "pid_namespace", v->sandbox.pidns, "landlock_abi", v->sandbox.landlock_abi,
+						    "capabilities_dropped", v->sandbox.caps_dropped, "notes", v->sandbox.notes));
+	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s}", "trials", v->settings.trials, "perf_trials",
+						     v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
+						     v->settings.tolerance));
+	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o}", "total", jreal(v->seconds.total),
+						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),
+						    "correctness", jreal(v->seconds.correctness), "timing", jreal(v->seconds.timing)));
+	json_object_set_new(o, "reference_cached", json_boolean(v->reference_cached));
+	json_object_set_new(o, "log_tail", jstr(v->log_tail));
+	return o;
+}
+
+/* ---------- text ---------- */
+
+static void print_side(struct strbuf *out, const char *name, const struct timing_side *s)
+{
+	if (!s->available)
+		return;
+	strbuf_addf(out, "  %-10s median %10.2f us   mean %10.2f   p25 %10.2f   p75 %10.2f   min %10.2f   cv %5.2f%%\n", name,
+		    s->us.median, s->us.mean, s->us.p25, s->us.p75, s->us.min, 100 * s->us.cv);
+}
+
+void verdict_print(const struct verdict *v, struct strbuf *out)
+{
+	strbuf_addf(out, "%s %s: %s\n", v->problem, v->candidate_path ? v->candidate_path : "", verdict_status_name(v->status));
+	if (v->message)
+		strbuf_addf(out, "  %s\n", v->message);
+	for (size_t i = 0; i < v->ntrials; i++) {
+		const struct trial_result *t = &v->trials[i];
+		for (size_t j = 0; j < t->noutputs; j++) {
+			const struct compare_result *c = &t->outputs[j].cmp;
+			strbuf_addf(out, "  trial %zu (seed %u) %-5s %s  max abs %.3g  max rel %.3g%s%s\n", i, t->seed,
+				    t->outputs[j].name, c->pass ? "ok  " : "FAIL", c->max_abs, c->max_rel,
+				    c->pass ? "" : "  ", c->pass ? "" : c->detail);
+		}
+		if (t->inputs_mutated)
+			strbuf_addf(out, "  trial %zu: the candidate modified its inputs\n", i);
+	}
+	if (v->timing.ran) {
+		const struct timing_result *t = &v->timing;
+		strbuf_addf(out, "  timing (%s, %zu interleaved rounds, stopped by %s):\n", t->clock, t->pairs, t->stop_reason);
+		print_side(out, "eager", &t->eager);
+		print_side(out, "candidate", &t->candidate);
+		print_side(out, "compiled", &t->compiled);
+		strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; KernelBench mean method %.3fx)\n",
+			    t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi, t->speedup_eager_mean_method);
+		if (t->compiled.available)
+			strbuf_addf(out, "  speedup vs compiled  %.3fx  (95%% CI %.3f-%.3f)\n", t->speedup_compiled,
+				    t->speedup_compiled_lo, t->speedup_compiled_hi);
+		else
+			strbuf_addstr(out, "  speedup vs compiled  n/a (torch.compile is not available with this torch)\n");
+	}
+	for (size_t i = 0; i < v->nfindings; i++)
+		strbuf_addf(out, "  finding %s (%s)%s: %s\n", v->findings[i].id, v->findings[i].severity,
+			    v->findings[i].line ? "" : "", v->findings[i].message);
+	if (v->detail && *v->detail)
+		strbuf_addf(out, "  ---\n%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
+	strbuf_addf(out, "  env: %s%s%s, torch %s; sandbox: netns %s, pidns %s, landlock %s%s%s\n", v->env.device,
+		    *v->env.gpu ? " " : "", v->env.gpu, v->env.torch, v->sandbox.netns ? "yes" : "no",
+		    v->sandbox.pidns ? "yes" : "no", v->sandbox.landlock_abi ? "yes" : "no",
+		    *v->sandbox.notes ? "; " : "", v->sandbox.notes);
+	strbuf_addf(out, "  seconds: total %.2f (reference %.2f%s, build %.2f, correctness %.2f, timing %.2f)\n",
+		    v->seconds.total, v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build,
+		    v->seconds.correctness, v->seconds.timing);
+}

@@ -1,0 +1,95 @@
+/* verdict.h - the result of evaluating one candidate: status, per-trial errors, paired timings,
+ * speedups, findings and the environment (DESIGN §5.7). One struct, serialised by verdict.c. */
+#ifndef SB_VERDICT_H
+#define SB_VERDICT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/strbuf.h"
+#include "compare.h"
+#include "sandbox.h"
+#include "stats.h"
+
+#define VERDICT_SCHEMA 1
+
+enum verdict_status {
+	V_PASS, V_INCORRECT, V_COMPILE_ERROR, V_RUNTIME_ERROR, V_TIMEOUT, V_REJECTED, V_FORMAT_ERROR,
+};
+
+struct output_check {
+	char name[16];
+	int ndim;                    /* of the candidate's tensor, for worst_coord */
+	struct compare_result cmp;
+};
+
+struct trial_result {
+	uint32_t seed;
+	int pass;
+	int inputs_mutated;          /* the candidate changed its inputs (H10 evidence) */
+	double run_s;
+	struct output_check *outputs;
+	size_t noutputs;
+};
+
+struct finding {
+	char id[8];                  /* "H10" */
+	char severity[8];            /* "reject" | "flag" */
+	char *message;
+	int line, col;               /* 0 when found at run time */
+};
+
+struct timing_side {
+	int available;
+	struct sample_stats us;      /* per-call microseconds */
+};
+
+struct timing_result {
+	int ran;
+	char clock[16];              /* "cuda_event" | "host" */
+	size_t pairs;                /* rounds kept (the first is discarded) */
+	char stop_reason[32];        /* "rse_target" | "max_pairs" | "time_cap" */
+	struct timing_side eager, candidate, compiled;
+	struct sample_stats ratio_eager, ratio_compiled;    /* per-round reference/candidate */
+	double speedup_eager, speedup_eager_lo, speedup_eager_hi;
+	double speedup_compiled, speedup_compiled_lo, speedup_compiled_hi;
+	double speedup_eager_mean_method; /* KernelBench's: mean(reference) / mean(candidate), unpaired */
+	int revalidated;             /* timed outputs re-checked against the reference */
+	double *eager_us, *candidate_us, *compiled_us; /* raw per-round samples */
+};
+
+struct verdict_env {
+	char device[24], gpu[128], sm[8], torch[32], torch_cuda[16], python[16];
+};
+
+struct verdict {
+	enum verdict_status status;
+	char *message;               /* one line a person reads first */
+	char *detail;                /* trimmed compiler errors, traceback, or the failing comparison */
+	char problem[16], problem_sha256[65], candidate_sha256[65];
+	char *candidate_path;
+	struct trial_result *trials;
+	size_t ntrials;
+	struct timing_result timing;
+	struct finding *findings;
+	size_t nfindings;
+	struct verdict_env env;
+	struct sandbox_report sandbox;
+	struct { int trials, perf_trials, seed; char tolerance[16]; } settings;
+	struct { double total, reference, build, correctness, timing; } seconds;
+	int reference_cached;
+	char *log_tail;              /* the candidate worker's stdout/stderr tail */
+};
+
+const char *verdict_status_name(enum verdict_status s);
+void verdict_init(struct verdict *v);
+void verdict_release(struct verdict *v);
+__attribute__((format(printf, 3, 4)))
+void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...);
+void verdict_add_finding(struct verdict *v, const char *id, const char *severity, int line, int col, const char *msg);
+
+json_t *verdict_to_json(const struct verdict *v);
+void verdict_print(const struct verdict *v, struct strbuf *out);
+
+#endif

@@ -1,0 +1,168 @@
+/* worker_client.c - talks to harness/worker/worker.py over its private fd 3/4 channel while
+ * draining its stdout/stderr, so neither a chatty nor a silent, hung or crashed worker can stall us. */
+#include "worker_client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_error *err)
+{
+	memset(w, 0, sizeof(*w));
+	proc_result_init(&w->log);
+	strbuf_init(&w->pending, 0);
+	strvec_push(&w->argv, spec->python);
+	strvec_push(&w->argv, "-u");
+	strvec_push(&w->argv, spec->script);
+	sandbox_env(&w->env, spec->env);
+	w->opts = (struct proc_opts){
+		.argv = w->argv.v, .env = w->env.v, .cwd = spec->dir, .channel = 1, .keep_tail = 1,
+		.out_cap = spec->log_cap ? spec->log_cap : 64 << 10, .err_cap = spec->log_cap ? spec->log_cap : 64 << 10,
+		.pre_exec = spec->sandbox ? sandbox_enter : NULL, .pre_exec_arg = (void *)spec->sandbox,
+	};
+	int rc = proc_start(&w->opts, &w->h);
+	if (rc)
+		return sb_error_set(err, SB_EENV, "cannot start the worker %s: %s", spec->script, strerror(-rc));
+	w->started = 1;
+	return 0;
+}
+
+static void describe_death(struct worker *w, struct worker_fault *f)
+{
+	proc_finish(&w->h, &w->opts, &w->log, proc_now() + 5);
+	w->finished = 1;
+	f->kind = WF_DIED;
+	if (w->log.spawn_failed)
+		snprintf(f->what, sizeof(f->what), "the worker could not start (%s)", w->log.err.buf);
+	else if (w->log.signaled)
+		snprintf(f->what, sizeof(f->what), "the worker was killed by SIG%s (%s)",
+			 sigabbrev_np(w->log.signo) ? sigabbrev_np(w->log.signo) : "?", strsignal(w->log.signo));
+	else
+		snprintf(f->what, sizeof(f->what), "the worker exited with status %d", w->log.exit_code);
+	if (w->log.signaled && w->log.signo == SIGXCPU)
+		strncat(f->what, " (CPU time limit)", sizeof(f->what) - strlen(f->what) - 1);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault)
+{
+	memset(fault, 0, sizeof(*fault));
+	*reply = NULL;
+	if (w->finished) {
+		fault->kind = WF_DIED;
+		snprintf(fault->what, sizeof(fault->what), "the worker is no longer running");
+		return -1;
+	}
+	char *line = json_dumps(req, JSON_COMPACT);
+	size_t len = strlen(line);
+	line = xrealloc(line, len + 2);
+	line[len++] = '\n';
+	/* a dead reader makes write fail with EPIPE instead of killing us */
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	int wrc = write_all(w->h.cmd_fd, line, len);
+	signal(SIGPIPE, old);
+	free(line);
+	if (wrc) {
+		describe_death(w, fault);
+		return -1;
+	}
+	for (;;) {
+		char *nl = memchr(w->pending.buf, '\n', w->pending.len);
+		if (nl) {
+			json_error_t jerr;
+			size_t n = (size_t)(nl - w->pending.buf);
+			*reply = json_loadb(w->pending.buf, n, 0, &jerr);
+			memmove(w->pending.buf, nl + 1, w->pending.len - n - 1);
+			strbuf_setlen(&w->pending, w->pending.len - n - 1);
+			if (!json_is_object(*reply)) {
+				json_decref(*reply);
+				*reply = NULL;
+				fault->kind = WF_PROTOCOL;
+				snprintf(fault->what, sizeof(fault->what), "the worker sent an unreadable reply (%s)", jerr.text);
+				proc_kill(&w->h);
+				return -1;
+			}
+			return 0;
+		}
+		double left = deadline - proc_now();
+		if (left <= 0) {
+			fault->kind = WF_TIMEOUT;
+			snprintf(fault->what, sizeof(fault->what), "no reply before the deadline");
+			proc_kill(&w->h);
+			return -1;
+		}
+		/* wait on the reply channel and its logs together */
+		struct pollfd pf = { .fd = w->h.reply_fd, .events = POLLIN };
+		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
+		proc_pump(&w->h, &w->opts, &w->log, 0);
+		int pr = poll(&pf, 1, ms);
+		if (pr > 0) {
+			char buf[65536];
+			ssize_t n = read(w->h.reply_fd, buf, sizeof(buf));
+			if (n > 0) {
+				if (w->pending.len + (size_t)n > (64u << 20)) {
+					fault->kind = WF_PROTOCOL;
+					snprintf(fault->what, sizeof(fault->what), "the worker's reply exceeds 64 MiB");
+					proc_kill(&w->h);
+					return -1;
+				}
+				strbuf_add(&w->pending, buf, (size_t)n);
+			} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+				describe_death(w, fault);
+				return -1;
+			}
+		}
+	}
+}
+
+void worker_stop(struct worker *w, double grace_s)
+{
+	if (!w->started)
+		return;
+	if (!w->finished) {
+		json_t *q = json_pack("{s:s}", "cmd", "quit"), *r = NULL;
+		struct worker_fault f;
+		if (worker_call(w, q, &r, proc_now() + grace_s, &f) == 0)
+			json_decref(r);
+		json_decref(q);
+		if (!w->finished)
+			proc_finish(&w->h, &w->opts, &w->log, proc_now() + grace_s);
+		w->finished = 1;
+	}
+	strvec_clear(&w->argv);
+	strvec_clear(&w->env);
+	strbuf_release(&w->pending);
+	w->started = 0;
+}
+
+char *worker_log_tail(struct worker *w, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (w->log.out.len)
+		strbuf_addf(&sb, "%s%s", w->log.out.buf, w->log.err.len ? "\n" : "");
+	strbuf_addstr(&sb, w->log.err.buf);
+	if (sb.len > max) {
+		char *t = xstrfmt("...%s", sb.buf + sb.len - max);
+		strbuf_release(&sb);
+		return t;
+	}
+	return strbuf_detach(&sb, NULL);
+}

@@ -1,0 +1,48 @@
+/* worker_client.h - the parent's side of a worker process: start it (sandboxed or not), send one
+ * JSON request, read one JSON reply within a deadline, and describe how it died if it did. */
+#ifndef SB_WORKER_CLIENT_H
+#define SB_WORKER_CLIENT_H
+
+#include <jansson.h>
+
+#include "../core/error.h"
+#include "../core/proc.h"
+#include "sandbox.h"
+
+struct worker_spec {
+	const char *python;
+	const char *script;        /* harness/worker/worker.py */
+	const char *dir;           /* private working directory (created by the caller) */
+	const char *const *env;    /* extra NAME=value on top of the allow-list */
+	const struct sandbox_opts *sandbox; /* NULL: trusted (reference) worker */
+	size_t log_cap;            /* bytes of stdout/stderr kept (the tail) */
+};
+
+/* Why a call did not produce a reply. */
+enum worker_fault_kind { WF_NONE, WF_DIED, WF_TIMEOUT, WF_PROTOCOL };
+
+struct worker_fault {
+	enum worker_fault_kind kind;
+	char what[512];            /* "killed by SIGSEGV", "exited with status 1", "no reply within 30 s" */
+};
+
+struct worker {
+	struct proc_opts opts;
+	struct proc_handle h;
+	struct proc_result log;    /* captured stdout and stderr (tails) */
+	struct strvec argv, env;
+	struct strbuf pending;     /* reply bytes read but not yet a full line */
+	int started, finished;
+};
+
+int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_error *err);
+/* Sends `req` (not stolen) and waits for the reply until `deadline` (proc_now() seconds).
+ * Returns 0 with *reply set (the caller json_decref's it), or -1 with `fault` filled; after a
+ * fault the worker is dead or killed and must not be called again. */
+int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault);
+/* Asks it to quit, waits up to grace_s, then kills its whole process group; reaps it. */
+void worker_stop(struct worker *w, double grace_s);
+/* The last `max` bytes of what it printed (stderr after stdout), for verdicts. */
+char *worker_log_tail(struct worker *w, size_t max);
+
+#endif

@@ -1,0 +1,93 @@
+# sbtensors.py - writes (and, for tests, reads) safetensors files by hand, so that workers need no
+# `safetensors` package. Thin on purpose: the C parent (harness/eval/safetensors.c) validates and judges.
+import ctypes
+import json
+import os
+import struct
+import sys
+import tempfile
+
+import torch
+
+# name in the header, bytes per element
+_DTYPES = {
+    torch.float32: ("F32", 4),
+    torch.float16: ("F16", 2),
+    torch.bfloat16: ("BF16", 2),
+    torch.float64: ("F64", 8),
+    torch.int64: ("I64", 8),
+    torch.int32: ("I32", 4),
+    torch.int16: ("I16", 2),
+    torch.int8: ("I8", 1),
+    torch.uint8: ("U8", 1),
+    torch.bool: ("BOOL", 1),
+}
+_BY_NAME = {name: dt for dt, (name, _) in _DTYPES.items()}
+
+# The format is little endian and the bytes below are the machine's own; every target is LE.
+if sys.byteorder != "little":
+    raise ImportError("sbtensors writes the machine's byte order and needs a little-endian machine")
+
+
+def _raw_bytes(t):
+    """The tensor's elements as C-contiguous bytes.
+
+    Copied straight from the CPU tensor's memory rather than through .numpy(): torch 2.x may have
+    no numpy, and numpy has no bfloat16, so this one path serves every dtype on 1.13 and 2.x alike.
+    """
+    t = t.detach().to("cpu").contiguous()
+    n = t.numel() * t.element_size()
+    return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
+def save(path, tensors, metadata=None):
+    """Writes `tensors` (name -> tensor) in dict order; replaces `path` atomically."""
+    header = {}
+    if metadata is not None:
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+            raise TypeError("safetensors metadata must map str to str")
+        header["__metadata__"] = dict(metadata)
+    blobs, offset = [], 0
+    for name, t in tensors.items():
+        if not isinstance(name, str) or name == "__metadata__":
+            raise ValueError("bad tensor name %r" % (name,))
+        if t.dtype not in _DTYPES:
+            raise ValueError("tensor %r: dtype %s cannot be stored" % (name, t.dtype))
+        data = _raw_bytes(t)
+        header[name] = {"dtype": _DTYPES[t.dtype][0], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # the data section then starts 8-byte aligned (8 + len)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(struct.pack("<Q", len(text)))
+            f.write(text)
+            for data in blobs:
+                f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load(path):
+    """Returns ({name: tensor}, metadata or {}); trusts the file (tests only, the C side validates)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    metadata = header.pop("__metadata__", {})
+    base, out = 8 + n, {}
+    for name, info in header.items():
+        dtype = _BY_NAME[info["dtype"]]
+        begin, end = info["data_offsets"]
+        if end == begin:  # frombuffer refuses an empty buffer
+            out[name] = torch.empty(info["shape"], dtype=dtype)
+        else:
+            buf = bytearray(raw[base + begin:base + end])
+            out[name] = torch.frombuffer(buf, dtype=dtype).reshape(info["shape"])
+    return out, metadata

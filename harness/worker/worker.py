@@ -1,0 +1,304 @@
+# worker.py - the evaluation worker. It loads a problem (and, as a candidate, the file defining
+# ModelNew), draws seeded inputs, runs, times and saves outputs when the parent asks. No decisions.
+#
+# Protocol: one JSON object per line, requests on fd 3, replies on fd 4 (DESIGN §5, docs/worker.md).
+# Anything the loaded code prints goes to stdout/stderr, which the parent captures separately.
+import ctypes
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sbtensors  # noqa: E402  (next to this file)
+
+import torch  # noqa: E402
+
+
+class WorkerError(Exception):
+    """An error the parent turns into a verdict status (kind = compile_error, runtime_error, ...)."""
+
+    def __init__(self, kind, message, tb=None):
+        super().__init__(message)
+        self.kind, self.message, self.tb = kind, message, tb
+
+
+def tail(text, n=4000):
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+def import_file(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fingerprint(xs):
+    """Cheap on-device checksums of every tensor input: detects mutation and unequal draws."""
+    out = []
+    for x in xs:
+        if isinstance(x, torch.Tensor):
+            d = x.detach().to(torch.float64)
+            out.append([float(d.sum()), float((d * d).sum()), int(x.numel()), str(x.dtype), list(x.shape)])
+        else:
+            out.append([repr(x)])
+    return out
+
+
+def as_outputs(result):
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)) and result and all(isinstance(t, torch.Tensor) for t in result):
+        return list(result)
+    raise WorkerError("runtime_error", "forward returned %s, not a tensor or a tuple of tensors" % type(result).__name__)
+
+
+def find_cudart():
+    """libcudart as torch loaded it, for cudaCtxResetPersistingL2Cache (None where absent)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "libcudart" in line}
+        for p in sorted(paths):
+            lib = ctypes.CDLL(p)
+            if hasattr(lib, "cudaCtxResetPersistingL2Cache"):
+                return lib
+    except OSError:
+        pass
+    return None
+
+
+class Worker:
+    def __init__(self):
+        self.device = torch.device("cpu")
+        self.problem = None
+        self.models = {}          # "model" (eager reference or candidate), "compiled" (reference only)
+        self.timing_sets = []
+        self.flush = None
+        self.cudart = None
+        self.last = {}            # which -> outputs of the last timed call, for re-validation
+        self.builds = []
+
+    # ---- helpers ----
+    def cuda(self):
+        return self.device.type == "cuda"
+
+    def sync(self):
+        if self.cuda():
+            torch.cuda.synchronize(self.device)
+
+    def draw(self, seed):
+        """get_inputs() under a seed, drawn where it will be used (DESIGN §5)."""
+        torch.manual_seed(seed)
+        if self.cuda() and hasattr(torch, "device") and hasattr(torch.device, "__enter__"):
+            with torch.device(self.device):
+                xs = self.problem.get_inputs()
+        else:
+            xs = self.problem.get_inputs()
+        return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in xs]
+
+    def patch_load_inline(self, ext_dir):
+        """Builds land in ext_dir/<hash of sources, flags, arch, torch>: a rebuild is a cache hit."""
+        import torch.utils.cpp_extension as ext
+        original = ext.load_inline
+        worker = self
+
+        def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
+            key = hashlib.sha256(json.dumps([
+                name, cpp_sources, cuda_sources, [repr(a) for a in args],
+                sorted((k, repr(v)) for k, v in kwargs.items() if k not in ("build_directory", "verbose")),
+                os.environ.get("TORCH_CUDA_ARCH_LIST", ""), torch.__version__,
+            ], sort_keys=True, default=str).encode()).hexdigest()[:24]
+            build_dir = os.path.join(ext_dir, key)
+            os.makedirs(build_dir, exist_ok=True)
+            cached = any(f.endswith(".so") for f in os.listdir(build_dir))
+            kwargs["build_directory"] = build_dir
+            t0 = time.perf_counter()
+            try:
+                return original(name, cpp_sources, cuda_sources, *args, **kwargs)
+            except Exception as exc:
+                raise WorkerError("compile_error", "load_inline(%r) failed: %s" % (name, exc)) from exc
+            finally:
+                worker.builds.append({"name": name, "key": key, "cached": cached,
+                                      "seconds": time.perf_counter() - t0})
+
+        ext.load_inline = load_inline
+
+    # ---- commands ----
+    def cmd_hello(self, req):
+        info = {"python": sys.version.split()[0], "torch": torch.__version__, "pid": os.getpid(),
+                "cuda_available": torch.cuda.is_available()}
+        if req.get("device", "cpu").startswith("cuda") and torch.cuda.is_available():
+            p = torch.cuda.get_device_properties(torch.device(req["device"]))
+            info.update(device_name=p.name, sm="%d%d" % (p.major, p.minor), torch_cuda=torch.version.cuda,
+                        l2_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_bytes=int(p.total_memory))
+        return info
+
+    def cmd_load(self, req):
+        self.device = torch.device(req["device"])
+        if self.cuda() and not req.get("build_only"):
+            torch.cuda.set_device(self.device)
+            self.cudart = find_cudart()
+        if req.get("ext_dir"):
+            self.patch_load_inline(req["ext_dir"])
+        t0 = time.perf_counter()
+        try:
+            self.problem = import_file(req["problem"], "sb_problem")
+        except Exception as exc:
+            raise WorkerError("runtime_error", "the problem file failed to import: %s" % exc, traceback.format_exc())
+        cls = self.problem.Model
+        if req.get("candidate"):
+            try:
+                cand = import_file(req["candidate"], "sb_candidate")
+            except WorkerError:
+                raise
+            except SyntaxError as exc:
+                raise WorkerError("compile_error", "SyntaxError: %s (line %s)" % (exc.msg, exc.lineno))
+            except Exception as exc:
+                raise WorkerError("compile_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+            cls = getattr(cand, "ModelNew", None)
+            if not isinstance(cls, type):
+                raise WorkerError("compile_error", "the candidate defines no class ModelNew")
+        import_s = time.perf_counter() - t0
+        if req.get("build_only"):
+            return {"import_s": import_s, "builds": self.builds}
+        t0 = time.perf_counter()
+        try:
+            # KernelBench's seeding: the same seed before the init inputs and before the constructor,
+            # so a ModelNew that creates its parameters in Model's order gets Model's weights.
+            torch.manual_seed(req["seed"])
+            init = self.problem.get_init_inputs()
+            torch.manual_seed(req["seed"])
+            model = cls(*init)
+            if isinstance(model, torch.nn.Module):
+                model = model.to(self.device)
+            self.sync()
+        except Exception as exc:
+            raise WorkerError("runtime_error", "constructing %s failed: %s: %s" % (cls.__name__, type(exc).__name__, exc),
+                              tail(traceback.format_exc()))
+        self.models["model"] = model
+        compiled = False
+        if req.get("compile") and hasattr(torch, "compile"):
+            self.models["compiled"] = torch.compile(model)
+            compiled = True
+        return {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
+                "compile_available": compiled}
+
+    def call(self, which, xs):
+        fn = self.models[which]
+        with torch.no_grad():
+            return fn(*xs)
+
+    def cmd_run(self, req):
+        """One correctness trial: draw inputs from the seed, run, save the outputs."""
+        xs = self.draw(req["seed"])
+        before = fingerprint(xs)
+        t0 = time.perf_counter()
+        try:
+            outs = as_outputs(self.call(req.get("which", "model"), xs))
+            self.sync()
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+        run_s = time.perf_counter() - t0
+        reply = {"run_s": run_s, "inputs_before": before, "inputs_after": fingerprint(xs)}
+        reply.update(self.save(outs, req["out"], req.get("max_output_bytes", 0)))
+        return reply
+
+    def save(self, outs, path, limit):
+        total = sum(t.numel() * t.element_size() for t in outs)
+        if limit and total > limit:
+            raise WorkerError("output_too_large", "the outputs take %d bytes, more than the %d allowed" % (total, limit))
+        descr = [{"name": "out%d" % i, "dtype": str(t.dtype), "shape": list(t.shape), "type": type(t).__name__,
+                  "contiguous": bool(t.is_contiguous()), "layout": str(t.layout)} for i, t in enumerate(outs)]
+        try:
+            sbtensors.save(path, {"out%d" % i: t for i, t in enumerate(outs)})
+        except OSError as exc:
+            raise WorkerError("runtime_error", "saving the outputs failed: %s" % exc)
+        return {"outputs": descr}
+
+    def cmd_timing_setup(self, req):
+        self.timing_sets = [self.draw(s) for s in req["seeds"]]
+        if self.cuda() and req.get("flush_bytes"):
+            self.flush = torch.empty(int(req["flush_bytes"]) // 4, dtype=torch.float32, device=self.device)
+        return {"inputs": [fingerprint(xs) for xs in self.timing_sets]}
+
+    def timed(self, which, xs):
+        if not self.cuda():
+            t0 = time.perf_counter_ns()
+            out = self.call(which, xs)
+            return out, (time.perf_counter_ns() - t0) / 1000.0
+        if self.cudart is not None:
+            self.cudart.cudaCtxResetPersistingL2Cache()
+        if self.flush is not None:
+            self.flush.zero_()
+        stream = torch.cuda.current_stream(self.device)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        out = self.call(which, xs)
+        end.record(stream)
+        end.synchronize()
+        us = start.elapsed_time(end) * 1000.0
+        torch.cuda.synchronize(self.device)  # work left on other streams must not spill into the next call
+        return out, us
+
+    def cmd_warmup(self, req):
+        which, n, t0 = req.get("which", "model"), 0, time.perf_counter()
+        try:
+            while n < req.get("min_calls", 3) or (time.perf_counter() - t0) * 1000 < req.get("min_ms", 100):
+                self.timed(which, self.timing_sets[n % len(self.timing_sets)])
+                n += 1
+        except Exception as exc:
+            raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+        return {"calls": n, "seconds": time.perf_counter() - t0}
+
+    def cmd_time(self, req):
+        which = req.get("which", "model")
+        try:
+            out, us = self.timed(which, self.timing_sets[req["set"] % len(self.timing_sets)])
+        except Exception as exc:
+            raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+        self.last[which] = out
+        return {"us": us}
+
+    def cmd_save_last(self, req):
+        """Saves what the last timed call returned, so timed outputs are checked too (H12)."""
+        return self.save(as_outputs(self.last[req.get("which", "model")]), req["out"], req.get("max_output_bytes", 0))
+
+    def cmd_quit(self, req):
+        return {}
+
+
+def main():
+    requests = os.fdopen(3, "r", encoding="utf-8")
+    replies = os.fdopen(4, "w", encoding="utf-8")
+    sys.stdout = sys.stderr  # nothing the loaded code prints can reach the reply channel
+    w = Worker()
+    for line in requests:
+        req = json.loads(line)
+        handler = getattr(w, "cmd_" + req.get("cmd", ""), None)
+        t0 = time.perf_counter()
+        try:
+            if handler is None:
+                raise WorkerError("protocol_error", "unknown command %r" % req.get("cmd"))
+            reply = {"ok": True}
+            reply.update(handler(req))
+        except WorkerError as exc:
+            reply = {"ok": False, "kind": exc.kind, "message": exc.message, "traceback": exc.tb or ""}
+        except Exception as exc:  # a bug here or a crash inside torch: still an answer, never silence
+            reply = {"ok": False, "kind": "runtime_error", "message": "%s: %s" % (type(exc).__name__, exc),
+                     "traceback": tail(traceback.format_exc())}
+        reply["wall_s"] = time.perf_counter() - t0
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+        if req.get("cmd") == "quit":
+            break
+
+
+if __name__ == "__main__":
+    main()

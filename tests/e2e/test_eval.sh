@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# test_eval.sh - `stitchbench eval` on the CPU with real candidates (tests/fixtures/candidates):
+# pass, incorrect with the right worst index, compile_error, runtime_error from a segfault, timeout,
+# sandbox walls (network, writes outside, file size, forks), bad input, and --samples with resume.
+source "$(dirname "$0")/lib.sh"
+FIX="$SB_ROOT/tests/fixtures/candidates"
+export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+FAST=(--device cpu --trials 2 --perf-trials 3)
+
+run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${FAST[@]}" --json
+check_rc "a correct load_inline C++ candidate passes" 0
+status=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], len(v["trials"]), v["timing"]["clock"], v["speedup"]["vs_eager"] > 0, v["timing"]["revalidated"])' <<<"$OUT_TXT" 2>&1)
+if [ "$status" = "pass 2 host True True" ]; then _report ok "its JSON verdict has trials, host timing, a speedup and re-validation"; else
+	_report fail "its JSON verdict has trials, host timing, a speedup and re-validation" "$status"; fi
+
+run_sb eval "$FIX/relu_cpp_wrong.py" --problem L1/2 "${FAST[@]}" --json
+check_rc "a wrong candidate exits 1" 1
+got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], o["worst_coord"], round(o["max_abs_error"], 3), v["timing"])' <<<"$OUT_TXT" 2>&1)
+if [ "$got" = "incorrect 12305 [3, 17] 0.5 None" ]; then _report ok "it is incorrect, worst element [3, 17] (index 12305), error 0.5, not timed"; else
+	_report fail "it is incorrect, worst element [3, 17] (index 12305), error 0.5, not timed" "$got"; fi
+
+run_sb eval "$FIX/syntax_error.py" --problem L1/2 "${FAST[@]}"
+check_rc "a syntax error exits 1" 1
+check_out "a syntax error is compile_error" "L1/2 $FIX/syntax_error.py: compile_error"
+check_out "it names the line" "line 6"
+
+run_sb eval "$FIX/null_deref.py" --problem L1/2 "${FAST[@]}"
+check_out "a NULL dereference in the extension is runtime_error" ": runtime_error"
+check_out "it names the signal" "SIGSEGV"
+
+start=$(date +%s)
+run_sb eval "$FIX/infinite_loop.py" --problem L1/2 "${FAST[@]}" --timeout 15
+took=$(( $(date +%s) - start ))
+check_out "an infinite loop is a timeout" ": timeout"
+if [ "$took" -lt 60 ]; then _report ok "the timeout is reached within the limit ($took s)"; else
+	_report fail "the timeout is reached within the limit" "took $took s"; fi
+
+run_sb eval "$FIX/huge_write.py" --problem L1/2 "${FAST[@]}"
+check_out "a 1 GiB write is stopped" ": runtime_error"
+check_out "by the file-size limit" "File too large"
+
+# A listener on 127.0.0.1 that the candidate tries to reach.
+port_file="$TMP/port"; hits="$TMP/hits"
+python3 - "$port_file" "$hits" <<'PY' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(5); s.settimeout(120)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+try:
+    while True:
+        c, _ = s.accept(); open(sys.argv[2], "a").write("hit\n"); c.close()
+except OSError:
+    pass
+PY
+listener=$!
+for _ in $(seq 50); do [ -s "$port_file" ] && break; sleep 0.1; done
+port=$(cat "$port_file")
+cat >"$TMP/net.py" <<PY
+# tries to reach a server on the host; inside the sandbox it must fail, and then the output is honest
+import socket
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        s = socket.socket()
+        s.settimeout(3)
+        try:
+            s.connect(("127.0.0.1", $port))
+        except OSError:
+            return torch.relu(x)
+        raise RuntimeError("connected to the host from inside the sandbox")
+PY
+run_sb eval "$TMP/net.py" --problem L1/2 "${FAST[@]}"
+check_rc "a TCP connect to 127.0.0.1 fails inside the sandbox" 0
+if [ ! -s "$hits" ]; then _report ok "the listener saw no connection"; else _report fail "the listener saw no connection" "$(cat "$hits")"; fi
+kill "$listener" 2>/dev/null
+
+outside="$TMP/outside-$$"
+cat >"$TMP/escape.py" <<PY
+# writes outside its folder and reads the reference cache; both must fail
+import os
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        try:
+            open("$outside", "w").write("escaped")
+        except OSError:
+            pass
+        try:
+            os.listdir("$STITCHBENCH_CACHE/ref")
+            raise RuntimeError("could list the reference cache")
+        except PermissionError:
+            pass
+        return torch.relu(x)
+PY
+run_sb eval "$TMP/escape.py" --problem L1/2 "${FAST[@]}"
+check_rc "reading the reference cache fails inside the sandbox" 0
+if [ ! -e "$outside" ]; then _report ok "a write outside its folder fails"; else _report fail "a write outside its folder fails" "$outside exists"; fi
+
+run_sb eval "$FIX/forker.py" --problem L1/2 "${FAST[@]}"
+check_rc "a candidate that forks a detached child still gets its verdict" 0
+sleep 1
+if ! pgrep -f 'sleep 3599.125' >/dev/null; then _report ok "its detached child does not outlive the evaluation"; else
+	_report fail "its detached child does not outlive the evaluation" "$(pgrep -af 'sleep 3599.125')"; pkill -f 'sleep 3599.125'; fi
+
+run_sb eval "$TMP/missing.py" --problem L1/2 --device cpu
+check_rc "a missing candidate file is an input error" 2
+run_sb eval "$FIX/relu_cpp_ok.py" --problem L9/1 --device cpu
+check_rc "an unknown problem is an input error" 2
+run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/99 --device cpu
+check_err "a problem that is not in the suite is named" "no problem L1/99"
+run_sb eval "$FIX/relu_cpp_ok.py" --device cpu
+check_err "a missing --problem is explained" "add --problem L<level>/<id>"
+run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 --tolerance loose
+check_rc "a bad tolerance preset is an input error" 2
+
+# A KernelBench generations folder: one good, one broken, one misnamed file.
+gen="$TMP/gen"; mkdir -p "$gen"
+cp "$FIX/relu_cpp_ok.py" "$gen/level_1_problem_2_sample_0_kernel.py"
+cp "$FIX/syntax_error.py" "$gen/level_1_problem_2_sample_1_kernel.py"
+cp "$FIX/relu_cpp_ok.py" "$gen/notes.py"
+run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${FAST[@]}"
+check_rc "--samples judges a generations folder" 0
+check_out "it counts the verdicts" "2 judged: 1 pass, 0 incorrect, 1 compile_error"
+check_err "a misnamed file is reported" "notes.py: not named level_L_problem_ID_sample_S_kernel.py"
+lines=$(wc -l <"$TMP/v.jsonl")
+if [ "$lines" = 2 ]; then _report ok "one JSONL verdict per file"; else _report fail "one JSONL verdict per file" "$lines lines"; fi
+run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${FAST[@]}"
+check_out "a second run skips what is already judged" "0 judged"
+lines=$(wc -l <"$TMP/v.jsonl")
+if [ "$lines" = 2 ]; then _report ok "and keeps the earlier verdicts"; else _report fail "and keeps the earlier verdicts" "$lines lines"; fi
