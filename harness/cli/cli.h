@@ -52,6 +52,7 @@ void problems_args_release(struct problems_args *a);
 
 struct doctor_args {
 	struct config_opts cfg;
+	int offline;          /* --offline: do not contact LLM endpoints */
 	int help;
 };
 int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_error *err);

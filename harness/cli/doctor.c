@@ -15,6 +15,7 @@
 #include "../core/python.h"
 #include "../core/suite.h"
 #include "../eval/sandbox_caps.h"
+#include "../llm/llm.h"
 #include "cli.h"
 
 const char cmd_doctor_help[] =
@@ -23,11 +24,14 @@ const char cmd_doctor_help[] =
 	"  ok    works\n"
 	"  warn  works in a reduced way (e.g. no GPU: CPU evaluation only), with what to do\n"
 	"  fail  something a run needs is missing, with what to do\n"
+	"  skip  not checked (--offline)\n"
 	"Checks: CPU, NVIDIA GPUs (nvidia-smi; name, SM arch, memory, L2, driver), CUDA toolkit (nvcc),\n"
 	"the workers' Python and its torch (version, CUDA), gnuplot, SQLite, the candidate sandbox\n"
-	"(network namespace, Landlock) and the problem suite.\n\n"
+	"(network namespace, Landlock), the problem suite and, with --config, each model's endpoint.\n\n"
 	"Options:\n"
-	"   -c, --config FILE       validate FILE and print the resolved configuration (YAML)\n"
+	"   -c, --config FILE       validate FILE, probe each model's endpoint (GET /models latency; replay\n"
+	"                           cassettes are counted) and print the resolved configuration (YAML)\n"
+	"   --offline               do not contact the endpoints (their lines say skip)\n"
 	"   --set KEY=VALUE         override one config key (repeatable), e.g. --set eval.trials=10\n"
 	"   --python PATH           use this interpreter for the workers (same as --set python=PATH)\n"
 	"   --kernelbench-root PATH check this suite or KernelBench checkout instead of the bundled one\n\n"
@@ -210,6 +214,33 @@ static void check_suite(struct tally *t, const struct sb_ctx *ctx, const struct 
 	suite_release(&s);
 }
 
+/* One line per configured model. An unreachable endpoint is a warning, not a failure: the run may
+ * replay recordings, or the server may be started later (a vLLM on the GPU node). */
+static void check_llm(struct tally *t, const struct config *cfg, int offline)
+{
+	for (size_t i = 0; i < cfg->nmodels; i++) {
+		const struct model_cfg *m = &cfg->models[i];
+		if (offline && strcmp(m->provider, "replay")) {
+			printf("%-5s %-9s %s: %s not probed (--offline)\n", "skip", "llm", m->name, m->api_base);
+			continue;
+		}
+		struct strbuf d = STRBUF_INIT, nokey = STRBUF_INIT;
+		struct sb_error err = { 0 };
+		double lat;
+		if (llm_missing_key_env(m))
+			strbuf_addf(&nokey, "; $%s (its API key variable) is not set", llm_missing_key_env(m));
+		if (llm_check_endpoint(m, &lat, &d, &err))
+			line(t, "warn", "llm", "%s: %s%s", m->name, err.msg, nokey.buf);
+		else if (!strcmp(m->provider, "replay"))
+			line(t, "ok", "llm", "%s: %s", m->name, d.buf);
+		else
+			line(t, nokey.len ? "warn" : "ok", "llm", "%s: %s %.0f ms, %s%s", m->name, m->api_base,
+			     lat * 1e3, d.buf, nokey.buf);
+		strbuf_release(&d);
+		strbuf_release(&nokey);
+	}
+}
+
 int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx)
 {
 	struct doctor_args a;
@@ -242,6 +273,7 @@ int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx)
 	line(&t, "ok", "sqlite", "%s (linked statically)", sqlite3_libversion());
 	check_sandbox(&t);
 	check_suite(&t, ctx, &cfg);
+	check_llm(&t, &cfg, a.offline);
 	printf("summary: %d ok, %d warn, %d fail\n", t.ok, t.warn, t.fail);
 	if (a.cfg.config_path) {
 		struct strbuf yaml = STRBUF_INIT;

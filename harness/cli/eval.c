@@ -171,7 +171,7 @@ struct sample {
 	int sample;
 	char sha[65];
 	int built, build_failed;
-	char *build_msg;
+	char *build_msg, *build_detail;
 };
 
 struct build_pool {
@@ -195,7 +195,7 @@ static void *build_worker(void *arg)
 		struct sample *s = &bp->items[i];
 		struct sb_error err = { 0 };
 		int ok = 0;
-		if (eval_prebuild(bp->env, bp->cfg, s->problem, s->path, &ok, &s->build_msg, &err) == 0) {
+		if (eval_prebuild(bp->env, bp->cfg, s->problem, s->path, &ok, &s->build_msg, &s->build_detail, &err) == 0) {
 			s->built = ok;
 			s->build_failed = !ok;
 		}
@@ -354,11 +354,10 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		if (x->build_failed) {
 			/* the prebuild already saw the compile error: do not pay for it twice */
 			verdict_init(&v);
-			snprintf(v.problem, sizeof(v.problem), "L%d/%d", x->problem->level, x->problem->id);
-			memcpy(v.problem_sha256, x->problem->sha256, 65);
-			memcpy(v.candidate_sha256, x->sha, 65);
-			v.candidate_path = xstrdup(x->path);
+			eval_verdict_header(&env, cfg, x->problem, x->path, &v);
 			verdict_fail(&v, V_COMPILE_ERROR, "%s", x->build_msg ? x->build_msg : "build failed");
+			v.detail = x->build_detail;
+			x->build_detail = NULL;
 		} else if (evaluate(&env, cfg, x->problem, x->path, &v, &err)) {
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
@@ -388,8 +387,10 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		free(items[i].path);
 		free(items[i].build_msg);
 	}
-	for (size_t i = 0; i < np; i++)
+	for (size_t i = 0; i < np; i++) {
 		free(pending[i].build_msg);
+		free(pending[i].build_detail);
+	}
 	free(items);
 	free(pending);
 	free(output);

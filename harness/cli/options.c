@@ -59,7 +59,7 @@ static void getopt_reset(void)
 	opterr = 0;
 }
 
-enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_LEVEL, OPT_PROBLEMS };
+enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_LEVEL, OPT_PROBLEMS, OPT_OFFLINE };
 
 #define CONFIG_LONGOPTS                                             \
 	{ "config", required_argument, NULL, 'c' },                 \
@@ -152,7 +152,8 @@ void problems_args_release(struct problems_args *a)
 
 int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_error *err)
 {
-	static const struct option longopts[] = { CONFIG_LONGOPTS, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { CONFIG_LONGOPTS, { "offline", no_argument, NULL, OPT_OFFLINE },
+						  { NULL, 0, NULL, 0 } };
 	int c;
 	memset(a, 0, sizeof(*a));
 	getopt_reset();
@@ -161,6 +162,8 @@ int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_er
 			continue;
 		if (c == 'h')
 			a->help = 1;
+		else if (c == OPT_OFFLINE)
+			a->offline = 1;
 		else
 			return bad_option("doctor", c, argv, err);
 	}

@@ -510,9 +510,11 @@ static void ctx_release(struct eval_ctx *c)
 	strvec_clear(&c->ref_env);
 }
 
-static void fill_header(struct eval_ctx *c, const char *candidate_path)
+void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			 const char *candidate_path, struct verdict *v)
 {
-	struct verdict *v = c->v;
+	struct eval_ctx ctx = { .e = e, .cfg = cfg, .p = p, .v = v };
+	struct eval_ctx *c = &ctx;
 	snprintf(v->problem, sizeof(v->problem), "L%d/%d", c->p->level, c->p->id);
 	memcpy(v->problem_sha256, c->p->sha256, 65);
 	v->candidate_path = xstrdup(candidate_path);
@@ -530,8 +532,14 @@ static void fill_header(struct eval_ctx *c, const char *candidate_path)
 
 static int make_dirs(struct eval_ctx *c, struct sb_error *err)
 {
-	static unsigned counter;
-	c->workdir = xstrfmt("%s/work/eval-%d-%u-%ld", c->e->cache_root, (int)getpid(), counter++, (long)(proc_now() * 1000));
+	/* mkdtemp: evaluations run concurrently (parallel builds), each needs a folder of its own */
+	char *parent = xstrfmt("%s/work", c->e->cache_root);
+	fs_mkdirs(parent, 0700);
+	c->workdir = xstrfmt("%s/eval-XXXXXX", parent);
+	free(parent);
+	if (!mkdtemp(c->workdir))
+		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work: %s", c->e->cache_root,
+				    strerror(errno));
 	c->ref_dir = xstrfmt("%s/ref", c->workdir);
 	c->cand_dir = xstrfmt("%s/cand", c->workdir);
 	c->ext_dir = xstrfmt("%s/ext", c->e->cache_root);
@@ -558,7 +566,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	int rc;
 
 	verdict_init(v);
-	fill_header(&c, candidate_path);
+	eval_verdict_header(e, cfg, p, candidate_path, v);
 	if ((rc = make_dirs(&c, err)))
 		goto out;
 	set_cand_env(&c);
@@ -632,7 +640,7 @@ out:
 }
 
 int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-		  int *ok, char **msg, struct sb_error *err)
+		  int *ok, char **msg, char **detail, struct sb_error *err)
 {
 	struct verdict v;
 	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = &v };
@@ -640,7 +648,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 	int rc;
 	verdict_init(&v);
 	*ok = 0;
-	*msg = NULL;
+	*msg = *detail = NULL;
 	if ((rc = make_dirs(&c, err)) == 0) {
 		set_cand_env(&c);
 		c.out_bytes = 0;
@@ -651,6 +659,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 				*ok = 1;
 			} else if (v.status == V_COMPILE_ERROR) {
 				*msg = xstrdup(v.message ? v.message : "build failed");
+				*detail = v.detail ? xstrdup(v.detail) : NULL;
 			} else {
 				*ok = 1; /* not a build failure: the evaluation proper will report it */
 			}

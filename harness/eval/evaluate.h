@@ -31,9 +31,14 @@ void eval_env_release(struct eval_env *e);
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	     struct verdict *v, struct sb_error *err);
 
+/* Fills what a verdict says before anything ran: problem, candidate hash, settings, environment. */
+void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			 const char *candidate_path, struct verdict *v);
+
 /* Builds the candidate's extensions without a GPU (`eval --samples` runs these in parallel first).
- * Returns 0 and sets *ok; a compile error is *ok = 0 with *msg describing it. */
+ * Returns 0 and sets *ok; a compile error is *ok = 0 with *msg (one line) and *detail (the trimmed
+ * compiler errors) describing it. */
 int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-		  int *ok, char **msg, struct sb_error *err);
+		  int *ok, char **msg, char **detail, struct sb_error *err);
 
 #endif

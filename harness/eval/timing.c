@@ -131,7 +131,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		double got[3] = { 0, 0, 0 };
 		for (int i = 0; i < nsides; i++) {
 			struct side *s = all[order[i]];
-			json_t *req = json_pack("{s:s, s:s, s:i}", "cmd", "time", "which", s->which, "set", round % p->nsets);
+			/* the same seed for every side of a round: random draws inside forward match across sides */
+			json_t *req = json_pack("{s:s, s:s, s:i, s:I}", "cmd", "time", "which", s->which, "set",
+						round % p->nsets, "seed", (json_int_t)trial_seed(p->base_seed, 5000 + round));
 			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
 				free(rbuf);
 				return -1;

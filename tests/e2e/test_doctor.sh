@@ -16,8 +16,10 @@ check_out_re "it reports the sandbox's network isolation" "^(ok|warn) +netns"
 check_out_re "it reports Landlock" "^(ok|warn) +landlock"
 check_out_re "it checks the suite" "^ok +suite +.*problems"
 
-run_sb doctor --config "$SB_ROOT/configs/example.yaml"
+# --offline: the example names real endpoints, and tests talk to 127.0.0.1 only
+run_sb doctor --offline --config "$SB_ROOT/configs/example.yaml"
 check_rc "the example config is valid" 0
+check_out_re "endpoints are not contacted offline" "^skip +llm +claude: https://api.anthropic.com/v1 not probed"
 check_out "the resolved configuration is printed" "# resolved configuration from"
 check_out "defaults are filled in" "  perf_trials: 100"
 check_out "the file's values are used" "    n: 4"
@@ -25,7 +27,7 @@ check_out "the file's values are used" "    n: 4"
 # The printed configuration loads again and resolves to the same text.
 sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2 >"$TMP/resolved.yaml"
 first=$(sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2)
-run_sb doctor --config "$TMP/resolved.yaml"
+run_sb doctor --offline --config "$TMP/resolved.yaml"
 second=$(sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2)
 if [ "$first" = "$second" ] && [ -n "$first" ]; then _report ok "the printed configuration round-trips"; else
 	_report fail "the printed configuration round-trips" "$(diff <(echo "$first") <(echo "$second") | head)"; fi

@@ -1,0 +1,31 @@
+/* retry.h - the retry policy: which failures are worth another attempt, how long to wait before it
+ * (exponential backoff with full jitter, Retry-After as a floor), and Retry-After parsing. */
+#ifndef SB_LLM_RETRY_H
+#define SB_LLM_RETRY_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "llm.h"
+
+struct retry_policy {
+	double base_s, cap_s;      /* backoff ceiling: min(cap, base * 2^(attempt-1)) */
+	double retry_after_cap_s;  /* the longest Retry-After honoured */
+	int max_attempts;
+};
+
+/* 408, 429 and every 5xx: the server may answer differently next time. */
+int retry_status_is_transient(long status);
+/* Maps a libcurl result to an error kind and says whether another attempt could help. */
+enum llm_errkind retry_classify_curl(int curl_code, int too_large, int *retryable);
+/* Seconds to sleep after failed attempt number `attempt` (1-based). retry_after_s < 0: none given.
+ * rng is the caller's xorshift state. */
+double retry_backoff_s(const struct retry_policy *p, int attempt, double retry_after_s, uint64_t *rng);
+/* A Retry-After value in seconds: delta-seconds or an HTTP-date relative to now; -1 if unparsable. */
+double retry_after_parse(const char *value, time_t now);
+/* Sleeps, resuming after signals. */
+void retry_sleep(double seconds);
+/* Monotonic seconds, for latencies. */
+double retry_now(void);
+
+#endif
