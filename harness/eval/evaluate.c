@@ -59,6 +59,8 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	e->python = xstrdup(py.path);
 	e->worker_script = xstrfmt("%s/harness/worker/worker.py", home);
 	snprintf(e->torch, sizeof(e->torch), "%s", py.torch_version ? py.torch_version : "?");
+	snprintf(e->torch_cuda, sizeof(e->torch_cuda), "%s", py.torch_cuda ? py.torch_cuda : "");
+	snprintf(e->python_version, sizeof(e->python_version), "%s", py.version ? py.version : "?");
 	if (index >= 0) {
 		snprintf(e->device, sizeof(e->device), "cuda:%d", index);
 		snprintf(e->gpu, sizeof(e->gpu), "%s", py.devices[index].name ? py.devices[index].name : "?");
@@ -528,6 +530,8 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);
 	snprintf(v->env.sm, sizeof(v->env.sm), "%s", c->e->sm);
 	snprintf(v->env.torch, sizeof(v->env.torch), "%s", c->e->torch);
+	snprintf(v->env.torch_cuda, sizeof(v->env.torch_cuda), "%s", c->e->torch_cuda);
+	snprintf(v->env.python, sizeof(v->env.python), "%s", c->e->python_version);
 }
 
 static int make_dirs(struct eval_ctx *c, struct sb_error *err)

@@ -17,6 +17,8 @@ struct eval_env {
 	char gpu[128];
 	char sm[8];               /* "90"; empty on the CPU */
 	char torch[32];
+	char torch_cuda[16];      /* CUDA torch was built with; empty for a CPU build */
+	char python_version[16];
 	long long l2_bytes;
 	int keep_workdirs;        /* leave work/ folders behind for inspection */
 };
