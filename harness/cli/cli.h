@@ -24,7 +24,9 @@ int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx);
 int cmd_problems(int argc, char **argv, struct sb_ctx *ctx);
 int cmd_help(int argc, char **argv, struct sb_ctx *ctx);
 int cmd_eval(int argc, char **argv, struct sb_ctx *ctx);
-extern const char cmd_doctor_help[], cmd_problems_help[], cmd_help_help[], cmd_eval_help[];
+int cmd_baseline(int argc, char **argv, struct sb_ctx *ctx);
+extern const char cmd_doctor_help[], cmd_problems_help[], cmd_help_help[], cmd_eval_help[],
+	cmd_baseline_help[];
 
 /* Options that every config-reading command takes; applied in this order: file, --set, flags. */
 struct config_opts {

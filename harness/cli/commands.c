@@ -7,6 +7,7 @@
 #include "cli.h"
 
 const struct cmd commands[] = {
+	{ "baseline", cmd_baseline, "time the references and write KernelBench's baseline timing JSON", cmd_baseline_help },
 	{ "doctor", cmd_doctor, "check this machine: GPUs, CUDA, Python and torch, gnuplot, SQLite, sandbox", cmd_doctor_help },
 	{ "eval", cmd_eval, "judge a candidate (or a generations folder): correctness, hacks, paired timing", cmd_eval_help },
 	{ "problems", cmd_problems, "list the problems of the bundled suite or a KernelBench checkout", cmd_problems_help },
