@@ -220,9 +220,12 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		const struct trial_result *t = &v->trials[i];
 		for (size_t j = 0; j < t->noutputs; j++) {
 			const struct compare_result *c = &t->outputs[j].cmp;
-			strbuf_addf(out, "  trial %zu (seed %u) %-5s %s  max abs %.3g  max rel %.3g%s%s\n", i, t->seed,
-				    t->outputs[j].name, c->pass ? "ok  " : "FAIL", c->max_abs, c->max_rel,
-				    c->pass ? "" : "  ", c->pass ? "" : c->detail);
+			if (c->shape_mismatch || c->dtype_mismatch) /* no element was compared: no errors to show */
+				strbuf_addf(out, "  trial %zu (seed %u) %-5s FAIL  %s\n", i, t->seed, t->outputs[j].name, c->detail);
+			else
+				strbuf_addf(out, "  trial %zu (seed %u) %-5s %s  max abs %.3g  max rel %.3g%s%s\n", i, t->seed,
+					    t->outputs[j].name, c->pass ? "ok  " : "FAIL", c->max_abs, c->max_rel,
+					    c->pass ? "" : "  ", c->pass ? "" : c->detail);
 		}
 		if (t->inputs_mutated)
 			strbuf_addf(out, "  trial %zu: the candidate modified its inputs\n", i);

@@ -107,6 +107,26 @@ sleep 1
 if ! pgrep -f 'sleep 3599.125' >/dev/null; then _report ok "its detached child does not outlive the evaluation"; else
 	_report fail "its detached child does not outlive the evaluation" "$(pgrep -af 'sleep 3599.125')"; pkill -f 'sleep 3599.125'; fi
 
+# Wrong answers of every shape: each is a verdict with a reason, never a crash.
+mk() { # name body-of-forward
+	printf 'import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        %s\n' "$2" >"$TMP/$1.py"
+}
+mk nan 'return torch.relu(x) * float("nan")'
+mk half 'return torch.relu(x).half()'
+mk narrow 'return torch.relu(x)[:, :100]'
+mk huge 'return torch.relu(x).repeat(8, 1)'
+mk tuple 'return torch.relu(x), x'
+mk notensor 'return 3'
+printf 'import torch.nn as nn\n\n\nclass Model2(nn.Module):\n    pass\n' >"$TMP/nomodelnew.py"
+for case in "nan:incorrect:NaN" "half:incorrect:dtype F16 != expected F32" "narrow:incorrect:shape [4096, 100] != expected [4096, 4096]" \
+	    "huge:runtime_error:output_too_large" "tuple:incorrect:returned 2 outputs, the reference 1" \
+	    "notensor:runtime_error:not a tensor or a tuple of tensors" "nomodelnew:compile_error:defines no class ModelNew"; do
+	IFS=: read -r name status why <<<"$case"
+	run_sb eval "$TMP/$name.py" --problem L1/2 "${FAST[@]}"
+	if grep -qF ": $status" <<<"$OUT_TXT" && grep -qF -- "$why" <<<"$OUT_TXT"; then _report ok "$name: $status ($why)"; else
+		_report fail "$name: $status ($why)" "$OUT_TXT"; fi
+done
+
 run_sb eval "$TMP/missing.py" --problem L1/2 --device cpu
 check_rc "a missing candidate file is an input error" 2
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L9/1 --device cpu
