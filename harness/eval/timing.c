@@ -57,6 +57,21 @@ static void summarise(struct timing_result *t, size_t n, uint32_t seed)
 	t->speedup_eager = t->ratio_eager.median;
 	bootstrap_median(r, n, 2000, seed, 0.95, &t->speedup_eager_lo, &t->speedup_eager_hi, &se);
 	t->speedup_eager_mean_method = t->candidate.us.mean > 0 ? t->eager.us.mean / t->candidate.us.mean : 0;
+	/* kept round i was round i+1 of the loop: eager went first in odd-numbered kept rounds */
+	double *first = xcalloc(n ? n : 1, sizeof(double)), *second = xcalloc(n ? n : 1, sizeof(double));
+	size_t nf = 0, ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i % 2)
+			first[nf++] = r[i];
+		else
+			second[ns++] = r[i];
+	}
+	struct sample_stats sf, ss;
+	stats_compute(first, nf, &sf);
+	stats_compute(second, ns, &ss);
+	t->order_bias = nf && ns && ss.median > 0 ? sf.median / ss.median : NAN;
+	free(first);
+	free(second);
 	if (t->compiled.available) {
 		stats_compute(t->compiled_us, n, &t->compiled.us);
 		ratios(t->compiled_us, t->candidate_us, n, r);

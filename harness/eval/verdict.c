@@ -130,6 +130,7 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "ratio_eager", stats_json(&t->ratio_eager, 0));
 	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
+	json_object_set_new(o, "order_bias", jreal(t->order_bias));
 	json_t *raw = json_object(), *e = json_array(), *c = json_array(), *k = json_array();
 	for (size_t i = 0; i < t->pairs; i++) {
 		json_array_append_new(e, jreal(t->eager_us[i]));
@@ -238,6 +239,9 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		print_side(out, "compiled", &t->compiled);
 		strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; KernelBench mean method %.3fx)\n",
 			    t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi, t->speedup_eager_mean_method);
+		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
+			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "
+				    "the speedup's interval is wider than noise alone\n", t->order_bias);
 		if (t->compiled.available)
 			strbuf_addf(out, "  speedup vs compiled  %.3fx  (95%% CI %.3f-%.3f)\n", t->speedup_compiled,
 				    t->speedup_compiled_lo, t->speedup_compiled_hi);

@@ -55,6 +55,10 @@ struct timing_result {
 	double speedup_eager, speedup_eager_lo, speedup_eager_hi;
 	double speedup_compiled, speedup_compiled_lo, speedup_compiled_hi;
 	double speedup_eager_mean_method; /* KernelBench's: mean(reference) / mean(candidate), unpaired */
+	/* Median ratio of rounds where eager went first over that of rounds where it went second: 1.0
+	 * when the order of calls does not matter. Far from 1, the pairs are biased (a context-switch cost
+	 * that lands on the second call, say) and the speedup's spread is not just noise. */
+	double order_bias;
 	int revalidated;             /* timed outputs re-checked against the reference */
 	double *eager_us, *candidate_us, *compiled_us; /* raw per-round samples */
 };

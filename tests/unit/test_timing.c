@@ -1,0 +1,189 @@
+/* test_timing.c - the paired timing loop against scripted fake workers (tests/fixtures/
+ * fake_timing_worker.py): alternating order, the discarded first round, the stop rules, the speedup
+ * and its interval, and order_bias exposing a penalty that lands on the second call of a round. */
+#include "testutil.h"
+
+#include <math.h>
+#include <signal.h>
+
+#include "eval/timing.h"
+
+static char *fixture(const char *rel)
+{
+	const char *root = getenv("SB_SOURCE_ROOT");
+	char *rel_path = xstrfmt("%s/%s", root ? root : ".", rel), *abs = realpath(rel_path, NULL);
+	free(rel_path);
+	assert_non_null(abs); /* the workers run in another folder: the path must be absolute */
+	return abs;
+}
+
+static const char *python(void)
+{
+	const char *p = getenv("STITCHBENCH_PYTHON");
+	return p && *p ? p : "python3";
+}
+
+struct pair {
+	struct worker ref, cand;
+	char *dir, *script;
+	struct strvec env_ref, env_cand;
+};
+
+static void start_pair(struct pair *p, const char *ref_us, const char *cand_us, int penalty)
+{
+	struct sb_error err = { 0 };
+	memset(p, 0, sizeof(*p));
+	p->dir = tmpdir_make();
+	p->script = fixture("tests/fixtures/fake_timing_worker.py");
+	char *shared = xstrfmt("FAKE_SHARED=%s/last", p->dir), *log = xstrfmt("%s/calls.log", p->dir);
+	strvec_push(&p->env_ref, shared);
+	strvec_push(&p->env_ref, "FAKE_NAME=ref");
+	strvec_push(&p->env_cand, shared);
+	strvec_push(&p->env_cand, "FAKE_NAME=cand");
+	/* worker_start runs `python -u script`; arguments ride in the script path's argv via a wrapper */
+	char *ref_script = xstrfmt("%s/ref.py", p->dir), *cand_script = xstrfmt("%s/cand.py", p->dir);
+	FILE *f = fopen(ref_script, "w");
+	fprintf(f, "import sys, runpy\nsys.argv = ['fake', '%s', '%s', '%s']\nrunpy.run_path('%s', run_name='__main__')\n",
+		ref_us, penalty ? "penalty" : "none", log, p->script);
+	fclose(f);
+	f = fopen(cand_script, "w");
+	fprintf(f, "import sys, runpy\nsys.argv = ['fake', '%s', '%s', '%s']\nrunpy.run_path('%s', run_name='__main__')\n",
+		cand_us, penalty ? "penalty" : "none", log, p->script);
+	fclose(f);
+	struct worker_spec rs = { python(), ref_script, p->dir, p->env_ref.v, NULL, 0 };
+	struct worker_spec cs = { python(), cand_script, p->dir, p->env_cand.v, NULL, 0 };
+	assert_int_equal(worker_start(&p->ref, &rs, &err), 0);
+	assert_int_equal(worker_start(&p->cand, &cs, &err), 0);
+	free(shared);
+	free(log);
+	free(ref_script);
+	free(cand_script);
+}
+
+static void stop_pair(struct pair *p)
+{
+	worker_stop(&p->ref, 2);
+	worker_stop(&p->cand, 2);
+	proc_result_release(&p->ref.log);
+	proc_result_release(&p->cand.log);
+	strvec_clear(&p->env_ref);
+	strvec_clear(&p->env_cand);
+	free(p->script);
+	tmpdir_remove(p->dir);
+}
+
+static struct timing_plan plan(int rounds, double rse)
+{
+	struct timing_plan pl = { .max_rounds = rounds, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
+				  .cap_s = 60, .nsets = 3, .base_seed = 42, .ref_out = "/dev/null", .cand_out = "/dev/null" };
+	return pl;
+}
+
+static void alternates_and_discards_the_first_round(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct worker_fault f;
+	int cand_failed;
+	char *msg = NULL;
+	start_pair(&p, "100", "50", 0);
+	struct timing_plan pl = plan(6, 0); /* rse 0: never stops early */
+	if (timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg))
+		fail_msg("timing failed: %s; logs: %s %s", msg, p.ref.log.err.buf, p.cand.log.err.buf);
+	assert_int_equal(t.pairs, 6);
+	assert_string_equal(t.stop_reason, "max_pairs");
+	assert_true(fabs(t.speedup_eager - 2.0) < 1e-9);
+	assert_true(fabs(t.speedup_eager_lo - 2.0) < 1e-9 && fabs(t.speedup_eager_hi - 2.0) < 1e-9);
+	assert_true(fabs(t.order_bias - 1.0) < 1e-9);
+	/* the call log: 7 rounds (one discarded), R C then C R alternately, sets rotating 0 1 2 */
+	char *path = xstrfmt("%s/calls.log", p.dir);
+	struct strbuf log = STRBUF_INIT;
+	assert_int_equal(strbuf_read_file(&log, path, 0), 0);
+	const char *expect = "ref model 0\ncand model 0\ncand model 1\nref model 1\nref model 2\ncand model 2\n"
+			     "cand model 0\nref model 0\n";
+	assert_true(starts_with(log.buf, expect));
+	int lines = 0;
+	for (char *c = log.buf; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 14);
+	strbuf_release(&log);
+	free(path);
+	free(t.eager_us);
+	free(t.candidate_us);
+	free(t.compiled_us);
+	stop_pair(&p);
+}
+
+static void order_bias_exposes_a_second_call_penalty(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct worker_fault f;
+	int cand_failed;
+	char *msg = NULL;
+	start_pair(&p, "60", "60", 1);
+	struct timing_plan pl = plan(20, 0);
+	if (timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg))
+		fail_msg("timing failed: %s; logs: %s %s", msg, p.ref.log.err.buf, p.cand.log.err.buf);
+	/* identical sides, but whoever goes second pays 30 us: ratios alternate 60/90 and 90/60 */
+	assert_true(fabs(t.order_bias - (60.0 / 90.0) / (90.0 / 60.0)) < 1e-9);
+	assert_true(t.speedup_eager_hi - t.speedup_eager_lo > 0.5);
+	free(t.eager_us);
+	free(t.candidate_us);
+	free(t.compiled_us);
+	stop_pair(&p);
+}
+
+static void stops_once_the_ratio_is_known(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct worker_fault f;
+	int cand_failed;
+	char *msg = NULL;
+	start_pair(&p, "80", "40", 0);
+	struct timing_plan pl = plan(100, 0.005);
+	if (timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg))
+		fail_msg("timing failed: %s; logs: %s %s", msg, p.ref.log.err.buf, p.cand.log.err.buf);
+	assert_string_equal(t.stop_reason, "rse_target");
+	assert_int_equal(t.pairs, 10); /* constant ratios: known at the minimum round count */
+	free(t.eager_us);
+	free(t.candidate_us);
+	free(t.compiled_us);
+	stop_pair(&p);
+}
+
+static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct worker_fault f;
+	int cand_failed = 0;
+	char *msg = NULL;
+	start_pair(&p, "80", "40", 0);
+	kill(p.cand.h.pid, SIGKILL); /* the pid itself: its group may not exist yet this early */
+	struct timing_plan pl = plan(5, 0);
+	assert_int_equal(timing_run(&p.ref, &p.cand, &pl, proc_now() + 20, &t, &f, &cand_failed, &msg), -1);
+	assert_int_equal(cand_failed, 1);
+	assert_non_null(strstr(msg, "the candidate"));
+	free(msg);
+	free(t.eager_us);
+	free(t.candidate_us);
+	free(t.compiled_us);
+	stop_pair(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(alternates_and_discards_the_first_round),
+		cmocka_unit_test(order_bias_exposes_a_second_call_penalty),
+		cmocka_unit_test(stops_once_the_ratio_is_known),
+		cmocka_unit_test(a_dead_candidate_is_blamed_on_the_candidate),
+	};
+	return cmocka_run_group_tests_name("timing", tests, NULL, NULL);
+}
