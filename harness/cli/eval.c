@@ -17,6 +17,7 @@
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../eval/evaluate.h"
+#include "../store/store.h"
 #include "cli.h"
 
 const char cmd_eval_help[] =
@@ -30,7 +31,9 @@ const char cmd_eval_help[] =
 	"level_1_problem_19_sample_0_kernel.py): every candidate is built first, in parallel on all cores,\n"
 	"then evaluated one at a time; one verdict per line goes to the JSONL file (-o; default\n"
 	"<output.dir>/eval-<time>.jsonl). Files already judged in that file (same candidate hash and\n"
-	"problem) are skipped, so an interrupted run continues where it stopped.\n\n"
+	"problem) are skipped, so an interrupted run continues where it stopped. With --run RUN_ID (or\n"
+	"output.run_id) the verdicts also go to the run's store <output.dir>/RUN_ID/results.db (docs/store.md;\n"
+	"agent 'samples', sample from the file name, attempt 0), and files the run already holds are skipped.\n\n"
 	"Options:\n"
 	"   --problem L<l>/<id>      the problem (required for a single file)\n"
 	"   --device cpu|cuda|cuda:N where to run (eval.device; default auto: the first GPU if any)\n"
@@ -42,6 +45,7 @@ const char cmd_eval_help[] =
 	"   --no-compile             skip the torch.compile side of the timing (eval.compile=false)\n"
 	"   --json                   print the verdict JSON instead of the text\n"
 	"   -o, --output FILE        --samples: the JSONL file to append verdicts to\n"
+	"   --run RUN_ID             --samples: also store the verdicts in run RUN_ID (output.run_id)\n"
 	"   --keep-workdir           keep the work folders under the cache for inspection\n"
 	"   --kernelbench-root PATH  problems from this suite or KernelBench checkout\n"
 	"   -c, --config FILE        experiment YAML (its eval: and checks: sections apply)\n"
@@ -53,12 +57,12 @@ const char cmd_eval_help[] =
 
 struct eval_args {
 	struct config_opts cfg;
-	const char *candidate, *problem, *samples, *output;
+	const char *candidate, *problem, *samples, *output, *run;
 	int json, keep, help;
 };
 
 enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
-       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE };
+       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN };
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_error *err)
 {
@@ -71,6 +75,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		{ "tolerance", required_argument, NULL, OPT_TOL }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "samples", required_argument, NULL, OPT_SAMPLES }, { "output", required_argument, NULL, 'o' },
 		{ "keep-workdir", no_argument, NULL, OPT_KEEP }, { "no-compile", no_argument, NULL, OPT_NO_COMPILE },
+		{ "run", required_argument, NULL, OPT_RUN },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -95,6 +100,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		case 'o': a->output = optarg; break;
 		case OPT_KEEP: a->keep = 1; break;
 		case OPT_NO_COMPILE: strvec_push(&a->cfg.sets, "eval.compile=false"); break;
+		case OPT_RUN: a->run = optarg; strvec_pushf(&a->cfg.sets, "output.run_id=%s", optarg); break;
 		default:
 			return sb_error_set(err, SB_EINPUT, "eval: option '%s' %s; see 'stitchbench help eval'", argv[optind - 1],
 					    c == ':' ? "needs a value" : "is not known");
@@ -108,6 +114,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		return sb_error_set(err, SB_EINPUT, "eval: unexpected argument '%s'", argv[optind]);
 	if (!a->candidate == !a->samples)
 		return sb_error_set(err, SB_EINPUT, "eval: give either CANDIDATE.py --problem L<l>/<id>, or --samples DIR");
+	if (a->run && !a->samples)
+		return sb_error_set(err, SB_EINPUT, "eval: --run stores the verdicts of --samples; a single file's verdict is "
+				    "printed (--json for JSON)");
 	if (a->candidate && !a->problem)
 		return sb_error_set(err, SB_EINPUT, "eval: which problem? add --problem L<level>/<id>, e.g. --problem L1/19");
 	return 0;
@@ -282,6 +291,52 @@ static int append_verdict(FILE *f, const struct verdict *v)
 	return rc;
 }
 
+/* ---------- the run store (--run or output.run_id; docs/store.md) ---------- */
+
+/* <output.dir>/<run_id>/results.db with the agent "samples"; *st stays NULL without a run id. */
+static int run_store_open(struct store **st, const struct config *cfg, const struct eval_env *env,
+			  const struct suite *s, struct sb_error *err)
+{
+	struct store_run run;
+	int rc;
+	*st = NULL;
+	if (!cfg->output.run_id || (rc = run_id_check(cfg->output.run_id, err)))
+		return cfg->output.run_id ? rc : 0;
+	char *dir = xstrfmt("%s/%s", cfg->output.dir, cfg->output.run_id);
+	store_run_from_config(&run, cfg->output.run_id, cfg, env->device, env->gpu, env->sm, env->torch, s->root);
+	if ((rc = rundir_open(st, dir, cfg, &run, err)) == 0)
+		rc = store_add_agent(*st, "samples", "samples", NULL, err);
+	store_run_release(&run);
+	free(dir);
+	return rc;
+}
+
+/* A key is written once: a file whose key the run holds is not judged again, even if it changed. */
+static int run_store_has(struct sb_ctx *ctx, struct store *st, const struct sample *x, const char *ref)
+{
+	char sha[65];
+	struct store_key k = { "samples", ref, x->sample, 0 };
+	if (!st || store_lookup(st, &k, sha, NULL) != 1)
+		return 0;
+	if (strcmp(sha, x->sha))
+		sb_warn(ctx, "%s: the run holds a verdict for another version of this file (%.12s...); it is not judged "
+			"again (use a new --run to judge it)", x->path, sha);
+	return 1;
+}
+
+static int run_store_put(struct store *st, const struct sample *x, const struct verdict *v, struct sb_error *err)
+{
+	if (!st)
+		return 0;
+	json_t *j = verdict_to_json(v);
+	struct store_put put = { .agent = "samples", .sample = x->sample };
+	int rc = store_add_problem(st, v->problem, x->problem->name, x->problem->sha256, err);
+	if (rc == 0)
+		rc = store_put_verdict(st, &put, j, err);
+	json_decref(j);
+	return rc == SB_EEXIST ? 0 : rc;
+}
+
 static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct config *cfg, const struct suite *s)
 {
 	struct sb_error err = { 0 };
@@ -312,15 +367,26 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
-	size_t todo = 0;
+	struct store *run;
+	if (run_store_open(&run, cfg, &env, s, &err)) {
+		free(output);
+		eval_env_release(&env);
+		return cli_fail(ctx, &err);
+	}
+	size_t todo = 0, unstored = 0;
 	for (size_t i = 0; i < n; i++) {
 		char ref[16];
 		snprintf(ref, sizeof(ref), "L%d/%d", items[i].problem->level, items[i].problem->id);
-		if (already_judged(output, ref, items[i].sha))
+		int in_file = already_judged(output, ref, items[i].sha), in_run = run_store_has(ctx, run, &items[i], ref);
+		unstored += run && in_file && !in_run;
+		if (in_file || in_run)
 			items[i].built = -1; /* marks "skip" */
 		else
 			todo++;
 	}
+	if (unstored)
+		sb_warn(ctx, "%zu verdicts already in %s are not in run %s; 'stitchbench import %s/%s %s' adds them", unstored,
+			output, cfg->output.run_id, cfg->output.dir, cfg->output.run_id, output);
 	sb_info(ctx, "%zu candidates in %s, %zu already judged in %s", n, a->samples, n - todo, output);
 
 	/* 1. builds, in parallel on the CPU cores (no GPU needed) */
@@ -370,6 +436,11 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			rc = cli_fail(ctx, &err);
 			break;
 		}
+		if (run_store_put(run, x, &v, &err)) {
+			verdict_release(&v);
+			rc = cli_fail(ctx, &err);
+			break;
+		}
 		char speed[48] = "";
 		if (v.timing.ran)
 			snprintf(speed, sizeof(speed), ", speedup %.3fx", v.timing.speedup_eager);
@@ -383,6 +454,9 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected; verdicts in %s\n",
 		       np, counts[V_PASS], counts[V_INCORRECT], counts[V_COMPILE_ERROR], counts[V_RUNTIME_ERROR],
 		       counts[V_TIMEOUT], counts[V_REJECTED], output);
+	if (!rc && run)
+		printf("stored in run %s: %s/%s/%s\n", cfg->output.run_id, cfg->output.dir, cfg->output.run_id, STORE_FILE);
+	store_close(run);
 	for (size_t i = 0; i < n; i++) {
 		free(items[i].path);
 		free(items[i].build_msg);

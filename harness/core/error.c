@@ -37,6 +37,7 @@ int sb_exit_code_for(int code)
 	case SB_OK:
 		return SB_EXIT_OK;
 	case SB_EINPUT:
+	case SB_EEXIST:
 		return SB_EXIT_USAGE;
 	default:
 		return SB_EXIT_ENV;

@@ -12,6 +12,7 @@ enum sb_errcode {
 	SB_EENV = -3,	/* missing tool, no GPU, no Python with torch: exit 3 */
 	SB_EIO = -4,	/* a read or write failed: exit 3 */
 	SB_EINTERNAL = -5,
+	SB_EEXIST = -6,	/* already stored (a results-store key is written once): exit 2 */
 };
 
 /* Process exit codes of the CLI (DESIGN §10). */

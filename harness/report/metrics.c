@@ -1,0 +1,323 @@
+/* metrics.c - from verdict rows to per agent x level numbers: picks the candidate that represents each
+ * problem, then rates over problems with percentile-bootstrap intervals (definitions: docs/metrics.md). */
+#include "metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../eval/stats.h"
+
+const double metrics_p[METRICS_NP] = { 0, 0.5, 0.8, 1, 1.5, 2 };
+
+const char *metrics_by_name(enum metrics_by by)
+{
+	return by == METRICS_BEST ? "best" : "first";
+}
+
+/* One problem of one agent, reduced to its representative candidate. */
+struct prob {
+	int level;
+	int compiled, correct, hack;
+	double speedup_eager, speedup_compiled;
+	int attempts_to_correct;      /* 0: no correct candidate among those counted */
+	double tokens_to_correct;     /* NAN: unknown */
+	double cost_usd;              /* NAN: the agent has no LLM calls */
+};
+
+static int problem_number(const char *ref)
+{
+	const char *slash = strchr(ref, '/');
+	return slash ? atoi(slash + 1) : 0;
+}
+
+static int cmp_key(const char *agent_a, int level_a, const char *prob_a, int sample_a, int attempt_a,
+		   const char *agent_b, int level_b, const char *prob_b, int sample_b, int attempt_b)
+{
+	int c = strcmp(agent_a, agent_b);
+	if (c)
+		return c;
+	if (level_a != level_b)
+		return level_a - level_b;
+	if ((c = problem_number(prob_a) - problem_number(prob_b)) || (c = strcmp(prob_a, prob_b)))
+		return c;
+	return sample_a != sample_b ? sample_a - sample_b : attempt_a - attempt_b;
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct metric_row *a = *(const struct metric_row *const *)x, *b = *(const struct metric_row *const *)y;
+	return cmp_key(a->agent, a->level, a->problem, a->sample, a->attempt, b->agent, b->level, b->problem, b->sample,
+		       b->attempt);
+}
+
+static int cmp_calls(const void *x, const void *y)
+{
+	const struct metric_call *a = *(const struct metric_call *const *)x, *b = *(const struct metric_call *const *)y;
+	return cmp_key(a->agent, 0, a->problem, a->sample, a->attempt, b->agent, 0, b->problem, b->sample, b->attempt);
+}
+
+static int rank(const struct metric_row *r)
+{
+	return r->correct ? 3 : r->compiled && !r->hack ? 2 : r->hack ? 1 : 0;
+}
+
+/* Strictly better, so that ties keep the earlier candidate. */
+static int better(const struct metric_row *a, const struct metric_row *b)
+{
+	if (rank(a) != rank(b))
+		return rank(a) > rank(b);
+	if (!a->correct)
+		return 0;
+	double sa = isnan(a->speedup_eager) ? -INFINITY : a->speedup_eager;
+	double sb = isnan(b->speedup_eager) ? -INFINITY : b->speedup_eager;
+	return sa > sb;
+}
+
+/* The calls of one agent on one problem: a run of the sorted call array. */
+struct call_span {
+	const struct metric_call *const *v;
+	size_t n;
+	int any;                      /* the agent has LLM calls at all */
+};
+
+static double tokens_until(const struct call_span *cs, int by_first, int first_sample, int sample, int attempt)
+{
+	double t = 0;
+	if (!cs->any)
+		return NAN;
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct metric_call *c = cs->v[i];
+		int before = c->sample < sample || (c->sample == sample && c->attempt <= attempt);
+		if (before && (!by_first || c->sample == first_sample))
+			t += (double)c->tokens;
+	}
+	return t;
+}
+
+/* rows: one problem's candidates, sorted by sample then attempt. */
+static void reduce_problem(const struct metric_row *const *rows, size_t n, enum metrics_by by,
+			   const struct call_span *cs, struct prob *p)
+{
+	const struct metric_row *rep = NULL, *sample_best = NULL, *first_correct = NULL;
+	int first_sample = rows[0]->sample, counted = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_row *r = rows[i];
+		if (!sample_best || r->sample != sample_best->sample)
+			sample_best = r;
+		else if (better(r, sample_best))
+			sample_best = r;
+		int last_of_sample = i + 1 == n || rows[i + 1]->sample != r->sample;
+		if (last_of_sample && (!rep || (by == METRICS_BEST && better(sample_best, rep))))
+			rep = sample_best;
+		if ((by == METRICS_BEST || r->sample == first_sample) && !first_correct) {
+			counted++;
+			if (r->correct)
+				first_correct = r;
+		}
+	}
+	memset(p, 0, sizeof(*p));
+	p->level = rep->level;
+	p->compiled = rep->compiled;
+	p->correct = rep->correct;
+	p->hack = rep->hack;
+	p->speedup_eager = rep->speedup_eager;
+	p->speedup_compiled = rep->speedup_compiled;
+	p->attempts_to_correct = first_correct ? counted : 0;
+	p->tokens_to_correct = first_correct ? tokens_until(cs, by == METRICS_FIRST, first_sample, first_correct->sample,
+							    first_correct->attempt)
+				       : NAN;
+	p->cost_usd = cs->any ? 0 : NAN;
+	for (size_t i = 0; cs->any && i < cs->n; i++)
+		if (isfinite(cs->v[i]->cost_usd))
+			p->cost_usd += cs->v[i]->cost_usd;
+}
+
+static int usable(double s)
+{
+	return isfinite(s) && s > 0;
+}
+
+static double pct(size_t k, size_t n)
+{
+	return n ? 100.0 * (double)k / (double)n : NAN;
+}
+
+static double mean_or_nan(double sum, size_t n)
+{
+	return n ? sum / (double)n : NAN;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* Percentile bootstrap over problems: the same resampled problem sets for all three statistics. */
+static void bootstrap(const struct prob *const *v, size_t n, struct metric_cell *c)
+{
+	double *corr = xcalloc(METRICS_RESAMPLES, sizeof(double)), *fast1 = xcalloc(METRICS_RESAMPLES, sizeof(double));
+	double *geo = xcalloc(METRICS_RESAMPLES, sizeof(double));
+	size_t ngeo = 0;
+	struct sb_rng rng;
+	sb_rng_seed(&rng, METRICS_SEED);
+	for (int b = 0; b < METRICS_RESAMPLES; b++) {
+		size_t k_corr = 0, k_fast = 0, k_geo = 0;
+		double logsum = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct prob *p = v[(size_t)(sb_rng_uniform(&rng) * (double)n)];
+			k_corr += (size_t)p->correct;
+			k_fast += p->correct && p->speedup_eager > 1;
+			if (p->correct && usable(p->speedup_eager)) {
+				logsum += log(p->speedup_eager);
+				k_geo++;
+			}
+		}
+		corr[b] = pct(k_corr, n);
+		fast1[b] = pct(k_fast, n);
+		if (k_geo) /* a resample without a correct problem has no geometric mean: left out */
+			geo[ngeo++] = exp(logsum / (double)k_geo);
+	}
+	struct { double *x; size_t n; struct metric_ci *ci; } sets[] = {
+		{ corr, METRICS_RESAMPLES, &c->correct_ci }, { fast1, METRICS_RESAMPLES, &c->fast1_ci },
+		{ geo, ngeo, &c->geomean_eager_ci },
+	};
+	for (size_t s = 0; s < 3; s++) {
+		qsort(sets[s].x, sets[s].n, sizeof(double), cmp_double);
+		sets[s].ci->lo = sets[s].n ? stats_percentile(sets[s].x, sets[s].n, 2.5) : NAN;
+		sets[s].ci->hi = sets[s].n ? stats_percentile(sets[s].x, sets[s].n, 97.5) : NAN;
+	}
+	free(corr);
+	free(fast1);
+	free(geo);
+}
+
+static void fill_cell(const struct prob *const *v, size_t n, struct metric_cell *c)
+{
+	size_t compiled = 0, correct = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0;
+	double tokens = 0, attempts = 0, cost = 0, log_e = 0, log_c = 0;
+	int cost_known = 0;
+	memset(c, 0, sizeof(*c));
+	c->problems = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct prob *p = v[i];
+		compiled += (size_t)p->compiled;
+		correct += (size_t)p->correct;
+		hack += (size_t)p->hack;
+		for (int k = 0; k < METRICS_NP; k++) /* fast_0 is the correct rate, timed or not (KernelBench) */
+			fast[k] += p->correct && (metrics_p[k] == 0 || p->speedup_eager > metrics_p[k]);
+		if (p->correct && usable(p->speedup_eager)) {
+			log_e += log(p->speedup_eager);
+			c->geomean_eager_n++;
+		}
+		if (p->correct && usable(p->speedup_compiled)) {
+			log_c += log(p->speedup_compiled);
+			c->geomean_compiled_n++;
+		}
+		if (p->attempts_to_correct) {
+			solved++;
+			attempts += p->attempts_to_correct;
+			if (!isnan(p->tokens_to_correct)) {
+				tokens += p->tokens_to_correct;
+				tok_n++;
+			}
+		}
+		if (!isnan(p->cost_usd)) {
+			cost += p->cost_usd;
+			cost_known = 1;
+		}
+	}
+	c->compiled_pct = pct(compiled, n);
+	c->correct_pct = pct(correct, n);
+	c->hack_pct = pct(hack, n);
+	for (int k = 0; k < METRICS_NP; k++)
+		c->fast_pct[k] = pct(fast[k], n);
+	c->geomean_eager = c->geomean_eager_n ? exp(log_e / (double)c->geomean_eager_n) : NAN;
+	c->geomean_compiled = c->geomean_compiled_n ? exp(log_c / (double)c->geomean_compiled_n) : NAN;
+	c->attempts_to_correct = mean_or_nan(attempts, solved);
+	c->tokens_to_correct = mean_or_nan(tokens, tok_n);
+	c->cost_usd = cost_known ? cost : NAN;
+	bootstrap(v, n, c);
+}
+
+/* Reduces one agent's rows (a run of the sorted array) to problems, then fills its cells. */
+static void compute_agent(const struct metric_row *const *rows, size_t n, const struct metric_call *const *calls,
+			  size_t ncalls, enum metrics_by by, struct metric_agent *a)
+{
+	struct prob *probs = xcalloc(n, sizeof(*probs));
+	const struct prob **sel = xcalloc(n, sizeof(*sel));
+	size_t np = 0, c0 = 0;
+	while (c0 < ncalls && strcmp(calls[c0]->agent, rows[0]->agent) < 0)
+		c0++;
+	size_t c_end = c0;
+	while (c_end < ncalls && !strcmp(calls[c_end]->agent, rows[0]->agent))
+		c_end++;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && !strcmp(rows[j]->problem, rows[i]->problem))
+			j++;
+		/* a problem's calls are contiguous in the sorted array */
+		struct call_span cs = { calls + c0, 0, c_end > c0 };
+		while (cs.v < calls + c_end && strcmp((*cs.v)->problem, rows[i]->problem))
+			cs.v++;
+		while (cs.v + cs.n < calls + c_end && !strcmp(cs.v[cs.n]->problem, rows[i]->problem))
+			cs.n++;
+		reduce_problem(rows + i, j - i, by, &cs, &probs[np++]);
+		i = j;
+	}
+	for (int level = 0; level <= METRICS_LEVELS; level++) {
+		size_t k = 0;
+		for (size_t i = 0; i < np; i++)
+			if (level == 0 || probs[i].level == level)
+				sel[k++] = &probs[i];
+		fill_cell(sel, k, &a->cells[level]);
+	}
+	free(sel);
+	free(probs);
+}
+
+int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
+		    enum metrics_by by, struct metrics *out, struct sb_error *err)
+{
+	const struct metric_row **r = xcalloc(nrows ? nrows : 1, sizeof(*r));
+	const struct metric_call **c = xcalloc(ncalls ? ncalls : 1, sizeof(*c));
+	memset(out, 0, sizeof(*out));
+	out->by = by;
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i].level < 1 || rows[i].level > METRICS_LEVELS) {
+			free(r);
+			free(c);
+			return sb_error_set(err, SB_EINPUT, "%s %s: level %d is not 1 to %d", rows[i].agent, rows[i].problem,
+					    rows[i].level, METRICS_LEVELS);
+		}
+		r[i] = &rows[i];
+	}
+	for (size_t i = 0; i < ncalls; i++)
+		c[i] = &calls[i];
+	qsort(r, nrows, sizeof(*r), cmp_rows);
+	qsort(c, ncalls, sizeof(*c), cmp_calls);
+	for (size_t i = 0; i < nrows;) {
+		size_t j = i;
+		while (j < nrows && !strcmp(r[j]->agent, r[i]->agent))
+			j++;
+		out->agents = xrealloc(out->agents, (out->nagents + 1) * sizeof(*out->agents));
+		struct metric_agent *a = &out->agents[out->nagents++];
+		memset(a, 0, sizeof(*a));
+		a->name = xstrdup(r[i]->agent);
+		compute_agent(r + i, j - i, c, ncalls, by, a);
+		i = j;
+	}
+	free(r);
+	free(c);
+	return 0;
+}
+
+void metrics_release(struct metrics *m)
+{
+	for (size_t i = 0; i < m->nagents; i++)
+		free(m->agents[i].name);
+	free(m->agents);
+	memset(m, 0, sizeof(*m));
+}

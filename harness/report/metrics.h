@@ -1,0 +1,101 @@
+/* metrics.h - the numbers a results table shows, per agent x level and overall (DESIGN §9, docs/metrics.md):
+ * compiled, correct and hack rates, fast_p, geometric-mean speedups, cost to the first correct candidate. */
+#ifndef SB_METRICS_H
+#define SB_METRICS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/error.h"
+#include "../core/strbuf.h"
+
+struct store;
+
+/* Which candidate stands for a problem when an agent wrote several (samples, attempts). A sample is
+ * represented by its best attempt; `first` then takes the lowest-numbered sample (KernelBench's pass@1
+ * with one sample), `best` the best sample (best-of-n). "Best" ranks: correct (faster first) > ran but
+ * wrong > hack > did not compile; ties go to the earlier sample and attempt. */
+enum metrics_by { METRICS_FIRST, METRICS_BEST };
+
+/* One stored verdict, as much of it as the metrics need. */
+struct metric_row {
+	const char *agent;
+	const char *problem;          /* "L1/19" */
+	int level, sample, attempt;
+	int compiled;                 /* status is not compile_error or format_error */
+	int correct;                  /* status pass */
+	int hack;                     /* status rejected, or a finding with severity reject */
+	double speedup_eager;         /* NAN when not timed */
+	double speedup_compiled;      /* NAN when not timed or torch.compile was unavailable */
+};
+
+/* One LLM call (llm_calls), for tokens and cost. */
+struct metric_call {
+	const char *agent, *problem;
+	int sample, attempt;
+	long tokens;                  /* prompt + completion */
+	double cost_usd;
+};
+
+#define METRICS_NP 6
+extern const double metrics_p[METRICS_NP];   /* 0, 0.5, 0.8, 1, 1.5, 2 */
+#define METRICS_RESAMPLES 2000
+#define METRICS_SEED 20240601u
+#define METRICS_LEVELS 4                      /* cells[0] is every level together, cells[L] level L */
+
+/* A percentile bootstrap 95% interval over problems; NAN when undefined. */
+struct metric_ci {
+	double lo, hi;
+};
+
+struct metric_cell {
+	size_t problems;              /* problems of this level the agent has a verdict for; 0 = empty cell */
+	double compiled_pct, correct_pct, hack_pct;
+	double fast_pct[METRICS_NP];  /* % of problems correct with speedup vs eager > p (fast_0 = correct) */
+	double geomean_eager;         /* over correct problems with a speedup; NAN = n/a */
+	size_t geomean_eager_n;
+	double geomean_compiled;
+	size_t geomean_compiled_n;
+	double attempts_to_correct;   /* mean over problems solved; NAN = n/a */
+	double tokens_to_correct;     /* mean over problems solved; NAN = n/a (no LLM calls stored) */
+	double cost_usd;              /* every LLM call of the agent on these problems; NAN = no calls stored */
+	struct metric_ci correct_ci, fast1_ci, geomean_eager_ci;
+};
+
+struct metric_agent {
+	char *name;
+	struct metric_cell cells[METRICS_LEVELS + 1];
+};
+
+struct metrics {
+	enum metrics_by by;
+	struct metric_agent *agents;  /* sorted by name */
+	size_t nagents;
+};
+
+/* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). */
+int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
+		    enum metrics_by by, struct metrics *out, struct sb_error *err);
+void metrics_release(struct metrics *m);
+
+/* Rows and calls read from stores, with owned strings. */
+struct metric_input {
+	struct metric_row *rows;
+	size_t nrows;
+	struct metric_call *calls;
+	size_t ncalls;
+	struct strvec strings;        /* owns the strings the rows point at */
+};
+/* Appends the store's verdicts and calls; agent names get `suffix` appended when it is not NULL (two
+ * runs with an agent of the same name). */
+int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err);
+void metric_input_release(struct metric_input *in);
+
+/* The table as Markdown: agents as rows, levels as columns (correct % / fast_1 % / geomean), then the
+ * details of each agent with intervals. */
+void metrics_table(const struct metrics *m, struct strbuf *out);
+json_t *metrics_json(const struct metrics *m);
+const char *metrics_by_name(enum metrics_by by);
+
+#endif

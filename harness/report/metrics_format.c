@@ -1,0 +1,273 @@
+/* metrics_format.c - metrics in and out: rows read from a results store, and the computed numbers as
+ * a Markdown table laid out like published results (agents as rows, levels as columns) or as JSON. */
+#include "metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/store.h"
+
+static const char *keep(struct metric_input *in, const char *s, const char *suffix)
+{
+	if (suffix)
+		strvec_pushf(&in->strings, "%s%s", s, suffix);
+	else
+		strvec_push(&in->strings, s);
+	return in->strings.v[in->strings.nr - 1];
+}
+
+struct load_ctx {
+	struct metric_input *in;
+	const char *suffix;
+};
+
+static int load_row(void *arg, const struct store_verdict_row *v, struct sb_error *err)
+{
+	struct load_ctx *c = arg;
+	struct metric_input *in = c->in;
+	(void)err;
+	in->rows = xrealloc(in->rows, (in->nrows + 1) * sizeof(*in->rows));
+	struct metric_row *r = &in->rows[in->nrows++];
+	r->agent = keep(in, v->agent, c->suffix);
+	r->problem = keep(in, v->problem, NULL);
+	r->level = v->level;
+	r->sample = v->sample;
+	r->attempt = v->attempt;
+	r->compiled = strcmp(v->status, "compile_error") && strcmp(v->status, "format_error");
+	r->correct = !strcmp(v->status, "pass");
+	r->hack = v->hack;
+	r->speedup_eager = v->speedup_eager;
+	r->speedup_compiled = v->speedup_compiled;
+	return 0;
+}
+
+static int load_call(void *arg, const struct store_llm_call *call, struct sb_error *err)
+{
+	struct load_ctx *c = arg;
+	struct metric_input *in = c->in;
+	(void)err;
+	in->calls = xrealloc(in->calls, (in->ncalls + 1) * sizeof(*in->calls));
+	struct metric_call *m = &in->calls[in->ncalls++];
+	m->agent = keep(in, call->agent, c->suffix);
+	m->problem = keep(in, call->problem, NULL);
+	m->sample = call->sample;
+	m->attempt = call->attempt;
+	m->tokens = call->prompt_tokens + call->completion_tokens;
+	m->cost_usd = call->cost_usd;
+	return 0;
+}
+
+int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err)
+{
+	struct load_ctx c = { in, suffix };
+	int rc = store_each_verdict(s, load_row, &c, err);
+	return rc ? rc : store_each_llm_call(s, load_call, &c, err);
+}
+
+void metric_input_release(struct metric_input *in)
+{
+	free(in->rows);
+	free(in->calls);
+	strvec_clear(&in->strings);
+	memset(in, 0, sizeof(*in));
+}
+
+/* ---------- Markdown ---------- */
+
+static void num(struct strbuf *out, double x, const char *fmt, const char *unit)
+{
+	if (isnan(x)) {
+		strbuf_addstr(out, "n/a");
+		return;
+	}
+	strbuf_addf(out, fmt, x);
+	strbuf_addstr(out, unit);
+}
+
+static void with_ci(struct strbuf *out, double x, const struct metric_ci *ci, const char *fmt, const char *unit)
+{
+	num(out, x, fmt, unit);
+	if (isnan(x) || isnan(ci->lo))
+		return;
+	strbuf_addstr(out, " [");
+	num(out, ci->lo, fmt, "");
+	strbuf_addstr(out, ", ");
+	num(out, ci->hi, fmt, "");
+	strbuf_addch(out, ']');
+}
+
+/* Levels that any agent has problems in; column 0 ("all") always. */
+static void columns(const struct metrics *m, int cols[METRICS_LEVELS + 1], int *ncols)
+{
+	*ncols = 0;
+	for (int l = 1; l <= METRICS_LEVELS; l++)
+		for (size_t a = 0; a < m->nagents; a++)
+			if (m->agents[a].cells[l].problems) {
+				cols[(*ncols)++] = l;
+				break;
+			}
+	cols[(*ncols)++] = 0;
+}
+
+static void header(struct strbuf *out, const char *first, const int *cols, int ncols)
+{
+	strbuf_addf(out, "| %s |", first);
+	for (int i = 0; i < ncols; i++) {
+		if (cols[i])
+			strbuf_addf(out, " L%d |", cols[i]);
+		else
+			strbuf_addstr(out, " all |");
+	}
+	strbuf_addstr(out, "\n|---|");
+	for (int i = 0; i < ncols; i++)
+		strbuf_addstr(out, "---|");
+	strbuf_addch(out, '\n');
+}
+
+enum detail_row { D_PROBLEMS, D_COMPILED, D_CORRECT, D_HACK, D_FAST, D_GEO_E = D_FAST + METRICS_NP, D_GEO_C,
+		  D_ATTEMPTS, D_TOKENS, D_COST, D_ROWS };
+
+static void detail_label(struct strbuf *out, int row)
+{
+	static const char *const labels[] = { "problems", "compiled %", "correct % [95% CI]", "hack %" };
+	if (row < D_FAST)
+		strbuf_addstr(out, labels[row]);
+	else if (row < D_GEO_E)
+		strbuf_addf(out, "fast_%g %%%s", metrics_p[row - D_FAST], metrics_p[row - D_FAST] == 1 ? " [95% CI]" : "");
+	else
+		strbuf_addstr(out, row == D_GEO_E ? "geomean vs eager [95% CI] (n)" : row == D_GEO_C ? "geomean vs compiled (n)"
+				   : row == D_ATTEMPTS ? "attempts to first correct" : row == D_TOKENS ? "tokens to first correct"
+				   : "cost (USD)");
+}
+
+static void detail_cell(struct strbuf *out, const struct metric_cell *c, int row)
+{
+	if (row == D_PROBLEMS)
+		strbuf_addf(out, "%zu", c->problems);
+	else if (row == D_COMPILED)
+		num(out, c->compiled_pct, "%.1f", "");
+	else if (row == D_CORRECT)
+		with_ci(out, c->correct_pct, &c->correct_ci, "%.1f", "");
+	else if (row == D_HACK)
+		num(out, c->hack_pct, "%.1f", "");
+	else if (row < D_GEO_E && metrics_p[row - D_FAST] == 1)
+		with_ci(out, c->fast_pct[row - D_FAST], &c->fast1_ci, "%.1f", "");
+	else if (row < D_GEO_E)
+		num(out, c->fast_pct[row - D_FAST], "%.1f", "");
+	else if (row == D_GEO_E || row == D_GEO_C) {
+		if (row == D_GEO_E)
+			with_ci(out, c->geomean_eager, &c->geomean_eager_ci, "%.3f", "x");
+		else
+			num(out, c->geomean_compiled, "%.3f", "x");
+		strbuf_addf(out, " (%zu)", row == D_GEO_E ? c->geomean_eager_n : c->geomean_compiled_n);
+	} else if (row == D_ATTEMPTS)
+		num(out, c->attempts_to_correct, "%.2f", "");
+	else if (row == D_TOKENS)
+		num(out, c->tokens_to_correct, "%.0f", "");
+	else
+		num(out, c->cost_usd, "%.4f", "");
+}
+
+void metrics_table(const struct metrics *m, struct strbuf *out)
+{
+	int cols[METRICS_LEVELS + 1], ncols;
+	columns(m, cols, &ncols);
+	strbuf_addf(out, "## correct %% / fast_1 %% / geometric-mean speedup vs eager\n\n"
+		    "Each problem is represented by %s (--by %s); rates are over the problems each agent has verdicts for.\n\n",
+		    m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
+		    metrics_by_name(m->by));
+	header(out, "agent", cols, ncols);
+	for (size_t a = 0; a < m->nagents; a++) {
+		strbuf_addf(out, "| %s |", m->agents[a].name);
+		for (int i = 0; i < ncols; i++) {
+			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
+			if (!c->problems) {
+				strbuf_addstr(out, " - |");
+				continue;
+			}
+			strbuf_addf(out, " %.1f / %.1f / ", c->correct_pct, c->fast_pct[3]);
+			num(out, c->geomean_eager, "%.3f", "x");
+			strbuf_addstr(out, " |");
+		}
+		strbuf_addch(out, '\n');
+	}
+	for (size_t a = 0; a < m->nagents; a++) {
+		strbuf_addf(out, "\n### %s\n\n", m->agents[a].name);
+		header(out, "metric", cols, ncols);
+		for (int row = 0; row < D_ROWS; row++) {
+			strbuf_addstr(out, "| ");
+			detail_label(out, row);
+			strbuf_addstr(out, " |");
+			for (int i = 0; i < ncols; i++) {
+				const struct metric_cell *c = &m->agents[a].cells[cols[i]];
+				strbuf_addch(out, ' ');
+				if (c->problems)
+					detail_cell(out, c, row);
+				else
+					strbuf_addch(out, '-');
+				strbuf_addstr(out, " |");
+			}
+			strbuf_addch(out, '\n');
+		}
+	}
+	strbuf_addf(out, "\nIntervals: percentile bootstrap over problems, %d resamples, seed %u. n/a: no data "
+		    "(docs/metrics.md).\n", METRICS_RESAMPLES, METRICS_SEED);
+}
+
+/* ---------- JSON ---------- */
+
+static json_t *jnum(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *jci(const struct metric_ci *ci)
+{
+	return isnan(ci->lo) ? json_null() : json_pack("[o, o]", jnum(ci->lo), jnum(ci->hi));
+}
+
+static json_t *cell_json(const struct metric_cell *c)
+{
+	json_t *fast = json_object();
+	for (int k = 0; k < METRICS_NP; k++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%g", metrics_p[k]);
+		json_object_set_new(fast, key, jnum(c->fast_pct[k]));
+	}
+	json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "problems", (json_int_t)c->problems, "compiled_pct",
+			      jnum(c->compiled_pct), "correct_pct", jnum(c->correct_pct), "correct_pct_ci95",
+			      jci(&c->correct_ci), "hack_pct", jnum(c->hack_pct), "fast_pct", fast, "fast_1_pct_ci95",
+			      jci(&c->fast1_ci));
+	json_object_set_new(o, "geomean_speedup_eager", jnum(c->geomean_eager));
+	json_object_set_new(o, "geomean_speedup_eager_n", json_integer((json_int_t)c->geomean_eager_n));
+	json_object_set_new(o, "geomean_speedup_eager_ci95", jci(&c->geomean_eager_ci));
+	json_object_set_new(o, "geomean_speedup_compiled", jnum(c->geomean_compiled));
+	json_object_set_new(o, "geomean_speedup_compiled_n", json_integer((json_int_t)c->geomean_compiled_n));
+	json_object_set_new(o, "attempts_to_first_correct", jnum(c->attempts_to_correct));
+	json_object_set_new(o, "tokens_to_first_correct", jnum(c->tokens_to_correct));
+	json_object_set_new(o, "cost_usd", jnum(c->cost_usd));
+	return o;
+}
+
+json_t *metrics_json(const struct metrics *m)
+{
+	json_t *agents = json_array(), *p = json_array();
+	for (int k = 0; k < METRICS_NP; k++)
+		json_array_append_new(p, json_real(metrics_p[k]));
+	for (size_t a = 0; a < m->nagents; a++) {
+		json_t *levels = json_object();
+		for (int l = 1; l <= METRICS_LEVELS + 1; l++) {
+			int level = l % (METRICS_LEVELS + 1); /* 1..4, then 0 = all */
+			char key[8] = "all";
+			if (level)
+				snprintf(key, sizeof(key), "%d", level);
+			if (m->agents[a].cells[level].problems)
+				json_object_set_new(levels, key, cell_json(&m->agents[a].cells[level]));
+		}
+		json_array_append_new(agents, json_pack("{s:s, s:o}", "agent", m->agents[a].name, "levels", levels));
+	}
+	return json_pack("{s:s, s:{s:i, s:I, s:f}, s:o, s:o}", "by", metrics_by_name(m->by), "bootstrap", "resamples",
+			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents);
+}

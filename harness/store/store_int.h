@@ -1,0 +1,48 @@
+/* store_int.h - what the files of harness/store/ share and nothing else sees: the store struct and
+ * small SQLite helpers that turn a failed call into a struct sb_error naming the database. */
+#ifndef SB_STORE_INT_H
+#define SB_STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	int readonly;
+	int64_t run;                    /* the run of store_use_run(); 0 = none yet */
+	void (*hook)(void *arg, int step);
+	void *hook_arg;
+};
+
+/* "PATH: WHAT: sqlite's message" with code (SB_EIO unless given). */
+int st_fail(struct store *s, struct sb_error *err, int code, const char *what);
+int st_exec(struct store *s, const char *sql, struct sb_error *err);
+int st_prepare(struct store *s, sqlite3_stmt **st, const char *sql, struct sb_error *err);
+/* Steps a statement that returns no rows, then finalizes it. */
+int st_run(struct store *s, sqlite3_stmt *st, const char *what, struct sb_error *err);
+
+void st_bind_text(sqlite3_stmt *st, int i, const char *v);   /* NULL binds NULL */
+void st_bind_real(sqlite3_stmt *st, int i, double v);        /* non-finite binds NULL */
+const char *st_text(sqlite3_stmt *st, int i);                /* NULL column -> "" */
+double st_real(sqlite3_stmt *st, int i);                     /* NULL column -> NAN */
+void st_copy(char *dst, size_t n, sqlite3_stmt *st, int i);
+
+/* The compared settings a verdict carries (settings.*, env.*); SB_EINPUT when it lacks them. */
+int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_error *err);
+/* One row of runs by id; SB_EINTERNAL when there is none. */
+int st_load_run(struct store *s, int64_t id, struct store_run *r, struct sb_error *err);
+
+/* A unit of writes that is all or nothing: its own immediate transaction (taking the write lock first, so
+ * two writers never interleave a read and a write), or a savepoint inside a transaction already open. */
+int st_begin(struct store *s, int *nested, struct sb_error *err);
+/* Commits (rc == 0) or rolls back what st_begin started; returns rc, or the commit's error. */
+int st_end(struct store *s, int nested, int rc, struct sb_error *err);
+
+/* ISO 8601 UTC, second resolution. */
+void st_now(char out[32]);
+/* Calls the test hook, if any. */
+void st_step_hook(struct store *s, int step);
+
+#endif

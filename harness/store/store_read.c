@@ -1,0 +1,106 @@
+/* store_read.c - reading a store back: verdicts in a stable order (export, metrics, merge), LLM calls,
+ * problems and agents. Rows are handed to callbacks so a large run is never loaded whole. */
+#include "store_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st,
+			    "SELECT v.run, r.run_id, v.agent, a.kind, a.model, v.problem, v.problem_sha256, p.level, p.id,"
+			    " v.sample, v.attempt, v.status, t.stage, v.hack, v.speedup_eager, v.speedup_compiled,"
+			    " v.candidate_sha256, v.created, v.json"
+			    " FROM verdicts v JOIN runs r ON r.id = v.run JOIN agents a ON a.name = v.agent"
+			    " JOIN problems p ON p.ref = v.problem"
+			    " JOIN attempts t USING (agent, problem, sample, attempt)"
+			    " ORDER BY v.agent, p.level, p.id, v.sample, v.attempt", err);
+	if (rc)
+		return rc;
+	int step = SQLITE_DONE;
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_verdict_row row = {
+			.run = sqlite3_column_int64(st, 0), .run_id = st_text(st, 1), .agent = st_text(st, 2),
+			.agent_kind = st_text(st, 3), .model = st_text(st, 4), .problem = st_text(st, 5),
+			.problem_sha256 = st_text(st, 6), .level = sqlite3_column_int(st, 7),
+			.problem_id = sqlite3_column_int(st, 8), .sample = sqlite3_column_int(st, 9),
+			.attempt = sqlite3_column_int(st, 10), .status = st_text(st, 11),
+			.stage = sqlite3_column_type(st, 12) == SQLITE_NULL ? NULL : st_text(st, 12),
+			.hack = sqlite3_column_int(st, 13), .speedup_eager = st_real(st, 14),
+			.speedup_compiled = st_real(st, 15), .candidate_sha256 = st_text(st, 16),
+			.created = st_text(st, 17), .json = st_text(st, 18),
+		};
+		rc = fn(arg, &row, err);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = st_fail(s, err, SB_EIO, "reading verdicts");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_each_llm_call(struct store *s, store_call_fn fn, void *arg, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st,
+			    "SELECT agent, problem, sample, attempt, call, model, prompt_tokens, completion_tokens,"
+			    " latency_s, cost_usd, created, run FROM llm_calls ORDER BY agent, problem, sample, call", err);
+	if (rc)
+		return rc;
+	int step = SQLITE_DONE;
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_llm_call c = {
+			.agent = st_text(st, 0), .problem = st_text(st, 1), .sample = sqlite3_column_int(st, 2),
+			.attempt = sqlite3_column_int(st, 3), .call = sqlite3_column_int(st, 4),
+			.model = sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : st_text(st, 5),
+			.prompt_tokens = (long)sqlite3_column_int64(st, 6), .completion_tokens = (long)sqlite3_column_int64(st, 7),
+			.latency_s = st_real(st, 8), .cost_usd = st_real(st, 9), .created = st_text(st, 10),
+			.run = sqlite3_column_int64(st, 11),
+		};
+		rc = fn(arg, &c, err);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = st_fail(s, err, SB_EIO, "reading LLM calls");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_load_problems(struct store *s, struct store_problem **out, size_t *n, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "SELECT ref, level, id, name, sha256 FROM problems ORDER BY level, id", err);
+	*out = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		struct store_problem *p = &(*out)[(*n)++];
+		st_copy(p->ref, sizeof(p->ref), st, 0);
+		p->level = sqlite3_column_int(st, 1);
+		p->id = sqlite3_column_int(st, 2);
+		st_copy(p->name, sizeof(p->name), st, 3);
+		st_copy(p->sha256, sizeof(p->sha256), st, 4);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : st_fail(s, err, SB_EIO, "reading problems");
+}
+
+int store_load_agents(struct store *s, struct store_agent **out, size_t *n, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "SELECT name, kind, model FROM agents ORDER BY name", err);
+	*out = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		struct store_agent *a = &(*out)[(*n)++];
+		st_copy(a->name, sizeof(a->name), st, 0);
+		st_copy(a->kind, sizeof(a->kind), st, 1);
+		st_copy(a->model, sizeof(a->model), st, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : st_fail(s, err, SB_EIO, "reading agents");
+}

@@ -1,0 +1,317 @@
+/* store_run.c - the runs table: what settings a run was made with, taken from the configuration or from a
+ * verdict, and the comparison that refuses to mix runs (resume, merge) whose numbers are not comparable. */
+#include "store_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void store_run_release(struct store_run *r)
+{
+	free(r->suite_root);
+	free(r->settings);
+	memset(r, 0, sizeof(*r));
+}
+
+static void policy_string(const struct config *cfg, char out[SB_HACK_IDS + 1])
+{
+	for (int i = 0; i < SB_HACK_IDS; i++)
+		out[i] = cfg->checks.policy[i] == POLICY_REJECT ? 'r' : 'f';
+	out[SB_HACK_IDS] = '\0';
+}
+
+static json_t *policy_json(const struct config *cfg)
+{
+	json_t *o = json_object();
+	for (int i = 0; i < SB_HACK_IDS; i++) {
+		char id[8];
+		snprintf(id, sizeof(id), "H%02d", i + 1);
+		json_object_set_new(o, id, json_string(cfg->checks.policy[i] == POLICY_REJECT ? "reject" : "flag"));
+	}
+	return o;
+}
+
+static void run_header(struct store_run *r, const char *run_id)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->run_id, sizeof(r->run_id), "%s", run_id);
+	st_now(r->created);
+	snprintf(r->version, sizeof(r->version), "%s (%s)", SB_VERSION, SB_GIT);
+}
+
+static char *dump_settings(json_t *o)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	char *copy = xstrdup(text ? text : "{}");
+	free(text);
+	json_decref(o);
+	return copy;
+}
+
+void store_run_from_config(struct store_run *r, const char *run_id, const struct config *cfg, const char *device,
+			   const char *gpu, const char *sm, const char *torch, const char *suite_root)
+{
+	const struct eval_cfg *e = &cfg->eval;
+	run_header(r, run_id);
+	r->trials = e->trials;
+	r->perf_trials = e->perf_trials;
+	r->seed = e->seed;
+	snprintf(r->tolerance, sizeof(r->tolerance), "%s", tolerance_name(e->tolerance));
+	snprintf(r->device, sizeof(r->device), "%s", device);
+	snprintf(r->gpu, sizeof(r->gpu), "%s", gpu);
+	snprintf(r->torch, sizeof(r->torch), "%s", torch);
+	policy_string(cfg, r->policy);
+	r->suite_root = suite_root ? xstrdup(suite_root) : NULL;
+	json_t *ev = json_pack("{s:s, s:i, s:i, s:s, s:i, s:i, s:i, s:f, s:i, s:s, s:i, s:b, s:i, s:i}", "device", e->device,
+			       "trials", e->trials, "perf_trials", e->perf_trials, "tolerance", r->tolerance, "timeout_s",
+			       e->timeout_s, "warmup_ms", e->warmup_ms, "warmup_calls", e->warmup_calls, "rse_target",
+			       e->rse_target, "timing_cap_s", e->timing_cap_s, "statistic",
+			       e->statistic == STAT_MEAN ? "mean" : "median", "extra_shapes", e->extra_shapes, "compile",
+			       e->compile, "seed", e->seed, "build_jobs", e->build_jobs);
+	json_t *env = json_pack("{s:s, s:s, s:s, s:s}", "device", device, "gpu", gpu, "sm", sm ? sm : "", "torch", torch);
+	r->settings = dump_settings(json_pack("{s:s?, s:o, s:{s:o}, s:o, s:s?, s:s, s:s}", "name", cfg->name, "eval", ev,
+					      "checks", "policy", policy_json(cfg), "env", env, "suite_root", suite_root,
+					      "from", "configuration", "stitchbench", r->version));
+}
+
+int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_error *err)
+{
+	json_int_t trials, perf, seed;
+	const char *tol, *device, *gpu, *torch;
+	if (json_unpack(json_object_get(verdict, "settings"), "{s:I, s:I, s:I, s:s}", "trials", &trials, "perf_trials",
+			&perf, "seed", &seed, "tolerance", &tol) ||
+	    json_unpack(json_object_get(verdict, "env"), "{s:s, s:s, s:s}", "device", &device, "gpu", &gpu, "torch", &torch))
+		return sb_error_set(err, SB_EINPUT, "the verdict lacks settings.{trials, perf_trials, seed, tolerance} or "
+				    "env.{device, gpu, torch} (docs/verdict.md)");
+	r->trials = (int)trials;
+	r->perf_trials = (int)perf;
+	r->seed = (int)seed;
+	snprintf(r->tolerance, sizeof(r->tolerance), "%s", tol);
+	snprintf(r->device, sizeof(r->device), "%s", device);
+	snprintf(r->gpu, sizeof(r->gpu), "%s", gpu);
+	snprintf(r->torch, sizeof(r->torch), "%s", torch);
+	return 0;
+}
+
+int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verdict, const struct config *cfg,
+			   struct sb_error *err)
+{
+	run_header(r, run_id);
+	int rc = st_run_fields_from_verdict(r, verdict, err);
+	if (rc)
+		return rc;
+	policy_string(cfg, r->policy);
+	r->settings = dump_settings(json_pack("{s:O, s:O, s:{s:o}, s:s, s:s}", "eval", json_object_get(verdict, "settings"),
+					      "env", json_object_get(verdict, "env"), "checks", "policy", policy_json(cfg),
+					      "from", "imported verdicts", "stitchbench", r->version));
+	return 0;
+}
+
+/* "cuda:3" and "cuda:0" are the same kind of device: shards of one run go to different GPUs of a node. */
+static size_t device_kind_len(const char *d)
+{
+	const char *colon = strchr(d, ':');
+	return colon ? (size_t)(colon - d) : strlen(d);
+}
+
+static void policy_diff(const char *a, const char *b, struct strbuf *ids)
+{
+	for (int i = 0; i < SB_HACK_IDS && a[i] && b[i]; i++)
+		if (a[i] != b[i])
+			strbuf_addf(ids, "%sH%02d %s vs %s", ids->len ? ", " : "", i + 1, a[i] == 'r' ? "reject" : "flag",
+				    b[i] == 'r' ? "reject" : "flag");
+}
+
+int store_run_diff(const struct store_run *a, const char *an, const struct store_run *b, const char *bn, int mask,
+		   struct strbuf *out)
+{
+	int n = 0;
+#define DIFF_INT(key, f)                                                                              \
+	if (a->f != b->f) {                                                                            \
+		n++;                                                                                   \
+		strbuf_addf(out, "  %s: %d in %s vs %d in %s\n", key, a->f, an, b->f, bn);               \
+	}
+#define DIFF_STR(key, f)                                                                              \
+	if (strcmp(a->f, b->f)) {                                                                      \
+		n++;                                                                                   \
+		strbuf_addf(out, "  %s: \"%s\" in %s vs \"%s\" in %s\n", key, a->f, an, b->f, bn);       \
+	}
+	DIFF_INT("eval.trials", trials)
+	DIFF_INT("eval.perf_trials", perf_trials)
+	DIFF_INT("eval.seed", seed)
+	DIFF_STR("eval.tolerance", tolerance)
+	size_t ka = device_kind_len(a->device), kb = device_kind_len(b->device);
+	if (ka != kb || strncmp(a->device, b->device, ka)) {
+		n++;
+		strbuf_addf(out, "  device: \"%s\" in %s vs \"%s\" in %s\n", a->device, an, b->device, bn);
+	}
+	DIFF_STR("gpu", gpu)
+	DIFF_STR("torch", torch)
+#undef DIFF_INT
+#undef DIFF_STR
+	if (mask == STORE_DIFF_ALL) {
+		struct strbuf ids = STRBUF_INIT;
+		policy_diff(a->policy, b->policy, &ids);
+		if (ids.len) {
+			n++;
+			strbuf_addf(out, "  checks.policy: %s (%s vs %s)\n", ids.buf, an, bn);
+		}
+		strbuf_release(&ids);
+	}
+	return n;
+}
+
+static char *run_label(const struct store_runs_of *x, const struct store_run *r)
+{
+	return x->nruns > 1 ? xstrfmt("run %s of %s", r->run_id, x->name) : xstrdup(x->name);
+}
+
+int store_compare_runs(const struct store_runs_of *v, size_t n, struct strbuf *out)
+{
+	const struct store_run *base = NULL;
+	char *base_name = NULL;
+	int count = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < v[i].nruns; j++) {
+			if (!base) {
+				base = &v[i].runs[j];
+				base_name = run_label(&v[i], base);
+				continue;
+			}
+			char *name = run_label(&v[i], &v[i].runs[j]);
+			count += store_run_diff(base, base_name, &v[i].runs[j], name, STORE_DIFF_ALL, out);
+			free(name);
+		}
+	free(base_name);
+	return count;
+}
+
+static const char run_columns[] = "id, run_id, created, stitchbench_version, trials, perf_trials, seed, tolerance, "
+				  "device, gpu, torch, policy, suite_root, settings";
+
+static void run_from_row(struct store_run *r, sqlite3_stmt *st)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = sqlite3_column_int64(st, 0);
+	st_copy(r->run_id, sizeof(r->run_id), st, 1);
+	st_copy(r->created, sizeof(r->created), st, 2);
+	st_copy(r->version, sizeof(r->version), st, 3);
+	r->trials = sqlite3_column_int(st, 4);
+	r->perf_trials = sqlite3_column_int(st, 5);
+	r->seed = sqlite3_column_int(st, 6);
+	st_copy(r->tolerance, sizeof(r->tolerance), st, 7);
+	st_copy(r->device, sizeof(r->device), st, 8);
+	st_copy(r->gpu, sizeof(r->gpu), st, 9);
+	st_copy(r->torch, sizeof(r->torch), st, 10);
+	st_copy(r->policy, sizeof(r->policy), st, 11);
+	r->suite_root = sqlite3_column_type(st, 12) == SQLITE_NULL ? NULL : xstrdup(st_text(st, 12));
+	r->settings = xstrdup(st_text(st, 13));
+}
+
+/* Runs in id order; id > 0 selects that one only. */
+static int query_runs(struct store *s, int64_t id, struct store_run **out, size_t *n, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	char *sql = xstrfmt("SELECT %s FROM runs WHERE ?1 = 0 OR id = ?1 ORDER BY id", run_columns);
+	int rc = st_prepare(s, &st, sql, err);
+	free(sql);
+	*out = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		run_from_row(&(*out)[(*n)++], st);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : st_fail(s, err, SB_EIO, "reading runs");
+}
+
+int st_load_run(struct store *s, int64_t id, struct store_run *r, struct sb_error *err)
+{
+	struct store_run *runs;
+	size_t n;
+	int rc = query_runs(s, id, &runs, &n, err);
+	if (!rc && n != 1)
+		rc = sb_error_set(err, SB_EINTERNAL, "%s: no run with id %lld (select one with store_use_run)", s->path,
+				  (long long)id);
+	if (!rc)
+		*r = runs[0]; /* takes over its strings */
+	free(runs);
+	return rc;
+}
+
+int store_load_runs(struct store *s, struct store_run **out, size_t *n, struct sb_error *err)
+{
+	return query_runs(s, 0, out, n, err);
+}
+
+void store_runs_free(struct store_run *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_run_release(&r[i]);
+	free(r);
+}
+
+int store_add_run(struct store *s, struct store_run *r, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "INSERT INTO runs (run_id, created, stitchbench_version, trials, perf_trials, seed, "
+				    "tolerance, device, gpu, torch, policy, suite_root, settings) "
+				    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+	if (rc)
+		return rc;
+	st_bind_text(st, 1, r->run_id);
+	st_bind_text(st, 2, r->created);
+	st_bind_text(st, 3, r->version);
+	sqlite3_bind_int(st, 4, r->trials);
+	sqlite3_bind_int(st, 5, r->perf_trials);
+	sqlite3_bind_int(st, 6, r->seed);
+	st_bind_text(st, 7, r->tolerance);
+	st_bind_text(st, 8, r->device);
+	st_bind_text(st, 9, r->gpu);
+	st_bind_text(st, 10, r->torch);
+	st_bind_text(st, 11, r->policy);
+	st_bind_text(st, 12, r->suite_root);
+	st_bind_text(st, 13, r->settings ? r->settings : "{}");
+	if ((rc = st_run(s, st, "adding the run", err)))
+		return rc;
+	r->id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+static int use_run(struct store *s, struct store_run *r, struct sb_error *err)
+{
+	struct store_run *runs;
+	size_t n;
+	int rc = store_load_runs(s, &runs, &n, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(runs[i].run_id, r->run_id))
+			continue;
+		struct strbuf diff = STRBUF_INIT;
+		if (store_run_diff(&runs[i], "the stored run", r, "this invocation", STORE_DIFF_ALL, &diff))
+			rc = sb_error_set(err, SB_EINPUT, "run %s in %s was made with other settings, and one run holds one "
+					  "setting:\n%s  use a new run id, or the original settings", r->run_id, s->path, diff.buf);
+		strbuf_release(&diff);
+		if (!rc) {
+			r->id = s->run = runs[i].id;
+			snprintf(r->created, sizeof(r->created), "%s", runs[i].created);
+		}
+		store_runs_free(runs, n);
+		return rc;
+	}
+	store_runs_free(runs, n);
+	if ((rc = store_add_run(s, r, err)) == 0)
+		s->run = r->id;
+	return rc;
+}
+
+/* Find-or-add as one unit: two processes starting the same run id add it once. */
+int store_use_run(struct store *s, struct store_run *r, struct sb_error *err)
+{
+	int nested, rc = st_begin(s, &nested, err);
+	return rc ? rc : st_end(s, nested, use_run(s, r, err), err);
+}

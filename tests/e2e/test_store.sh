@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# test_store.sh - run stores end to end from hand-written verdicts (tests/fixtures/verdicts): import, merge of
+# two shards equal to one run, refusals that name the differing settings, CSV export, metrics, eval --run.
+source "$(dirname "$0")/lib.sh"
+FIX="$SB_ROOT/tests/fixtures/verdicts"
+R="$TMP/results"
+verdicts_in() { "$SB" export "$1" | wc -l; }
+
+run_sb import "$R/single" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl"
+check_rc "import stores verdict JSONL in a new run" 0
+check_out "it counts them" "imported 9 verdicts into $R/single/results.db (0 already there)"
+check_true "the run directory has its config.yaml" test -s "$R/single/config.yaml"
+run_sb import "$R/single" "$FIX/shard_a.jsonl"
+check_out "importing again changes nothing: a key is written once" "imported 0 verdicts into $R/single/results.db (4 already there)"
+got=$(python3 - "$R/single/results.db" <<'PY' 2>&1
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("PRAGMA journal_mode").fetchone()[0], db.execute("SELECT version FROM schema_version").fetchone()[0],
+      db.execute("SELECT count(*) FROM verdicts").fetchone()[0], db.execute("SELECT count(*) FROM trials").fetchone()[0],
+      db.execute("SELECT count(*) FROM findings").fetchone()[0], db.execute("SELECT name FROM problems WHERE ref = 'L1/2'").fetchone()[0])
+PY
+)
+if [ "$got" = "wal 1 9 27 2 ReLU" ]; then _report ok "the store is WAL, schema 1, 9 verdicts with their 27 trials and 2 findings, problem names from the suite"; else
+	_report fail "the store is WAL, schema 1, 9 verdicts with their 27 trials and 2 findings, problem names from the suite" "$got"; fi
+
+# Two shards merged equal the single run.
+run_sb import "$R/a" "$FIX/shard_a.jsonl"
+run_sb import "$R/b" "$FIX/shard_b.jsonl"
+run_sb merge "$R/merged" "$R/a" "$R/b"
+check_rc "two shards merge" 0
+check_out "merge says what it copied" "merged 2 inputs (2 runs): 9 verdicts, 0 LLM calls into $R/merged/results.db"
+"$SB" export "$R/merged" | sort >"$TMP/merged.jsonl"
+"$SB" export "$R/single/results.db" | sort >"$TMP/single.jsonl"
+if [ -s "$TMP/single.jsonl" ] && cmp -s "$TMP/merged.jsonl" "$TMP/single.jsonl"; then _report ok "the merged export equals the single run's"; else
+	_report fail "the merged export equals the single run's" "$(diff "$TMP/merged.jsonl" "$TMP/single.jsonl" | head -5)"; fi
+same=$(python3 -c 'import json,sys; a=[json.loads(l) for l in open(sys.argv[1])]; b=[json.loads(l) for f in sys.argv[2:] for l in open(f)]; k=lambda v: json.dumps(v, sort_keys=True); print(sorted(map(k,a)) == sorted(map(k,b)))' \
+	"$TMP/merged.jsonl" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl" 2>&1)
+if [ "$same" = True ]; then _report ok "export gives back the imported verdicts"; else _report fail "export gives back the imported verdicts" "$same"; fi
+run_sb merge "$R/merged" "$R/a" "$R/b"
+check_rc "merging into an existing store is refused" 2
+check_err "it says why" "exists; merge writes a new store"
+
+# Refusals that name what differs.
+run_sb import "$R/single" "$FIX/other_gpu.jsonl"
+check_rc "a verdict made with other settings does not join a run" 2
+check_err "it names the line" "other_gpu.jsonl:1: run single in $R/single/results.db was made with other settings"
+check_err "and the setting with both values" "eval.trials: 5 in the stored run vs 3 in this invocation"
+run_sb import "$R/c" "$FIX/other_gpu.jsonl"
+run_sb merge "$R/mc" "$R/a" "$R/c"
+check_rc "merge refuses runs with other settings" 2
+check_err "it names eval.trials with both values" "eval.trials: 5 in $R/a vs 3 in $R/c"
+check_err "it names the GPU" "gpu: \"NVIDIA H200\" in $R/a vs \"NVIDIA A100-SXM4-80GB\" in $R/c"
+check_err "it names the torch version" "torch: \"2.11.0+cu130\" in $R/a vs \"2.5.1+cu124\" in $R/c"
+check_true "a refused merge leaves no store behind" test ! -e "$R/mc/results.db" -a ! -e "$R/mc/results.db.partial"
+run_sb merge "$R/mc" "$R/a" "$R/c" --force
+check_rc "--force merges them anyway" 0
+check_err "and still lists the differences" "eval.trials: 5 in $R/a vs 3 in $R/c"
+if [ "$(verdicts_in "$R/mc")" = 5 ]; then _report ok "the forced merge holds both runs' verdicts"; else
+	_report fail "the forced merge holds both runs' verdicts" "$(verdicts_in "$R/mc") lines"; fi
+run_sb import "$R/d" "$FIX/changed_problem.jsonl"
+run_sb merge "$R/md" "$R/a" "$R/d"
+check_rc "merge refuses a problem whose file differs" 2
+check_err "it names the problem and both hashes" "problem L1/1: sha256 cb9558fec9f9... in $R/a vs 000000000000... in $R/d"
+run_sb merge "$R/mm" "$R/a" "$R/single"
+check_rc "overlapping shards are refused" 2
+check_err "naming the key and both shards" "samples L1/1 sample 0 attempt 0 is in both $R/a and $R/single"
+run_sb merge "$R/mm" "$R/a" "$R/single" --force
+check_rc "even with --force" 2
+run_sb merge "$R/mx" "$R/a" "$TMP/nothing"
+check_rc "a missing input is an input error" 2
+run_sb export "$FIX/shard_a.jsonl"
+check_rc "a file that is not a store is an input error" 2
+check_err "it says so" "is not an SQLite database, so not a results store"
+
+# CSV, read back by Python's csv module.
+run_sb export "$R/merged" --format csv -o "$TMP/v.csv"
+check_rc "export --format csv -o FILE" 0
+got=$(python3 - "$TMP/v.csv" <<'PY' 2>&1
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+wrong = [r for r in rows if r["problem"] == "L1/3" and r["sample"] == "0"][0]
+rej = [r for r in rows if r["status"] == "rejected"][0]
+print(len(rows), rows[0]["problem"], rows[0]["speedup_eager"], wrong["message"], wrong["compiled"], wrong["correct"],
+      rej["hack"], repr(wrong["speedup_eager"]), float(rows[0]["speedup_eager_ci95_lo"]) == 1.5 * 0.99)
+PY
+)
+want='9 L1/1 1.5 trial 0: out0: 417 of 4096 elements differ, worst "expected 0.5" at [3, 17] 1 0 1 '"''"' True'
+if [ "$got" = "$want" ]; then _report ok "the CSV parses: 9 rows, quoted commas and quotes, flags, empty missing numbers"; else
+	_report fail "the CSV parses: 9 rows, quoted commas and quotes, flags, empty missing numbers" "got:  $got
+want: $want"; fi
+if head -1 "$TMP/v.csv" | grep -q $'\r$'; then _report ok "CSV lines end in CRLF (RFC 4180)"; else _report fail "CSV lines end in CRLF (RFC 4180)" "$(head -1 "$TMP/v.csv" | od -c | tail -3)"; fi
+run_sb export "$R/merged" --format xml
+check_rc "an unknown format is a usage error" 2
+
+# Metrics, worked out by hand in tests/fixtures/verdicts/README.md.
+run_sb metrics "$R/merged"
+check_rc "metrics prints the table" 0
+check_out "agents as rows, levels as columns: correct / fast_1 / geomean" "| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |"
+check_out "fast_0.5 counts 0.5 as not faster" "| fast_0.5 % | 50.0 | 0.0 | 28.6 |"
+check_out "hack % counts the rejected candidate" "| hack % | 0.0 | 33.3 | 14.3 |"
+check_out "geomean vs compiled is n/a without a compiled side" "| geomean vs compiled (n) | 0.980x (2) | n/a (0) | 0.980x (2) |"
+check_out "no LLM calls: tokens are n/a" "| tokens to first correct | n/a | n/a | n/a |"
+run_sb metrics "$R/merged" --by best
+check_out "--by best takes the best sample" "| samples | 75.0 / 50.0 / 1.957x | 33.3 / 0.0 / 0.500x | 57.1 / 28.6 / 1.392x |"
+run_sb metrics "$R/a" "$R/b" --json
+got=$(python3 -c 'import json,sys; j=json.load(sys.stdin); a=[x["agent"] for x in j["agents"]]; c=j["agents"][1]["levels"]["1"]; print(a, c["problems"], c["fast_pct"]["1"], j["by"])' <<<"$OUT_TXT" 2>&1)
+if [ "$got" = "['samples@a', 'samples@b'] 2 50.0 first" ]; then _report ok "metrics of two runs keeps same-named agents apart, as JSON"; else
+	_report fail "metrics of two runs keeps same-named agents apart, as JSON" "$got"; fi
+run_sb metrics "$R/mc"
+check_err "metrics warns when runs were made with other settings" "eval.trials: 5 in run a of $R/mc vs 3 in run c of $R/mc"
+run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model qwen3-32b
+run_sb import "$R/two" "$FIX/shard_b.jsonl"
+run_sb metrics "$R/two"
+check_out "two agents of one run are two rows" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
+check_err "an agent that lacks verdicts for some problems of its run is named" "agent base has verdicts for 3 of the 7 problems in $R/two"
+run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model gpt
+check_rc "one agent name cannot stand for two models" 2
+check_err "it says which" "agent base is stored in $R/two/results.db as kind samples, model qwen3-32b"
+run_sb metrics "$R/merged" --by worst
+check_rc "a bad --by is a usage error" 2
+
+for cmd in import merge metrics export; do
+	run_sb help "$cmd"
+	check_out "help $cmd explains its exit codes" "Exit codes:"
+done
+
+# eval --samples --run: verdicts go to the run's store as well as to the JSONL (a quick CPU evaluation).
+export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+gen="$TMP/gen"; mkdir -p "$gen"
+printf 'import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n' \
+	>"$gen/level_1_problem_2_sample_0_kernel.py"
+cp "$SB_ROOT/tests/fixtures/candidates/syntax_error.py" "$gen/level_1_problem_2_sample_1_kernel.py"
+EVAL=(--samples "$gen" --set "output.dir=$R" --device cpu --trials 2 --perf-trials 3)
+run_sb eval "${EVAL[@]}" -o "$TMP/e.jsonl" --run evalrun
+check_rc "eval --samples --run judges the folder" 0
+check_out "it names the run's store" "stored in run evalrun: $R/evalrun/results.db"
+check_true "the run directory has its config.yaml" test -s "$R/evalrun/config.yaml"
+"$SB" export "$R/evalrun" | sort >"$TMP/e_store.jsonl"
+sort "$TMP/e.jsonl" >"$TMP/e_file.jsonl"
+if [ "$(wc -l <"$TMP/e_store.jsonl")" = 2 ] && cmp -s "$TMP/e_store.jsonl" "$TMP/e_file.jsonl"; then
+	_report ok "the store holds exactly the verdicts of the JSONL"; else
+	_report fail "the store holds exactly the verdicts of the JSONL" "$(diff "$TMP/e_store.jsonl" "$TMP/e_file.jsonl" | head -4)"; fi
+got=$("$SB" export "$R/evalrun" --format csv | python3 -c 'import csv,sys; print(sorted((r["agent"], r["problem"], r["sample"], r["attempt"]) for r in csv.DictReader(sys.stdin)))' 2>&1)
+if [ "$got" = "[('samples', 'L1/2', '0', '0'), ('samples', 'L1/2', '1', '0')]" ]; then
+	_report ok "keyed by agent samples, the file name's sample, attempt 0"; else _report fail "keyed by agent samples, the file name's sample, attempt 0" "$got"; fi
+run_sb eval "${EVAL[@]}" -o "$TMP/e2.jsonl" --run evalrun
+check_out "a second run with another JSONL skips what the run holds" "0 judged"
+run_sb eval "${EVAL[@]}" -o "$TMP/e.jsonl" --run evalrun2
+check_err "verdicts only in the JSONL are pointed to import" "2 verdicts already in $TMP/e.jsonl are not in run evalrun2"
+run_sb eval "${EVAL[@]}" --run evalrun --trials 3
+check_rc "resuming a run with other settings is refused" 2
+check_err "naming them" "eval.trials: 2 in the stored run vs 3 in this invocation"
+run_sb eval "$gen/level_1_problem_2_sample_0_kernel.py" --problem L1/2 --run x
+check_rc "--run with a single file is a usage error" 2
+run_sb eval "${EVAL[@]}" --run ../escape
+check_rc "a run id that is not a folder name is refused" 2

@@ -1,0 +1,255 @@
+/* test_metrics.c - the results metrics against numbers worked out by hand: ties at exactly p, nothing correct,
+ * everything a hack, and two agents over two levels with samples, attempts and LLM calls (first and best). */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "core/error.h"
+#include "report/metrics.h"
+
+static int close_to(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fmax(1, fabs(b));
+}
+#define assert_close(a, b)                                                        \
+	do {                                                                      \
+		if (!close_to((a), (b)))                                          \
+			fail_msg("%s = %.12g, expected %.12g", #a, (double)(a), (double)(b)); \
+	} while (0)
+
+/* Candidates by outcome: PASS(agent, ref, level, sample, attempt, vs eager, vs compiled). */
+#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc }
+#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN }   /* incorrect, runtime_error, timeout */
+#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN } /* compile_error, format_error */
+#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN }
+
+static void compute(const struct metric_row *rows, size_t n, const struct metric_call *calls, size_t nc,
+		    enum metrics_by by, struct metrics *m)
+{
+	struct sb_error err = { 0 };
+	if (metrics_compute(rows, n, calls, nc, by, m, &err))
+		fail_msg("%s", err.msg);
+}
+
+static void fast(const struct metric_cell *c, double f0, double f05, double f08, double f1, double f15, double f2)
+{
+	const double want[METRICS_NP] = { f0, f05, f08, f1, f15, f2 };
+	for (int k = 0; k < METRICS_NP; k++)
+		if (!close_to(c->fast_pct[k], want[k]))
+			fail_msg("fast_%g = %.6g%%, expected %.6g%%", metrics_p[k], c->fast_pct[k], want[k]);
+}
+
+/* Speedups exactly at a threshold are not faster than it: KernelBench counts speedup > p. */
+static void ties_at_p(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = {
+		PASS("a", "L1/1", 1, 0, 0, 0.5, NAN), PASS("a", "L1/2", 1, 0, 0, 1.0, NAN),
+		PASS("a", "L1/3", 1, 0, 0, 1.5, NAN), PASS("a", "L1/4", 1, 0, 0, 2.0, NAN),
+	};
+	struct metrics m;
+	compute(rows, 4, NULL, 0, METRICS_FIRST, &m);
+	assert_int_equal(m.nagents, 1);
+	const struct metric_cell *c = &m.agents[0].cells[1];
+	assert_int_equal(c->problems, 4);
+	assert_close(c->correct_pct, 100);
+	/* > 0: all 4; > 0.5: 1.0, 1.5, 2.0; > 0.8: the same 3; > 1: 1.5, 2.0; > 1.5: 2.0; > 2: none */
+	fast(c, 100, 75, 75, 50, 25, 0);
+	assert_close(c->geomean_eager, pow(0.5 * 1.0 * 1.5 * 2.0, 0.25)); /* 1.5^(1/4) = 1.10668... */
+	assert_int_equal(c->geomean_eager_n, 4);
+	assert_true(isnan(c->geomean_compiled)); /* no torch.compile side: n/a, not 0 */
+	assert_int_equal(c->geomean_compiled_n, 0);
+	/* every problem correct: every resample is 100% */
+	assert_close(c->correct_ci.lo, 100);
+	assert_close(c->correct_ci.hi, 100);
+	assert_true(isnan(c->tokens_to_correct) && isnan(c->cost_usd)); /* no LLM calls: n/a */
+	assert_close(c->attempts_to_correct, 1);
+	/* the overall cell is level 1's; level 2 is empty */
+	assert_close(m.agents[0].cells[0].geomean_eager, c->geomean_eager);
+	assert_int_equal(m.agents[0].cells[2].problems, 0);
+	metrics_release(&m);
+}
+
+static void nothing_correct(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = {
+		NOBUILD("a", "L1/1", 1, 0, 0), WRONG("a", "L1/2", 1, 0, 0), WRONG("a", "L1/3", 1, 0, 0),
+	};
+	struct metrics m;
+	compute(rows, 3, NULL, 0, METRICS_BEST, &m);
+	const struct metric_cell *c = &m.agents[0].cells[0];
+	assert_int_equal(c->problems, 3);
+	assert_close(c->compiled_pct, 200.0 / 3);
+	assert_close(c->correct_pct, 0);
+	assert_close(c->hack_pct, 0);
+	fast(c, 0, 0, 0, 0, 0, 0);
+	assert_true(isnan(c->geomean_eager) && isnan(c->geomean_compiled));
+	assert_true(isnan(c->geomean_eager_ci.lo) && isnan(c->geomean_eager_ci.hi)); /* no resample has one */
+	assert_close(c->correct_ci.lo, 0);
+	assert_close(c->correct_ci.hi, 0);
+	assert_true(isnan(c->attempts_to_correct));
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| a | 0.0 / 0.0 / n/a | 0.0 / 0.0 / n/a |"));
+	assert_non_null(strstr(out.buf, "| geomean vs eager [95% CI] (n) | n/a (0) | n/a (0) |"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
+static void everything_a_hack(void **state)
+{
+	(void)state;
+	/* rejected; a crash with a reject finding; a build failure with a reject finding (static check) */
+	const struct metric_row rows[] = {
+		HACK("a", "L2/1", 2, 0, 0, 1), HACK("a", "L2/2", 2, 0, 0, 1), HACK("a", "L2/3", 2, 0, 0, 0),
+	};
+	struct metrics m;
+	compute(rows, 3, NULL, 0, METRICS_FIRST, &m);
+	const struct metric_cell *c = &m.agents[0].cells[2];
+	assert_int_equal(c->problems, 3);
+	assert_close(c->hack_pct, 100);
+	assert_close(c->correct_pct, 0);
+	assert_close(c->compiled_pct, 200.0 / 3);
+	fast(c, 0, 0, 0, 0, 0, 0);
+	assert_true(isnan(c->geomean_eager));
+	assert_int_equal(m.agents[0].cells[1].problems, 0);
+	metrics_release(&m);
+}
+
+/* Agent "coder" (with LLM calls) on L1/1, L1/2, L2/1, L2/2, and "base" (no calls) on L1/1, L1/2.
+ *
+ * coder          sample 0                          sample 1
+ *   L1/1   a0 compile_error, a1 pass 1.2 (c 0.9)   a0 pass 2.0 (c 1.6)
+ *   L1/2   a0 incorrect, a1 incorrect              a0 pass 0.8 (no compiled side)
+ *   L2/1   a0 pass 1.0 (c 1.0), a1 pass 3.0 (c 2.0)
+ *   L2/2   a0 rejected
+ * calls (tokens, USD): L1/1 s0a0 1000 .010, s0a1 500 .005, s1a0 800 .008; L1/2 s0a0 700 .007,
+ *   s0a1 600 .006, s1a0 900 .009; L2/1 s0a0 400 .004, s0a1 300 .003; L2/2 s0a0 200 .002
+ * base: L1/1 a0 pass 1.0; L1/2 a0 compile_error. */
+static const struct metric_row mix[] = {
+	NOBUILD("coder", "L1/1", 1, 0, 0), PASS("coder", "L1/1", 1, 0, 1, 1.2, 0.9), PASS("coder", "L1/1", 1, 1, 0, 2.0, 1.6),
+	WRONG("coder", "L1/2", 1, 0, 0), WRONG("coder", "L1/2", 1, 0, 1), PASS("coder", "L1/2", 1, 1, 0, 0.8, NAN),
+	PASS("coder", "L2/1", 2, 0, 1, 3.0, 2.0), PASS("coder", "L2/1", 2, 0, 0, 1.0, 1.0), /* out of order on purpose */
+	HACK("coder", "L2/2", 2, 0, 0, 1),
+	PASS("base", "L1/1", 1, 0, 0, 1.0, NAN), NOBUILD("base", "L1/2", 1, 0, 0),
+};
+static const struct metric_call mix_calls[] = {
+	{ "coder", "L1/1", 0, 0, 1000, 0.010 }, { "coder", "L1/1", 0, 1, 500, 0.005 }, { "coder", "L1/1", 1, 0, 800, 0.008 },
+	{ "coder", "L1/2", 0, 0, 700, 0.007 }, { "coder", "L1/2", 0, 1, 600, 0.006 }, { "coder", "L1/2", 1, 0, 900, 0.009 },
+	{ "coder", "L2/1", 0, 0, 400, 0.004 }, { "coder", "L2/1", 0, 1, 300, 0.003 }, { "coder", "L2/2", 0, 0, 200, 0.002 },
+};
+#define NMIX (sizeof(mix) / sizeof(*mix))
+#define NCALLS (sizeof(mix_calls) / sizeof(*mix_calls))
+
+static void two_levels_first(void **state)
+{
+	(void)state;
+	struct metrics m;
+	compute(mix, NMIX, mix_calls, NCALLS, METRICS_FIRST, &m);
+	assert_int_equal(m.nagents, 2);
+	assert_string_equal(m.agents[0].name, "base");
+	assert_string_equal(m.agents[1].name, "coder");
+	/* --by first: each problem is the best attempt of sample 0.
+	 * L1: L1/1 = s0a1 pass 1.2 (c 0.9); L1/2 = s0a0 incorrect (two incorrect attempts: the earlier one) */
+	const struct metric_cell *l1 = &m.agents[1].cells[1], *l2 = &m.agents[1].cells[2], *all = &m.agents[1].cells[0];
+	assert_int_equal(l1->problems, 2);
+	assert_close(l1->compiled_pct, 100);
+	assert_close(l1->correct_pct, 50);
+	fast(l1, 50, 50, 50, 50, 0, 0);
+	assert_close(l1->geomean_eager, 1.2);
+	assert_close(l1->geomean_compiled, 0.9);
+	assert_close(l1->attempts_to_correct, 2);       /* L1/1: s0a0 failed, s0a1 passed; L1/2 unsolved in s0 */
+	assert_close(l1->tokens_to_correct, 1500);      /* L1/1: 1000 + 500 */
+	assert_close(l1->cost_usd, 0.045);              /* every call on L1/1 and L1/2, sample 1 too */
+	/* L2: L2/1 = s0a1 pass 3.0 (c 2.0), better than s0a0's 1.0; L2/2 rejected (compiled, a hack) */
+	assert_close(l2->compiled_pct, 100);
+	assert_close(l2->correct_pct, 50);
+	assert_close(l2->hack_pct, 50);
+	fast(l2, 50, 50, 50, 50, 50, 50);
+	assert_close(l2->geomean_eager, 3.0);
+	assert_close(l2->attempts_to_correct, 1);       /* L2/1's first correct is s0a0 (1.0), not the best one */
+	assert_close(l2->tokens_to_correct, 400);
+	assert_close(l2->cost_usd, 0.009);
+	/* all four: correct 2/4; fast_1.5 and fast_2 only L2/1's 3.0; geomean sqrt(1.2 * 3.0) = 1.8974 */
+	assert_int_equal(all->problems, 4);
+	assert_close(all->correct_pct, 50);
+	assert_close(all->hack_pct, 25);
+	fast(all, 50, 50, 50, 50, 25, 25);
+	assert_close(all->geomean_eager, sqrt(3.6));
+	assert_close(all->geomean_compiled, sqrt(1.8));
+	assert_close(all->attempts_to_correct, 1.5);
+	assert_close(all->tokens_to_correct, 950);      /* (1500 + 400) / 2 */
+	assert_close(all->cost_usd, 0.054);
+	/* two of four correct: a resample has none with probability 1/16 > 2.5%, all with 1/16: [0, 100] */
+	assert_close(all->correct_ci.lo, 0);
+	assert_close(all->correct_ci.hi, 100);
+	assert_true(all->geomean_eager_ci.lo >= 1.2 - 1e-12 && all->geomean_eager_ci.hi <= 3.0 + 1e-12);
+	assert_true(all->geomean_eager_ci.lo < all->geomean_eager && all->geomean_eager < all->geomean_eager_ci.hi);
+	/* base: L1/1 pass at exactly 1.0 (not fast_1), L1/2 did not build; no calls: tokens and cost n/a */
+	const struct metric_cell *b = &m.agents[0].cells[0];
+	assert_close(b->compiled_pct, 50);
+	fast(b, 50, 50, 50, 0, 0, 0);
+	assert_close(b->geomean_eager, 1.0);
+	assert_true(isnan(b->tokens_to_correct) && isnan(b->cost_usd));
+	assert_int_equal(m.agents[0].cells[2].problems, 0);
+
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| agent | L1 | L2 | all |\n"));
+	assert_non_null(strstr(out.buf, "| base | 50.0 / 0.0 / 1.000x | - | 50.0 / 0.0 / 1.000x |\n"));
+	assert_non_null(strstr(out.buf, "| coder | 50.0 / 50.0 / 1.200x | 50.0 / 50.0 / 3.000x | 50.0 / 50.0 / 1.897x |\n"));
+	assert_non_null(strstr(out.buf, "| tokens to first correct | 1500 | 400 | 950 |\n"));
+	assert_non_null(strstr(out.buf, "| cost (USD) | 0.0450 | 0.0090 | 0.0540 |\n"));
+	assert_non_null(strstr(out.buf, "| geomean vs compiled (n) | 0.900x (1) | 2.000x (1) | 1.342x (2) |\n"));
+	strbuf_release(&out);
+
+	/* the same numbers again: the bootstrap is seeded */
+	struct metrics again;
+	compute(mix, NMIX, mix_calls, NCALLS, METRICS_FIRST, &again);
+	assert_true(again.agents[1].cells[0].geomean_eager_ci.lo == all->geomean_eager_ci.lo);
+	assert_true(again.agents[1].cells[0].fast1_ci.hi == all->fast1_ci.hi);
+	metrics_release(&again);
+	metrics_release(&m);
+}
+
+static void two_levels_best(void **state)
+{
+	(void)state;
+	struct metrics m;
+	compute(mix, NMIX, mix_calls, NCALLS, METRICS_BEST, &m);
+	/* --by best: L1/1 = s1a0 2.0 (beats s0's 1.2); L1/2 = s1a0 pass 0.8; L2 as with first */
+	const struct metric_cell *l1 = &m.agents[1].cells[1], *all = &m.agents[1].cells[0];
+	assert_close(l1->correct_pct, 100);
+	fast(l1, 100, 100, 50, 50, 50, 0);              /* 0.8 is not > 0.8; 2.0 is not > 2 */
+	assert_close(l1->geomean_eager, sqrt(1.6));
+	assert_close(l1->geomean_compiled, 1.6);        /* L1/2's pass has no compiled side */
+	assert_int_equal(l1->geomean_compiled_n, 1);
+	/* first correct in (sample, attempt) order over all samples: L1/1 the 2nd candidate, L1/2 the 3rd */
+	assert_close(l1->attempts_to_correct, 2.5);
+	assert_close(l1->tokens_to_correct, (1500 + 2200) / 2.0); /* L1/2: 700 + 600 + 900 */
+	assert_close(all->correct_pct, 75);
+	fast(all, 75, 75, 50, 50, 50, 25);
+	assert_close(all->geomean_eager, cbrt(2.0 * 0.8 * 3.0));
+	assert_close(all->attempts_to_correct, 2);
+	assert_close(all->cost_usd, 0.054);             /* cost does not depend on the representative */
+	json_t *j = metrics_json(&m);
+	json_t *cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 1), "levels"), "1");
+	assert_string_equal(json_string_value(json_object_get(j, "by")), "best");
+	assert_close(json_number_value(json_object_get(json_object_get(cell, "fast_pct"), "0.8")), 50);
+	assert_null(json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "2"));
+	json_decref(j);
+	metrics_release(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ties_at_p),
+		cmocka_unit_test(nothing_correct),
+		cmocka_unit_test(everything_a_hack),
+		cmocka_unit_test(two_levels_first),
+		cmocka_unit_test(two_levels_best),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

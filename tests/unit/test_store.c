@@ -1,0 +1,363 @@
+/* test_store.c - the results store: schema version and WAL, the written-once key, settings checks, a verdict's
+ * all-or-nothing transaction under SIGKILL at every statement and in a loop, LLM calls, and merging. */
+#include "testutil.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "eval/verdict.h"
+#include "store/store.h"
+
+#define GPU "NVIDIA H200"
+#define TORCH "2.11.0+cu130"
+
+/* A verdict as the evaluator writes it, serialised by the real verdict_to_json(). */
+static json_t *make_verdict(const char *ref, const char *candidate, int trials, int findings)
+{
+	struct verdict v;
+	verdict_init(&v);
+	v.status = findings ? V_REJECTED : V_PASS;
+	v.message = xstrdup("all trials passed");
+	snprintf(v.problem, sizeof(v.problem), "%s", ref);
+	sha256_hex(ref, strlen(ref), v.problem_sha256);
+	sha256_hex(candidate, strlen(candidate), v.candidate_sha256); /* stands in for the file's hash */
+	v.candidate_path = xstrdup(candidate);
+	v.ntrials = (size_t)trials;
+	v.trials = xcalloc((size_t)trials + 1, sizeof(*v.trials));
+	for (int i = 0; i < trials; i++) {
+		v.trials[i].seed = 100u + (unsigned)i;
+		v.trials[i].pass = 1;
+	}
+	for (int i = 0; i < findings; i++)
+		verdict_add_finding(&v, "H10", "reject", 0, 0, "inputs changed");
+	v.settings.trials = 5;
+	v.settings.perf_trials = 100;
+	v.settings.seed = 42;
+	snprintf(v.settings.tolerance, sizeof(v.settings.tolerance), "kernelbench");
+	snprintf(v.env.device, sizeof(v.env.device), "cuda:0");
+	snprintf(v.env.gpu, sizeof(v.env.gpu), GPU);
+	snprintf(v.env.torch, sizeof(v.env.torch), TORCH);
+	json_t *j = verdict_to_json(&v);
+	verdict_release(&v);
+	return j;
+}
+
+/* Opens (creating) dir/name with run "t" selected and agent "a" added. */
+static struct store *fresh(const char *dir, const char *name)
+{
+	struct sb_error err = { 0 };
+	struct config cfg;
+	struct store_run r;
+	struct store *s;
+	char *path = xstrfmt("%s/%s", dir, name);
+	config_init(&cfg);
+	store_run_from_config(&r, "t", &cfg, "cuda:0", GPU, "90", TORCH, NULL);
+	if (store_open(&s, path, STORE_WRITE, &err) || store_use_run(s, &r, &err) ||
+	    store_add_agent(s, "a", "oneshot", "qwen", &err))
+		fail_msg("%s", err.msg);
+	store_run_release(&r);
+	config_release(&cfg);
+	free(path);
+	return s;
+}
+
+static int put(struct store *s, const char *ref, int sample, int attempt, const char *cand, struct sb_error *err)
+{
+	json_t *v = make_verdict(ref, cand, 2, 0);
+	struct store_put p = { .agent = "a", .sample = sample, .attempt = attempt };
+	int rc = store_put_verdict(s, &p, v, err);
+	json_decref(v);
+	return rc;
+}
+
+static void schema_version_and_wal(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make(), *path = xstrfmt("%s/r.db", dir);
+	struct sb_error err = { 0 };
+	struct store *s;
+	assert_int_equal(store_open(&s, path, STORE_WRITE, &err), 0);
+	assert_int_equal(store_schema_version(s), STORE_SCHEMA);
+	store_close(s);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal"); /* WAL is a property of the file */
+	sqlite3_finalize(st);
+	/* reopening reads the version it wrote; a newer schema is refused, saying so */
+	assert_int_equal(store_open(&s, path, STORE_READ, &err), 0);
+	assert_int_equal(store_schema_version(s), 1);
+	assert_int_equal(store_check(s, &err), 0);
+	store_close(s);
+	sqlite3_exec(db, "UPDATE schema_version SET version = 99", NULL, NULL, NULL);
+	sqlite3_close(db);
+	assert_int_equal(store_open(&s, path, STORE_WRITE, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "schema 99, newer than"));
+	/* an SQLite file that is something else is not taken for a store */
+	char *other = xstrfmt("%s/other.db", dir);
+	sqlite3_open(other, &db);
+	sqlite3_exec(db, "CREATE TABLE t (x)", NULL, NULL, NULL);
+	sqlite3_close(db);
+	assert_int_equal(store_open(&s, other, STORE_WRITE, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "not a stitchbench results store"));
+	char *missing = xstrfmt("%s/none/results.db", dir);
+	assert_int_equal(store_open(&s, missing, STORE_READ, &err), SB_EINPUT);
+	free(missing);
+	free(other);
+	free(path);
+	tmpdir_remove(dir);
+}
+
+static void key_written_once(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct store *s = fresh(dir, "r.db");
+	struct sb_error err = { 0 };
+	char sha[65];
+	struct store_key k = { "a", "L1/2", 0, 1 };
+	assert_int_equal(store_lookup(s, &k, sha, &err), 0);
+	assert_int_equal(put(s, "L1/2", 0, 1, "/c/x.py", &err), 0);
+	assert_int_equal(store_lookup(s, &k, sha, &err), 1);
+	assert_int_equal(put(s, "L1/2", 0, 1, "/c/x.py", &err), SB_EEXIST);
+	assert_non_null(strstr(err.msg, "a L1/2 sample 0 attempt 1 is already stored (the same candidate)"));
+	assert_int_equal(put(s, "L1/2", 0, 1, "/c/another.py", &err), SB_EEXIST);
+	assert_non_null(strstr(err.msg, "with another candidate"));
+	/* the next attempt, sample or problem is another key */
+	assert_int_equal(put(s, "L1/2", 0, 2, "/c/x.py", &err), 0);
+	assert_int_equal(put(s, "L1/2", 1, 1, "/c/x.py", &err), 0);
+	assert_int_equal(put(s, "L1/3", 0, 1, "/c/x.py", &err), 0);
+	assert_int_equal(store_check(s, &err), 0);
+	/* an agent that was never added is a programming error, not a stored row */
+	json_t *v = make_verdict("L1/2", "/c/x.py", 1, 0);
+	struct store_put p = { .agent = "ghost" };
+	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINTERNAL);
+	json_decref(v);
+	store_close(s);
+	tmpdir_remove(dir);
+}
+
+static void settings_are_checked(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct store *s = fresh(dir, "r.db");
+	struct sb_error err = { 0 };
+	struct store_put p = { .agent = "a" };
+	/* a verdict judged with 3 trials does not belong to a run of 5 */
+	json_t *v = make_verdict("L1/2", "/c/x.py", 2, 0);
+	json_object_set_new(json_object_get(v, "settings"), "trials", json_integer(3));
+	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "eval.trials: 5 in its run vs 3 in the verdict"));
+	json_decref(v);
+	/* another GPU index is the same device kind; another GPU model is not */
+	v = make_verdict("L1/2", "/c/x.py", 2, 0);
+	json_object_set_new(json_object_get(v, "env"), "device", json_string("cuda:3"));
+	assert_int_equal(store_put_verdict(s, &p, v, &err), 0);
+	json_decref(v);
+	v = make_verdict("L1/2", "/c/x.py", 2, 0);
+	json_object_set_new(json_object_get(v, "env"), "gpu", json_string("NVIDIA A100"));
+	p.sample = 1;
+	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "gpu: \"NVIDIA H200\" in its run vs \"NVIDIA A100\" in the verdict"));
+	json_decref(v);
+	/* the problem file changed under the run */
+	v = make_verdict("L1/2", "/c/x.py", 2, 0);
+	json_object_set_new(json_object_get(v, "problem"), "sha256", json_string("ffff"));
+	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "problem L1/2 has sha256 ffff"));
+	json_decref(v);
+	/* a malformed verdict says what it lacks */
+	v = json_pack("{s:i, s:s}", "schema", 1, "status", "great");
+	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "status \"great\" is not one of"));
+	json_decref(v);
+	/* resuming a run with other settings is refused, naming them */
+	struct config cfg;
+	struct store_run r;
+	config_init(&cfg);
+	cfg.eval.seed = 7;
+	store_run_from_config(&r, "t", &cfg, "cuda:0", GPU, "90", TORCH, NULL);
+	assert_int_equal(store_use_run(s, &r, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "eval.seed: 42 in the stored run vs 7 in this invocation"));
+	store_run_release(&r);
+	config_release(&cfg);
+	store_close(s);
+	tmpdir_remove(dir);
+}
+
+/* ---------- crashes ---------- */
+
+static void kill_at(void *arg, int step)
+{
+	if (step == *(int *)arg)
+		raise(SIGKILL);
+}
+
+/* Fork a child that opens the store, and writes with `hook` armed (or in a loop); the parent reaps it. */
+static void child_writes(const char *path, int kill_step, int loop)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sb_error err = { 0 };
+		struct config cfg;
+		struct store_run r;
+		struct store *s;
+		config_init(&cfg);
+		store_run_from_config(&r, "t", &cfg, "cuda:0", GPU, "90", TORCH, NULL);
+		if (store_open(&s, path, STORE_WRITE, &err) || store_use_run(s, &r, &err))
+			_exit(3);
+		if (!loop) {
+			store_set_step_hook(s, kill_at, &kill_step);
+			json_t *v = make_verdict("L1/5", "/c/crash.py", 3, 2);
+			struct store_put p = { .agent = "a", .sample = 100 + kill_step };
+			store_put_verdict(s, &p, v, &err);
+			_exit(4); /* the hook should have killed us */
+		}
+		for (int i = 0;; i++) {
+			json_t *v = make_verdict("L1/6", "/c/loop.py", 4, i % 3);
+			struct store_put p = { .agent = "a", .sample = i };
+			if (store_put_verdict(s, &p, v, &err))
+				_exit(5);
+			json_decref(v);
+		}
+	}
+	if (loop) {
+		struct timespec ts = { 0, 150 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		fail_msg("the writer was not killed (status %d)", status);
+}
+
+static int count_row(void *arg, const struct store_verdict_row *row, struct sb_error *err)
+{
+	(void)err;
+	int *n = arg;
+	if (!strcmp(row->problem, "L1/6") && row->sample != *n)
+		fail_msg("verdict of sample %d after %d others: the loop's verdicts are not a prefix", row->sample, *n);
+	(*n)++;
+	return 0;
+}
+
+static void a_killed_writer_leaves_whole_verdicts(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make(), *path = xstrfmt("%s/r.db", dir);
+	struct sb_error err = { 0 };
+	struct store *s = fresh(dir, "r.db");
+	store_close(s);
+	/* 3 trials and 2 findings: step 0 begun, 1 sample, 2 attempt, 3 verdict, 4-6 trials, 7-8 findings;
+	 * after step 8 comes the commit (a child that is not killed fails the test) */
+	for (int step = 0; step <= 8; step++) {
+		child_writes(path, step, 0);
+		assert_int_equal(store_open(&s, path, STORE_WRITE, &err), 0);
+		if (store_check(s, &err))
+			fail_msg("killed at step %d: %s", step, err.msg);
+		struct store_key k = { "a", "L1/5", 100 + step, 0 };
+		assert_int_equal(store_lookup(s, &k, NULL, &err), 0); /* nothing of it, not a part */
+		store_close(s);
+	}
+	/* killed at any moment of a loop of writes: every verdict there is whole, and they are a prefix */
+	child_writes(path, 0, 1);
+	s = fresh(dir, "r.db");
+	if (store_check(s, &err))
+		fail_msg("%s", err.msg);
+	int n = 0;
+	assert_int_equal(store_each_verdict(s, count_row, &n, &err), 0);
+	assert_true(n > 0);
+	print_message("%d verdicts were whole when the writer was killed\n", n);
+	/* and the store takes the next verdict */
+	assert_int_equal(put(s, "L1/6", n, 0, "/c/after.py", &err), 0);
+	assert_int_equal(store_check(s, &err), 0);
+	store_close(s);
+	free(path);
+	tmpdir_remove(dir);
+}
+
+/* ---------- LLM calls and merging ---------- */
+
+static int sum_tokens(void *arg, const struct store_llm_call *c, struct sb_error *err)
+{
+	(void)err;
+	*(long *)arg += c->prompt_tokens + c->completion_tokens;
+	return 0;
+}
+
+static void llm_calls_and_merge(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make(), *out = xstrfmt("%s/merged", dir), *out2 = xstrfmt("%s/merged2", dir);
+	struct sb_error err = { 0 };
+	struct store *a = fresh(dir, "a.db"), *b = fresh(dir, "b.db");
+	struct store_llm_call c = { .agent = "a", .problem = "L1/2", .sample = 0, .attempt = 0, .call = 0,
+				    .model = "qwen", .prompt_tokens = 100, .completion_tokens = 50, .cost_usd = 0.01 };
+	assert_int_equal(store_put_llm_call(a, &c, &err), SB_EINPUT); /* its problem is not stored yet */
+	assert_int_equal(put(a, "L1/2", 0, 0, "/c/a.py", &err), 0);
+	assert_int_equal(store_put_llm_call(a, &c, &err), 0);
+	assert_int_equal(store_put_llm_call(a, &c, &err), SB_EEXIST);
+	c.call = 1;
+	assert_int_equal(store_put_llm_call(a, &c, &err), 0);
+	assert_int_equal(put(b, "L1/3", 0, 0, "/c/b.py", &err), 0);
+	assert_int_equal(put(b, "L1/2", 1, 0, "/c/b.py", &err), 0);
+	store_close(a);
+	store_close(b);
+
+	char *in[] = { xstrfmt("%s/a.db", dir), xstrfmt("%s/b.db", dir) };
+	struct strbuf over = STRBUF_INIT;
+	struct store_merge_stats st;
+	assert_int_equal(store_merge(out, in, 2, 0, &over, &st, &err), 0);
+	assert_int_equal(st.runs, 2);
+	assert_int_equal(st.verdicts, 3);
+	assert_int_equal(st.calls, 2);
+	assert_int_equal(over.len, 0);
+	char *db = xstrfmt("%s/results.db", out);
+	struct store *m;
+	long tokens = 0;
+	assert_int_equal(store_open(&m, db, STORE_READ, &err), 0);
+	assert_int_equal(store_each_llm_call(m, sum_tokens, &tokens, &err), 0);
+	assert_int_equal(tokens, 300);
+	assert_int_equal(store_check(m, &err), 0);
+	store_close(m);
+	/* merging into an existing store, or the same shard twice, is refused and leaves nothing */
+	assert_int_equal(store_merge(out, in, 2, 0, &over, &st, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "exists"));
+	char *twice[] = { in[0], in[0] };
+	assert_int_equal(store_merge(out2, twice, 2, 1, &over, &st, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "a L1/2 sample 0 attempt 0 is in both"));
+	char *db2 = xstrfmt("%s/results.db", out2), *partial = xstrfmt("%s/results.db.partial", out2);
+	assert_int_not_equal(access(db2, F_OK), 0);
+	assert_int_not_equal(access(partial, F_OK), 0);
+	strbuf_release(&over);
+	free(db);
+	free(db2);
+	free(partial);
+	free(in[0]);
+	free(in[1]);
+	free(out);
+	free(out2);
+	tmpdir_remove(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(schema_version_and_wal),
+		cmocka_unit_test(key_written_once),
+		cmocka_unit_test(settings_are_checked),
+		cmocka_unit_test(a_killed_writer_leaves_whole_verdicts),
+		cmocka_unit_test(llm_calls_and_merge),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
