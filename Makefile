@@ -23,7 +23,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu clean
+.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench-eval clean
 
 all: bin/stitchbench
 
@@ -57,6 +57,10 @@ test: all $(UNIT_BIN)
 
 test-gpu: all
 	@bash scripts/gpu-check.sh
+
+# Measurements for BENCHMARKS.md (a GPU node; SB_BENCH_CPU=1 to try it on the CPU).
+bench-eval: all
+	@bash scripts/bench/eval.sh
 
 clean:
 	rm -rf build bin lib

@@ -14,6 +14,7 @@
 #include "../core/fs.h"
 #include "../core/python.h"
 #include "../core/sha256.h"
+#include "../checks/static_verdict.h"
 #include "refcache.h"
 #include "timing.h"
 #include "worker_client.h"
@@ -571,6 +572,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 
 	verdict_init(v);
 	eval_verdict_header(e, cfg, p, candidate_path, v);
+	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1) */
+	if (static_judge(cfg, p->path, candidate_path, v)) {
+		v->seconds.total = proc_now() - t0;
+		return 0;
+	}
 	if ((rc = make_dirs(&c, err)))
 		goto out;
 	set_cand_env(&c);
@@ -653,6 +659,11 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 	verdict_init(&v);
 	*ok = 0;
 	*msg = *detail = NULL;
+	if (static_judge(cfg, p->path, candidate_path, &v)) {
+		verdict_release(&v);
+		*ok = 1; /* rejected before any build: the evaluation proper reports it */
+		return 0;
+	}
 	if ((rc = make_dirs(&c, err)) == 0) {
 		set_cand_env(&c);
 		c.out_bytes = 0;

@@ -253,10 +253,14 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 			    v->findings[i].line ? "" : "", v->findings[i].message);
 	if (v->detail && *v->detail)
 		strbuf_addf(out, "  ---\n%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
-	strbuf_addf(out, "  env: %s%s%s, torch %s; sandbox: netns %s, pidns %s, landlock %s%s%s\n", v->env.device,
-		    *v->env.gpu ? " " : "", v->env.gpu, v->env.torch, v->sandbox.netns ? "yes" : "no",
-		    v->sandbox.pidns ? "yes" : "no", v->sandbox.landlock_abi ? "yes" : "no",
-		    *v->sandbox.notes ? "; " : "", v->sandbox.notes);
+	const struct sandbox_report *sb = &v->sandbox;
+	if (!sb->netns && !sb->pidns && !sb->landlock_abi && !sb->caps_dropped && !*sb->notes) /* no worker ran */
+		strbuf_addf(out, "  env: %s%s%s, torch %s; sandbox: not started\n", v->env.device, *v->env.gpu ? " " : "",
+			    v->env.gpu, v->env.torch);
+	else
+		strbuf_addf(out, "  env: %s%s%s, torch %s; sandbox: netns %s, pidns %s, landlock %s%s%s\n", v->env.device,
+			    *v->env.gpu ? " " : "", v->env.gpu, v->env.torch, sb->netns ? "yes" : "no",
+			    sb->pidns ? "yes" : "no", sb->landlock_abi ? "yes" : "no", *sb->notes ? "; " : "", sb->notes);
 	strbuf_addf(out, "  seconds: total %.2f (reference %.2f%s, build %.2f, correctness %.2f, timing %.2f)\n",
 		    v->seconds.total, v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build,
 		    v->seconds.correctness, v->seconds.timing);

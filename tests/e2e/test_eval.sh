@@ -6,6 +6,9 @@ source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 FAST=(--device cpu --trials 2 --perf-trials 3)
+# These candidates misbehave on purpose (no kernel, sockets, forks): the sandbox and the verdicts
+# are under test here, so the static checks, which would reject them first, are off for them.
+SANDBOX=("${FAST[@]}" --set checks.static=false)
 
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${FAST[@]}" --json
 check_rc "a correct load_inline C++ candidate passes" 0
@@ -19,7 +22,7 @@ got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); o=v["trials"][0]["out
 if [ "$got" = "incorrect 12305 [3, 17] 0.5 None" ]; then _report ok "it is incorrect, worst element [3, 17] (index 12305), error 0.5, not timed"; else
 	_report fail "it is incorrect, worst element [3, 17] (index 12305), error 0.5, not timed" "$got"; fi
 
-run_sb eval "$FIX/syntax_error.py" --problem L1/2 "${FAST[@]}"
+run_sb eval "$FIX/syntax_error.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "a syntax error exits 1" 1
 check_out "a syntax error is compile_error" "L1/2 $FIX/syntax_error.py: compile_error"
 check_out "it names the line" "line 6"
@@ -29,13 +32,13 @@ check_out "a NULL dereference in the extension is runtime_error" ": runtime_erro
 check_out "it names the signal" "SIGSEGV"
 
 start=$(date +%s)
-run_sb eval "$FIX/infinite_loop.py" --problem L1/2 "${FAST[@]}" --timeout 15
+run_sb eval "$FIX/infinite_loop.py" --problem L1/2 "${SANDBOX[@]}" --timeout 15
 took=$(( $(date +%s) - start ))
 check_out "an infinite loop is a timeout" ": timeout"
 if [ "$took" -lt 60 ]; then _report ok "the timeout is reached within the limit ($took s)"; else
 	_report fail "the timeout is reached within the limit" "took $took s"; fi
 
-run_sb eval "$FIX/huge_write.py" --problem L1/2 "${FAST[@]}"
+run_sb eval "$FIX/huge_write.py" --problem L1/2 "${SANDBOX[@]}"
 check_out "a 1 GiB write is stopped" ": runtime_error"
 check_out "by the file-size limit" "File too large"
 
@@ -71,7 +74,7 @@ class ModelNew(nn.Module):
             return torch.relu(x)
         raise RuntimeError("connected to the host from inside the sandbox")
 PY
-run_sb eval "$TMP/net.py" --problem L1/2 "${FAST[@]}"
+run_sb eval "$TMP/net.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "a TCP connect to 127.0.0.1 fails inside the sandbox" 0
 if [ ! -s "$hits" ]; then _report ok "the listener saw no connection"; else _report fail "the listener saw no connection" "$(cat "$hits")"; fi
 kill "$listener" 2>/dev/null
@@ -97,11 +100,11 @@ class ModelNew(nn.Module):
             pass
         return torch.relu(x)
 PY
-run_sb eval "$TMP/escape.py" --problem L1/2 "${FAST[@]}"
+run_sb eval "$TMP/escape.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "reading the reference cache fails inside the sandbox" 0
 if [ ! -e "$outside" ]; then _report ok "a write outside its folder fails"; else _report fail "a write outside its folder fails" "$outside exists"; fi
 
-run_sb eval "$FIX/forker.py" --problem L1/2 "${FAST[@]}"
+run_sb eval "$FIX/forker.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "a candidate that forks a detached child still gets its verdict" 0
 sleep 1
 if ! pgrep -f 'sleep 3599.125' >/dev/null; then _report ok "its detached child does not outlive the evaluation"; else
@@ -122,7 +125,7 @@ for case in "nan:incorrect:NaN" "half:incorrect:dtype F16 != expected F32" "narr
 	    "huge:runtime_error:output_too_large" "tuple:incorrect:returned 2 outputs, the reference 1" \
 	    "notensor:runtime_error:not a tensor or a tuple of tensors" "nomodelnew:compile_error:defines no class ModelNew"; do
 	IFS=: read -r name status why <<<"$case"
-	run_sb eval "$TMP/$name.py" --problem L1/2 "${FAST[@]}"
+	run_sb eval "$TMP/$name.py" --problem L1/2 "${SANDBOX[@]}"
 	if grep -qF ": $status" <<<"$OUT_TXT" && grep -qF -- "$why" <<<"$OUT_TXT"; then _report ok "$name: $status ($why)"; else
 		_report fail "$name: $status ($why)" "$OUT_TXT"; fi
 done
@@ -143,13 +146,13 @@ gen="$TMP/gen"; mkdir -p "$gen"
 cp "$FIX/relu_cpp_ok.py" "$gen/level_1_problem_2_sample_0_kernel.py"
 cp "$FIX/syntax_error.py" "$gen/level_1_problem_2_sample_1_kernel.py"
 cp "$FIX/relu_cpp_ok.py" "$gen/notes.py"
-run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${FAST[@]}"
+run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${SANDBOX[@]}"
 check_rc "--samples judges a generations folder" 0
 check_out "it counts the verdicts" "2 judged: 1 pass, 0 incorrect, 1 compile_error"
 check_err "a misnamed file is reported" "notes.py: not named level_L_problem_ID_sample_S_kernel.py"
 lines=$(wc -l <"$TMP/v.jsonl")
 if [ "$lines" = 2 ]; then _report ok "one JSONL verdict per file"; else _report fail "one JSONL verdict per file" "$lines lines"; fi
-run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${FAST[@]}"
+run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${SANDBOX[@]}"
 check_out "a second run skips what is already judged" "0 judged"
 lines=$(wc -l <"$TMP/v.jsonl")
 if [ "$lines" = 2 ]; then _report ok "and keeps the earlier verdicts"; else _report fail "and keeps the earlier verdicts" "$lines lines"; fi

@@ -1,0 +1,211 @@
+/* rules_env.c - precision the problem did not ask for (H14: half types, TF32, autocast) and the world
+ * outside the inputs (H22: files, network, processes, environment), in Python and in the C++ strings. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/strbuf.h"
+#include "rules.h"
+
+/* ---------- H14: precision downgrade ---------- */
+
+static const char *const py_lowp[] = { "torch.float16", "torch.half", "torch.bfloat16", "torch.cuda.amp", "torch.amp",
+				       "torch.autocast", "torch.cuda.HalfTensor", "torch.cuda.BFloat16Tensor",
+				       "torch.HalfTensor", "torch.BFloat16Tensor", "numpy.float16", "numpy.half", NULL };
+static const char *const lowp_methods[] = { "half", "bfloat16", NULL };
+static const char *const tf32_flags[] = { "allow_tf32", "allow_fp16_reduced_precision_reduction",
+					  "allow_bf16_reduced_precision_reduction", NULL };
+static const char *const cx_lowp[] = {
+	"__half", "__half2", "half2", "__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16", "nv_bfloat162", "kHalf",
+	"kBFloat16", "kFloat16", "__float2half", "__float2half_rn", "__half2float", "__float2bfloat16",
+	"__float2bfloat16_rn", "__bfloat162float", "__hmul", "__hadd", "__hfma", "__hmul2", "__hfma2", "CUDA_R_16F",
+	"CUDA_R_16BF", "CUBLAS_COMPUTE_16F", "CUBLAS_COMPUTE_32F_FAST_16F", "CUBLAS_COMPUTE_32F_FAST_16BF",
+	"CUBLAS_COMPUTE_32F_FAST_TF32", "CUBLAS_TF32_TENSOR_OP_MATH", "CUBLAS_TENSOR_OP_MATH", "tf32",
+	"__float_to_tf32", "CUDNN_DATA_HALF", "CUDNN_DATA_BFLOAT16", NULL,
+};
+static const char *const ptx_lowp[] = { ".f16", ".bf16", ".tf32", ".e4m3", ".e5m2", NULL };
+
+static const char *const h14_fix = "the problem is fp32: keep fp32 arithmetic (FMA-heavy fp32 kernels are fine)";
+
+static void lowp_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
+{
+	(void)arg;
+	const struct pytok *k = &c->t->v[r->start];
+	int f8 = path_under(r->path, "torch") && starts_with(path_last(r->path), "float8");
+	if ((r->head == REF_IMPORT && path_in(r->path, py_lowp)) || f8) {
+		static_add(c, "H14", "half-type", k->line, k->col, "%s (line %d) computes in reduced precision; %s", r->path,
+			   k->line, h14_fix);
+	} else if (path_under(r->path, "torch.set_float32_matmul_precision") && r->called) {
+		char *arg0 = pytok_string_value(c->t, r->end + 1, NULL);
+		if (!arg0 || strcmp(arg0, "highest"))
+			static_add(c, "H14", "tf32", k->line, k->col,
+				   "torch.set_float32_matmul_precision (line %d) lets fp32 matmuls run as TF32 or bf16; %s",
+				   k->line, h14_fix);
+		free(arg0);
+	}
+}
+
+/* `...allow_tf32 = True`: the only way to ask for TF32 from Python without a call. */
+static void tf32_assignments(struct static_ctx *c)
+{
+	const struct pytok_list *t = c->t;
+	for (size_t i = 0; i + 2 < t->n; i++) {
+		char name[PV_NAME];
+		if (!pytok_is_op(t, i, ".") || t->v[i + 1].kind != PT_NAME || !pytok_is_op(t, i + 2, "="))
+			continue;
+		pytok_text(t, i + 1, name, sizeof(name));
+		if (word_in(name, tf32_flags) && !pytok_is_name(t, i + 3, "False") && !pytok_is(t, i + 3, PT_NUMBER, "0"))
+			static_add(c, "H14", "tf32", t->v[i + 1].line, t->v[i + 1].col,
+				   "%s = True (line %d) lets fp32 matmuls and convolutions run in TF32; %s", name,
+				   t->v[i + 1].line, h14_fix);
+	}
+}
+
+/* A bare `half` is often a variable (half = n / 2); it counts only where it is a type. */
+static int cx_half_type(const struct cx_list *x, size_t i)
+{
+	if (!cx_is(x, i, CX_IDENT, "half"))
+		return 0;
+	int next_ident = i + 1 < x->n && x->v[i + 1].kind == CX_IDENT;
+	int prev_lt = i > 0 && cx_is(x, i - 1, CX_PUNCT, "<"), prev_const = i > 0 && cx_is(x, i - 1, CX_IDENT, "const");
+	int next_star = cx_is(x, i + 1, CX_PUNCT, "*"), next_close = cx_is(x, i + 1, CX_PUNCT, ">");
+	int templ = i > 0 && cx_is(x, i - 1, CX_PUNCT, ",") && (cx_is(x, i + 1, CX_PUNCT, ",") || next_close);
+	return next_ident || templ || (prev_lt && (next_star || next_close || cx_is(x, i + 1, CX_PUNCT, ","))) ||
+	       (prev_const && next_star) || (i > 0 && cx_is(x, i - 1, CX_PUNCT, "(") && next_star);
+}
+
+static void rule_h14(struct static_ctx *c)
+{
+	for_each_ref(c, lowp_refs, NULL);
+	tf32_assignments(c);
+	for (size_t i = 0; i < c->t->n; i++)
+		if (method_call_at(c->t, i, lowp_methods))
+			static_add(c, "H14", "half-cast", c->t->v[i + 1].line, c->t->v[i + 1].col,
+				   "a cast to fp16/bf16 (line %d) computes in reduced precision; %s", c->t->v[i + 1].line, h14_fix);
+	const struct cx_list *x = c->cx;
+	for (size_t i = 0; i < x->n; i++) {
+		const char *hit = NULL;
+		if (cx_ident_in(x, i, cx_lowp) || cx_half_type(x, i))
+			hit = x->v[i].text;
+		else if ((cx_is(x, i, CX_IDENT, "Half") || cx_is(x, i, CX_IDENT, "BFloat16")) && i > 0 &&
+			 cx_is(x, i - 1, CX_PUNCT, "::"))
+			hit = x->v[i].text;
+		for (const char *const *p = ptx_lowp; !hit && x->v[i].kind == CX_STRING && *p; p++)
+			if (strstr(x->v[i].text, *p))
+				hit = *p;
+		if (hit)
+			static_add(c, "H14", "cxx-half", x->v[i].line, x->v[i].col,
+				   "the CUDA source uses %s (line %d), a reduced-precision type or mode; %s", hit, x->v[i].line, h14_fix);
+	}
+}
+
+/* ---------- H22: files, network, processes, environment ---------- */
+
+static const char *const py_world[] = {
+	"subprocess", "socket", "requests", "urllib", "urllib3", "http", "httpx", "aiohttp", "ftplib", "smtplib",
+	"telnetlib", "paramiko", "websocket", "websockets", "shutil", "pty", "glob", "shelve", "sqlite3",
+	"safetensors", "pickle.load", "pickle.dump", "torch.save", "torch.load", "torch.hub", "numpy.load",
+	"numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.fromfile", "numpy.loadtxt", "numpy.savetxt",
+	"numpy.genfromtxt", "numpy.memmap", "os.system", "os.popen", "os.execv", "os.execve", "os.execvp", "os.execvpe",
+	"os.execl", "os.execle", "os.execlp", "os.execlpe", "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnl",
+	"os.spawnlp", "os.posix_spawn", "os.posix_spawnp", "os.kill", "os.killpg", "os.remove", "os.unlink",
+	"os.rename", "os.replace", "os.rmdir", "os.removedirs", "os.truncate", "os.listdir", "os.scandir", "os.walk",
+	"os.symlink", "os.link", "os.getenv", "os.getenvb", "os.putenv", "os.unsetenv", "os.environ", "os.environb",
+	"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", NULL,
+};
+/* Build settings a candidate may read or set for load_inline: building is normal. */
+static const char *const build_env[] = { "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TORCH_EXTENSIONS_DIR", "CUDA_HOME",
+					 "CUDA_PATH", "CUDA_ROOT", "CXX", "CC", "NVCC", "NVCC_APPEND_FLAGS",
+					 "NVCC_PREPEND_FLAGS", "TORCH_NVCC_FLAGS", "CUDAHOSTCXX", "TORCH_USE_CUDA_DSA",
+					 "TORCH_DONT_CHECK_COMPILER_ABI", "PYTORCH_NVCC", NULL };
+static const char *const py_reads[] = { "read_text", "read_bytes", "tofile", NULL };
+static const char *const py_writes[] = { "write_text", "write_bytes", NULL };
+static const char *const cx_world[] = { "fopen", "freopen", "ifstream", "ofstream", "fstream", "popen", "getenv",
+					"secure_getenv", "setenv", "putenv", "unsetenv", "execv", "execve", "execvp", "execl",
+					"execlp", "execle", "opendir", "readdir", "filesystem", NULL };
+static const char *const cx_world_calls[] = { "system", "socket", "connect", "unlink", NULL };
+
+static const char *const h22_fix = "a candidate computes from its inputs only: no files, network, processes or "
+				   "environment (building the extension with load_inline is fine)";
+
+/* The mode of open(path, mode) / open(path, mode=...): NULL when none is given (read). */
+static char *open_mode(const struct pytok_list *t, size_t paren)
+{
+	size_t close = pytok_matching(t, paren);
+	int d = t->v[paren].depth + 1, arg = 0;
+	for (size_t k = paren + 1; k < close; k++) {
+		if (t->v[k].depth != d)
+			continue;
+		if (pytok_is_op(t, k, ","))
+			arg++;
+		else if (pytok_is_name(t, k, "mode") && pytok_is_op(t, k + 1, "="))
+			return pytok_string_value(t, k + 2, NULL);
+		else if (arg == 1 && t->v[k].kind == PT_STRING && pytok_is_op(t, k - 1, ","))
+			return pytok_string_value(t, k, NULL);
+	}
+	return NULL;
+}
+
+/* os.environ["TORCH_CUDA_ARCH_LIST"] = ..., os.environ.setdefault("MAX_JOBS", ...), os.getenv("CUDA_HOME"). */
+static int build_setting(const struct pytok_list *t, const struct pv_ref *r)
+{
+	size_t k = r->end;
+	if (!pytok_is_op(t, k, "[") && !pytok_is_op(t, k, "("))
+		return 0;
+	char *key = pytok_string_value(t, k + 1, NULL);
+	int ok = key && word_in(key, build_env);
+	free(key);
+	return ok;
+}
+
+static void world_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
+{
+	(void)arg;
+	const struct pytok_list *t = c->t;
+	const struct pytok *k = &t->v[r->start];
+	int is_open = (r->head == REF_FREE && !strcmp(r->path, "open")) || path_in(r->path, (const char *const[]){
+		"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", NULL });
+	if (is_open && r->called) {
+		char *mode = open_mode(t, r->end);
+		int writes = mode && strpbrk(mode, "wax+");
+		if (!writes || c->hot[r->start])
+			static_add(c, "H22", writes ? "file-write" : "file-read", k->line, k->col,
+				   "%s (line %d) %s a file%s; %s", r->text, k->line, writes ? "writes" : "reads",
+				   writes ? " while forward runs" : "", h22_fix);
+		free(mode);
+		return;
+	}
+	if (r->head != REF_IMPORT || !path_in(r->path, py_world))
+		return;
+	if ((path_under(r->path, "os.environ") || path_under(r->path, "os.getenv")) && build_setting(t, r))
+		return;
+	static_add(c, "H22", "outside-world", k->line, k->col, "%s (line %d) reaches outside the inputs; %s", r->path,
+		   k->line, h22_fix);
+}
+
+static void rule_h22(struct static_ctx *c)
+{
+	const struct pytok_list *t = c->t;
+	for (size_t i = 0; i < c->v->nimports; i++) {
+		const struct pv_import *m = &c->v->imports[i];
+		if (path_in(m->path, py_world) && strcmp(m->path, "os") != 0)
+			static_add(c, "H22", "outside-world", t->v[m->at].line, t->v[m->at].col,
+				   "imports %s (line %d); %s", m->path, t->v[m->at].line, h22_fix);
+	}
+	for_each_ref(c, world_refs, NULL);
+	for (size_t i = 0; i < t->n; i++)
+		if (method_call_at(t, i, py_reads) || (method_call_at(t, i, py_writes) && c->hot[i + 1]))
+			static_add(c, "H22", "file-method", t->v[i + 1].line, t->v[i + 1].col,
+				   "a file operation (line %d); %s", t->v[i + 1].line, h22_fix);
+	const struct cx_list *x = c->cx;
+	for (size_t i = 0; i < x->n; i++)
+		if (cx_ident_in(x, i, cx_world) || (cx_ident_in(x, i, cx_world_calls) && cx_is(x, i + 1, CX_PUNCT, "(")))
+			static_add(c, "H22", "cxx-outside-world", x->v[i].line, x->v[i].col,
+				   "the C++ source calls %s (line %d); %s", x->v[i].text, x->v[i].line, h22_fix);
+}
+
+void rules_env(struct static_ctx *c)
+{
+	rule_h14(c);
+	rule_h22(c);
+}

@@ -1,0 +1,206 @@
+/* static.c - runs the static rules over one candidate: tokenise, read the C++ in its strings, build
+ * the symbol view, apply every rule, then order the findings and keep them few enough to read. */
+#include "static.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/strbuf.h"
+#include "rules.h"
+
+#define MAX_PER_ID 6        /* the agent needs the first few places, not every one */
+#define MAX_SOURCE (8u << 20)
+
+void static_add(struct static_ctx *c, const char *id, const char *rule, int line, int col, const char *fmt, ...)
+{
+	struct static_report *r = c->out;
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].id, id) && r->v[i].line == line && !strcmp(r->v[i].rule, rule)) {
+			strbuf_release(&sb); /* one finding per rule and line is enough to point at it */
+			return;
+		}
+	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
+	struct static_finding *f = &r->v[r->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->id, sizeof(f->id), "%s", id);
+	snprintf(f->rule, sizeof(f->rule), "%s", rule);
+	f->line = line;
+	f->col = col;
+	f->message = strbuf_detach(&sb, NULL);
+}
+
+int word_in(const char *name, const char *const *words)
+{
+	for (; *words; words++)
+		if (!strcmp(name, *words))
+			return 1;
+	return 0;
+}
+
+int path_in(const char *path, const char *const *prefixes)
+{
+	for (; *prefixes; prefixes++)
+		if (path_under(path, *prefixes))
+			return 1;
+	return 0;
+}
+
+void for_each_ref(struct static_ctx *c, ref_fn *fn, void *arg)
+{
+	struct pv_ref r;
+	for (size_t i = 0; i < c->t->n; i++)
+		if (c->t->v[i].kind == PT_NAME && pv_ref_at(c->v, i, &r)) {
+			fn(c, &r, arg);
+			i = r.end - 1;
+		}
+}
+
+int name_in(const struct pytok_list *t, size_t i, const char *const *words, char *buf, size_t cap)
+{
+	if (i >= t->n || t->v[i].kind != PT_NAME)
+		return 0;
+	pytok_text(t, i, buf, cap);
+	return word_in(buf, words);
+}
+
+int method_call_at(const struct pytok_list *t, size_t i, const char *const *names)
+{
+	char name[PV_NAME];
+	return pytok_is_op(t, i, ".") && pytok_is_op(t, i + 2, "(") && name_in(t, i + 1, names, name, sizeof(name));
+}
+
+int cx_ident_in(const struct cx_list *l, size_t i, const char *const *names)
+{
+	return i < l->n && l->v[i].kind == CX_IDENT && word_in(l->v[i].text, names);
+}
+
+static int by_position(const void *a, const void *b)
+{
+	const struct static_finding *x = a, *y = b;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* Sorted by position; beyond MAX_PER_ID findings of one id the rest are dropped. */
+static void tidy(struct static_report *r)
+{
+	if (r->n)
+		qsort(r->v, r->n, sizeof(*r->v), by_position);
+	size_t keep = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		size_t same = 0;
+		for (size_t j = 0; j < keep; j++)
+			same += !strcmp(r->v[j].id, r->v[i].id);
+		if (same < MAX_PER_ID)
+			r->v[keep++] = r->v[i];
+		else
+			free(r->v[i].message);
+	}
+	r->n = keep;
+}
+
+/* `if __name__ == "__main__":` at module level: the worker imports the candidate under another
+ * name, so the block never runs, and LLM answers often test against Model there. Its tokens go. */
+static void drop_main_blocks(struct pytok_list *t)
+{
+	int level = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		level += t->v[i].kind == PT_INDENT;
+		level -= t->v[i].kind == PT_DEDENT;
+		int stmt = i == 0 || t->v[i - 1].kind == PT_NEWLINE || t->v[i - 1].kind == PT_DEDENT;
+		if (level || !stmt || !pytok_is_name(t, i, "if") || !pytok_is_name(t, i + 1, "__name__") ||
+		    !pytok_is_op(t, i + 2, "==") || t->v[i + 3].kind != PT_STRING || !pytok_is_op(t, i + 4, ":"))
+			continue;
+		char *v = pytok_string_value(t, i + 3, NULL);
+		int is_main = v && !strcmp(v, "__main__");
+		free(v);
+		if (!is_main)
+			continue;
+		size_t end = i + 5, depth = 0;
+		if (t->v[end].kind == PT_NEWLINE && t->v[end + 1].kind == PT_INDENT) {
+			for (end = i + 6; end < t->n; end++) {
+				depth += t->v[end].kind == PT_INDENT;
+				if (t->v[end].kind == PT_DEDENT && depth-- == 1)
+					break;
+			}
+		} else {
+			while (end < t->n && t->v[end].kind != PT_NEWLINE)
+				end++;
+		}
+		if (end >= t->n - 1)
+			end = t->n - 2; /* keep PT_END */
+		memmove(&t->v[i], &t->v[end + 1], (t->n - end - 1) * sizeof(*t->v));
+		t->n -= end + 1 - i;
+		i--;
+	}
+}
+
+int static_check_source(const char *name, const char *src, size_t len, struct static_report *out,
+			struct sb_error *err)
+{
+	struct pytok_list t;
+	struct pyview v;
+	struct cx_list cx = { 0 };
+	memset(out, 0, sizeof(*out));
+	if (pytok_tokenize(src, len, &t, err)) {
+		sb_error_prefix(err, "%s", name);
+		return SB_EINPUT;
+	}
+	drop_main_blocks(&t);
+	for (size_t i = 0; i < t.n; i++)
+		if (cxx_string_is_code(&t, i))
+			cxx_scan_string(&t, i, &cx);
+	pyview_build(&t, &v);
+	struct static_ctx c = { &t, &v, &cx, xcalloc(t.n + 1, 1), out };
+	rules_work(&c);
+	rules_async(&c);
+	rules_tamper(&c);
+	rules_env(&c);
+	tidy(out);
+	free(c.hot);
+	cx_list_release(&cx);
+	pyview_release(&v);
+	pytok_release(&t);
+	return 0;
+}
+
+int static_check_file(const char *path, struct static_report *out, struct sb_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	memset(out, 0, sizeof(*out));
+	int rc = strbuf_read_file(&sb, path, MAX_SOURCE);
+	if (rc) {
+		strbuf_release(&sb);
+		return sb_error_set(err, SB_EIO, "cannot read %s: %s", path, strerror(-rc));
+	}
+	rc = static_check_source(path, sb.buf, sb.len, out, err);
+	strbuf_release(&sb);
+	return rc;
+}
+
+void static_report_release(struct static_report *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].message);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+int static_report_has(const struct static_report *r, const char *id)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].id, id))
+			return 1;
+	return 0;
+}

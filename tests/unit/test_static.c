@@ -1,0 +1,517 @@
+/* test_static.c - the static hack checks: the Python tokenizer's edge cases, each rule firing on a
+ * minimal hack and staying quiet on its honest twin, the evasions LLMs use, and exact positions. */
+#include "testutil.h"
+
+#include "checks/pytok.h"
+#include "checks/static.h"
+#include "checks/static_verdict.h"
+
+/* Five lines that give every snippet a custom kernel, so H04 stays out of the way. */
+#define PRE                                                                                     \
+	"import torch\n"                                                                        \
+	"import torch.nn as nn\n"                                                               \
+	"import torch.nn.functional as F\n"                                                     \
+	"from torch.utils.cpp_extension import load_inline\n"                                   \
+	"ext = load_inline(name='k', cpp_sources='', cuda_sources='__global__ void k() {}', functions=[])\n"
+
+static struct static_report check(const char *src)
+{
+	struct static_report r;
+	struct sb_error err = { 0 };
+	if (static_check_source("snippet.py", src, strlen(src), &r, &err))
+		fail_msg("static_check_source: %s", err.msg);
+	return r;
+}
+
+/* The distinct ids found in src, sorted and space-separated ("" when clean), for readable assertions. */
+static char *ids(const char *src)
+{
+	struct static_report r = check(src);
+	struct strbuf sb = STRBUF_INIT;
+	for (int h = 1; h <= 22; h++) {
+		char id[8];
+		snprintf(id, sizeof(id), "H%02d", h);
+		if (static_report_has(&r, id))
+			strbuf_addf(&sb, "%s%s", sb.len ? " " : "", id);
+	}
+	static_report_release(&r);
+	return strbuf_detach(&sb, NULL);
+}
+
+#define assert_ids(src, want)                      \
+	do {                                       \
+		char *got_ = ids(src);             \
+		assert_string_equal(got_, want);   \
+		free(got_);                        \
+	} while (0)
+
+static struct pytok_list lex(const char *src)
+{
+	struct pytok_list t;
+	struct sb_error err = { 0 };
+	if (pytok_tokenize(src, strlen(src), &t, &err))
+		fail_msg("pytok_tokenize: %s", err.msg);
+	return t;
+}
+
+static size_t count_kind(const struct pytok_list *t, enum pytok_kind k)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		n += t->v[i].kind == k;
+	return n;
+}
+
+/* ---------- tokenizer ---------- */
+
+static void tok_nested_fstrings(void **state)
+{
+	(void)state;
+	/* 3.12 allows the outer quote inside a field; older code nests with the other quote */
+	struct pytok_list t = lex("x = f\"a{b + f'{c}'}d{f\"{e!r:>{w}}\"}\" # c \"q\"\n");
+	assert_int_equal(t.v[2].kind, PT_STRING);
+	assert_true(t.v[2].sflags & PTS_FORMAT);
+	char name[16];
+	int seen_c = 0, seen_e = 0, seen_w = 0;
+	for (size_t i = 3; i < t.n; i++) {
+		if (t.v[i].kind != PT_NAME)
+			continue;
+		assert_true(t.v[i].flags & PTF_FEXPR);
+		pytok_text(&t, i, name, sizeof(name));
+		seen_c |= !strcmp(name, "c");
+		seen_e |= !strcmp(name, "e");
+		seen_w |= !strcmp(name, "w");
+		assert_string_not_equal(name, "q"); /* the comment is not code */
+	}
+	assert_true(seen_c && seen_e && seen_w);
+	assert_int_equal(count_kind(&t, PT_NEWLINE), 1);
+	pytok_release(&t);
+}
+
+static void tok_raw_triple_backslashes(void **state)
+{
+	(void)state;
+	struct pytok_list t = lex("s = r\"\"\"C:\\path\\ \"quoted\" \\\"\"\" more\"\"\"\ny = 2\n");
+	assert_int_equal(t.v[2].kind, PT_STRING);
+	assert_true(t.v[2].sflags & PTS_RAW);
+	assert_true(t.v[2].sflags & PTS_TRIPLE);
+	char *v = pytok_string_value(&t, 2, NULL);
+	assert_string_equal(v, "C:\\path\\ \"quoted\" \\\"\"\" more");
+	free(v);
+	assert_true(pytok_is_name(&t, 4, "y"));
+	assert_int_equal(t.v[4].line, 2);
+	pytok_release(&t);
+}
+
+static void tok_prefixes_and_bytes(void **state)
+{
+	(void)state;
+	struct pytok_list t = lex("a = (b'\\x00', Rb\"x\", BR'y', u\"z\", F\"{q}\", rf'{r}\\d')\n");
+	unsigned want[] = { PTS_BYTES, PTS_BYTES | PTS_RAW, PTS_BYTES | PTS_RAW, 0, PTS_FORMAT, PTS_FORMAT | PTS_RAW };
+	size_t k = 0;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.v[i].kind == PT_STRING && !(t.v[i].flags & PTF_FEXPR)) {
+			assert_true(k < 6);
+			assert_int_equal(t.v[i].sflags & ~PTS_TRIPLE, want[k++]);
+		}
+	assert_int_equal(k, 6);
+	pytok_release(&t);
+}
+
+static void tok_continuations_comments_indents(void **state)
+{
+	(void)state;
+	struct pytok_list t = lex("# it's \"fine\"\nif a + \\\n    b:\n    x = (1,\n  2)\n\n    # note\n    y = 3\nz = 4\n");
+	assert_true(pytok_is_name(&t, 0, "if"));
+	assert_int_equal(t.v[0].line, 2);
+	assert_int_equal(count_kind(&t, PT_INDENT), 1);  /* the bracket and the backslash hide their lines */
+	assert_int_equal(count_kind(&t, PT_DEDENT), 1);
+	assert_int_equal(count_kind(&t, PT_NEWLINE), 4);
+	pytok_release(&t);
+}
+
+static void tok_errors_name_the_line(void **state)
+{
+	(void)state;
+	struct pytok_list t;
+	struct sb_error err = { 0 };
+	const char *bad = "x = 1\ny = 'open\n";
+	assert_int_equal(pytok_tokenize(bad, strlen(bad), &t, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "line 2"));
+	assert_non_null(strstr(err.msg, "unterminated"));
+	const char *open = "x = foo(1,\n";
+	assert_int_equal(pytok_tokenize(open, strlen(open), &t, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "never closed"));
+	const char *triple = "s = \"\"\"never\nends\n";
+	assert_int_equal(pytok_tokenize(triple, strlen(triple), &t, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "triple-quoted"));
+	struct static_report r;
+	assert_int_equal(static_check_source("bad.py", bad, strlen(bad), &r, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "bad.py"));
+}
+
+/* ---------- names in prose are not code ---------- */
+
+static void comments_and_strings_are_not_code(void **state)
+{
+	(void)state;
+	assert_ids(PRE "# torch.matmul would be slow; so would F.conv2d or x.half()\n"
+		       "class ModelNew(nn.Module):\n"
+		       "    \"\"\"Replaces torch.softmax; never calls torch.matmul or nn.Linear.\"\"\"\n"
+		       "    def forward(self, x):\n"
+		       "        msg = 'torch.relu(x) and open(\"/proc/self/maps\") are only words'\n"
+		       "        note = f\"{x.shape} like torch.bmm, threading.Thread, torch.cuda.Stream()\"\n"
+		       "        return ext.k(x)  # not torch.relu(x)\n",
+		   "");
+}
+
+/* ---------- H01 and its evasions ---------- */
+
+static void h01_direct_call_and_position(void **state)
+{
+	(void)state;
+	struct static_report r = check(PRE "class ModelNew(nn.Module):\n"
+					   "    def forward(self, a, b):\n"
+					   "        return ext.k(torch.matmul(a, b))\n");
+	assert_int_equal(r.n, 1);
+	assert_string_equal(r.v[0].id, "H01");
+	assert_int_equal(r.v[0].line, 8);
+	assert_int_equal(r.v[0].col, 22);
+	assert_non_null(strstr(r.v[0].message, "torch.matmul (line 8)"));
+	assert_non_null(strstr(r.v[0].message, "cuBLAS"));
+	static_report_release(&r);
+}
+
+static void h01_alias_getattr_import_as_self(void **state)
+{
+	(void)state;
+	assert_ids(PRE "mm = torch.matmul\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n        return mm(a, b)\n",
+		   "H01");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, a, b):\n        return getattr(torch, \"matmul\")(a, b)\n",
+		   "H01");
+	assert_ids(PRE "from torch.nn.functional import conv2d as c\nclass ModelNew(nn.Module):\n"
+		       "    def forward(self, x, w):\n        return c(x, w)\n",
+		   "H01");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.fc = nn.Linear(4, 4)\n    def forward(self, x):\n        return self.fc(x)\n",
+		   "H01");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.mm = torch.matmul\n    def forward(self, a, b):\n        return self.mm(a, b)\n",
+		   "H01");
+	/* a name computed at run time: any torch function may be behind it */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        return getattr(F, 'rel' + 'u')(x)\n",
+		   "H01");
+}
+
+static void h01_honest_twins(void **state)
+{
+	(void)state;
+	/* allocation, shape and dtype helpers, parameters of a module kept for its initialisation */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.fc = nn.Linear(4, 4)\n"
+		       "    def forward(self, x):\n"
+		       "        y = torch.empty_like(x)\n        z = torch.zeros(x.size(0), dtype=torch.float32, device=x.device)\n"
+		       "        w = self.fc.weight.t().contiguous().view(-1).reshape(4, 4)\n"
+		       "        return ext.k(x.contiguous(), y, z, w, self.fc.bias, x.shape[0])\n",
+		   "");
+	/* the extension's own functions share torch's names */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, a, b):\n"
+		       "        return ext.matmul(a, b).view(-1)\n",
+		   "");
+}
+
+static void h01_follows_calls_and_operators(void **state)
+{
+	(void)state;
+	assert_ids(PRE "def helper(x):\n    return F.gelu(x)\nclass ModelNew(nn.Module):\n"
+		       "    def forward(self, x):\n        return self._impl(x)\n    def _impl(self, x):\n        return helper(x)\n",
+		   "H01");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, a, b):\n        return a @ b\n", "H01");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n", "H01");
+	/* ATen from the extension's C++ is PyTorch too; cuBLAS and allocation are not */
+	assert_ids(PRE "SRC = '''#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, torch::Tensor b) {\n"
+		       "  return at::matmul(a, b); }'''\n",
+		   "H01");
+	assert_ids(PRE "SRC = '''#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a) {\n"
+		       "  auto y = torch::empty_like(a); cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1);\n"
+		       "  return y.contiguous().view({-1}); }'''\n",
+		   "");
+	/* torch work outside forward's call tree (weight preparation in __init__) is not timed work */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.w = torch.relu(torch.randn(4))\n    def forward(self, x):\n        return ext.k(x, self.w)\n",
+		   "");
+}
+
+/* ---------- H02 .. H22 ---------- */
+
+static void h02_fallback_and_reraise(void **state)
+{
+	(void)state;
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n            return ext.k(x)\n"
+		       "        except RuntimeError:\n            return torch.relu(x)\n",
+		   "H02");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n            return ext.k(x)\n"
+		       "        except RuntimeError as e:\n            print('kernel failed', e)\n            raise\n",
+		   "");
+}
+
+static void h03_model(void **state)
+{
+	(void)state;
+	assert_ids(PRE "class Model(nn.Module):\n    pass\nclass ModelNew(Model):\n    pass\n", "H03");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.k(x)\n", "");
+}
+
+static void h04_no_kernel(void **state)
+{
+	(void)state;
+	assert_ids("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n", "H04");
+	/* a kernel only mentioned in a docstring does not count */
+	assert_ids("\"\"\"__global__ void k() {}\"\"\"\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n", "H04");
+}
+
+static void h05_streams(void **state)
+{
+	(void)state;
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.s = torch.cuda.Stream()\n    def forward(self, x):\n"
+		       "        with torch.cuda.stream(self.s):\n            y = ext.k(x)\n        return y\n",
+		   "H05");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.s = torch.cuda.Stream()\n    def forward(self, x):\n"
+		       "        with torch.cuda.stream(self.s):\n            y = ext.k(x)\n"
+		       "        torch.cuda.current_stream().wait_stream(self.s)\n        return y\n",
+		   "");
+	assert_ids(PRE "SRC = '''#include <torch/extension.h>\nvoid f() { auto s = at::cuda::getStreamFromPool(); }'''\n", "H05");
+}
+
+static void h06_threads(void **state)
+{
+	(void)state;
+	assert_ids(PRE "from concurrent.futures import ThreadPoolExecutor\n", "H06");
+	assert_ids(PRE "SRC = '''#include <torch/extension.h>\nvoid f() { std::thread t([] {}); t.detach(); }'''\n", "H06");
+	/* a variable called thread is not a thread */
+	assert_ids(PRE "SRC = '''#include <torch/extension.h>\n__global__ void g(int thread) { int x = thread; }'''\n", "");
+}
+
+static void h07_subclass(void **state)
+{
+	(void)state;
+	assert_ids(PRE "class Lazy(torch.Tensor):\n    pass\n", "H07");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    pass\n", "");
+}
+
+static void h08_monkey_patch(void **state)
+{
+	(void)state;
+	assert_ids(PRE "torch.allclose = lambda *a, **k: True\n", "H08");
+	assert_ids(PRE "import time\ntime.perf_counter = lambda: 0.0\n", "H08");
+	assert_ids(PRE "cuda = torch.cuda\nsetattr(cuda, 'synchronize', lambda: None)\n", "H08");
+	/* binding a name of one's own, or a backend setting, patches nothing */
+	assert_ids(PRE "allclose = torch.allclose\ntorch.backends.cudnn.benchmark = True\n", "");
+}
+
+static void h13_introspection(void **state)
+{
+	(void)state;
+	assert_ids(PRE "import inspect\n", "H13");
+	assert_ids(PRE "import sys\nframe = sys._getframe(1)\n", "H13");
+	assert_ids(PRE "x = open('/proc/self/maps').read()\n", "H13 H22");
+	assert_ids(PRE "import sys\nprint(sys.version)\n", "");
+}
+
+static void h14_precision(void **state)
+{
+	(void)state;
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.k(x.half())\n", "H14");
+	assert_ids(PRE "torch.backends.cuda.matmul.allow_tf32 = True\n", "H14");
+	assert_ids(PRE "SRC = '''#include <cuda_fp16.h>\n__global__ void g(__half *x) {}'''\n", "H14");
+	/* fp32 FMA, turning TF32 off, and a variable named half are fine */
+	assert_ids(PRE "torch.backends.cuda.matmul.allow_tf32 = False\n"
+		       "SRC = '''#include <torch/extension.h>\n__global__ void g(float *x, int n) {\n"
+		       "  int half = n / 2; x[0] = fmaf(x[1], x[2], x[half]); }'''\n",
+		   "");
+}
+
+static void h20_l2_persistence(void **state)
+{
+	(void)state;
+	assert_ids(PRE "SRC = '''#include <torch/extension.h>\nvoid f() { cudaStreamAttrValue a; "
+		       "a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting; }'''\n",
+		   "H20");
+}
+
+static void h22_outside_world(void **state)
+{
+	(void)state;
+	assert_ids(PRE "import subprocess\n", "H22");
+	assert_ids(PRE "import os\nkey = os.environ['OPENAI_API_KEY']\n", "H22");
+	assert_ids(PRE "SRC = '''#include <cstdlib>\nvoid f() { const char *h = getenv(\"HOME\"); }'''\n", "H22");
+	/* build settings and writing build files are part of building the extension */
+	assert_ids(PRE "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0'\nos.makedirs('build', exist_ok=True)\n"
+		       "with open('build/k.cu', 'w') as f:\n    f.write('x')\n",
+		   "");
+	/* but writing from forward is not */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        open('log', 'w').write('x')\n"
+		       "        return ext.k(x)\n",
+		   "H22");
+}
+
+static void what_never_runs_or_builds_is_not_flagged(void **state)
+{
+	(void)state;
+	/* the worker imports the candidate as a module, so a __main__ block never runs */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.k(x)\n"
+		       "if __name__ == \"__main__\":\n    ref = Model()\n    print(torch.allclose(ref(1), open('x').read()))\n"
+		       "    if True:\n        import subprocess\n",
+		   "");
+	/* an extension built by a helper, and the build using the core count */
+	assert_ids(PRE "import multiprocessing\nimport os\nos.environ['MAX_JOBS'] = str(multiprocessing.cpu_count())\n"
+		       "def get_ext():\n    return load_inline(name='k2', cpp_sources='', functions=[])\n"
+		       "class ModelNew(nn.Module):\n    def forward(self, x):\n        e = get_ext()\n        return e.relu(x)\n",
+		   "");
+	assert_ids(PRE "import multiprocessing\np = multiprocessing.Process(target=print)\n", "H06");
+}
+
+static const char *severity_of(const struct verdict *v, const char *id)
+{
+	for (size_t i = 0; i < v->nfindings; i++)
+		if (!strcmp(v->findings[i].id, id))
+			return v->findings[i].severity;
+	return "none";
+}
+
+/* Step 1 of an evaluation: severities from checks.policy, H14 allowed by a half-precision problem. */
+static void judge_applies_the_policy(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	write_file(dir, "cand.py", PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+				       "        return ext.k(x.half()) + torch.relu(x)\n");
+	write_file(dir, "fp32.py", "import torch\ndef get_inputs():\n    return [torch.rand(4)]\n");
+	write_file(dir, "fp16.py", "import torch\ndef get_inputs():\n    return [torch.rand(4, dtype=torch.float16)]\n");
+	write_file(dir, "broken.py", "x = 'never closed\n");
+	char *cand = xstrfmt("%s/cand.py", dir), *fp32 = xstrfmt("%s/fp32.py", dir), *fp16 = xstrfmt("%s/fp16.py", dir);
+	char *broken = xstrfmt("%s/broken.py", dir);
+	struct config cfg;
+	struct verdict v;
+	config_init(&cfg);
+
+	verdict_init(&v);
+	assert_int_equal(static_judge(&cfg, fp32, cand, &v), 1);
+	assert_int_equal(v.status, V_REJECTED);
+	assert_true(starts_with(v.message, "H01: forward calls torch.relu (line 8)"));
+	assert_string_equal(severity_of(&v, "H01"), "reject");
+	assert_string_equal(severity_of(&v, "H14"), "flag");
+	assert_non_null(strstr(v.detail, "8:24 H14 flag (half-cast)"));
+	verdict_release(&v);
+
+	verdict_init(&v);
+	static_judge(&cfg, fp16, cand, &v);
+	assert_string_equal(severity_of(&v, "H14"), "none");
+	verdict_release(&v);
+
+	cfg.checks.policy[0] = POLICY_FLAG;
+	verdict_init(&v);
+	assert_int_equal(static_judge(&cfg, fp32, cand, &v), 0);
+	assert_int_equal(v.status, V_PASS);
+	assert_null(v.message);
+	assert_string_equal(severity_of(&v, "H01"), "flag");
+	verdict_release(&v);
+
+	verdict_init(&v);
+	assert_int_equal(static_judge(&cfg, fp32, broken, &v), 0);
+	assert_int_equal(v.nfindings, 0);
+	cfg.checks.static_checks = 0;
+	cfg.checks.policy[0] = POLICY_REJECT;
+	assert_int_equal(static_judge(&cfg, fp32, cand, &v), 0);
+	assert_int_equal(v.nfindings, 0);
+	verdict_release(&v);
+
+	config_release(&cfg);
+	free(cand);
+	free(fp32);
+	free(fp16);
+	free(broken);
+	tmpdir_remove(dir);
+}
+
+/* scripts/gpu-check.sh evaluates these with the static checks on: they must stay clean. */
+static void gpu_fixtures_are_clean(void **state)
+{
+	(void)state;
+	static const char *const files[] = { "relu_cuda_ok.py", "relu_cuda_wrong.py", "illegal_access.py", NULL };
+	const char *root = getenv("SB_SOURCE_ROOT");
+	for (const char *const *f = files; *f; f++) {
+		char *path = xstrfmt("%s/tests/fixtures/candidates/cuda/%s", root ? root : ".", *f);
+		struct static_report r;
+		struct sb_error err = { 0 };
+		assert_int_equal(static_check_file(path, &r, &err), 0);
+		if (r.n)
+			fail_msg("%s: %s %s", *f, r.v[0].id, r.v[0].message);
+		static_report_release(&r);
+		free(path);
+	}
+}
+
+static void cxx_positions_map_to_the_python_file(void **state)
+{
+	(void)state;
+	struct static_report r = check(PRE "SRC = r'''\n#include <torch/extension.h>\n"
+					   "// getenv in a comment is not a call\n"
+					   "void f() { auto p = \"fopen\"; const char *h = getenv(\"X\"); }\n'''\n");
+	assert_int_equal(r.n, 1);
+	assert_string_equal(r.v[0].id, "H22");
+	assert_int_equal(r.v[0].line, 9);
+	assert_int_equal(r.v[0].col, 46);
+	static_report_release(&r);
+}
+
+static void at_most_a_few_findings_per_id(void **state)
+{
+	(void)state;
+	struct strbuf src = STRBUF_INIT;
+	strbuf_addstr(&src, PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n");
+	for (int i = 0; i < 20; i++)
+		strbuf_addstr(&src, "        x = torch.relu(x)\n");
+	strbuf_addstr(&src, "        return x\n");
+	struct static_report r = check(src.buf);
+	assert_true(r.n >= 1 && r.n <= 8);
+	for (size_t i = 1; i < r.n; i++)
+		assert_true(r.v[i - 1].line <= r.v[i].line);
+	static_report_release(&r);
+	strbuf_release(&src);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tok_nested_fstrings),
+		cmocka_unit_test(tok_raw_triple_backslashes),
+		cmocka_unit_test(tok_prefixes_and_bytes),
+		cmocka_unit_test(tok_continuations_comments_indents),
+		cmocka_unit_test(tok_errors_name_the_line),
+		cmocka_unit_test(comments_and_strings_are_not_code),
+		cmocka_unit_test(h01_direct_call_and_position),
+		cmocka_unit_test(h01_alias_getattr_import_as_self),
+		cmocka_unit_test(h01_honest_twins),
+		cmocka_unit_test(h01_follows_calls_and_operators),
+		cmocka_unit_test(h02_fallback_and_reraise),
+		cmocka_unit_test(h03_model),
+		cmocka_unit_test(h04_no_kernel),
+		cmocka_unit_test(h05_streams),
+		cmocka_unit_test(h06_threads),
+		cmocka_unit_test(h07_subclass),
+		cmocka_unit_test(h08_monkey_patch),
+		cmocka_unit_test(h13_introspection),
+		cmocka_unit_test(h14_precision),
+		cmocka_unit_test(h20_l2_persistence),
+		cmocka_unit_test(h22_outside_world),
+		cmocka_unit_test(what_never_runs_or_builds_is_not_flagged),
+		cmocka_unit_test(judge_applies_the_policy),
+		cmocka_unit_test(gpu_fixtures_are_clean),
+		cmocka_unit_test(cxx_positions_map_to_the_python_file),
+		cmocka_unit_test(at_most_a_few_findings_per_id),
+	};
+	return cmocka_run_group_tests_name("static", tests, NULL, NULL);
+}
