@@ -72,6 +72,23 @@ static void stop_pair(struct pair *p)
 	tmpdir_remove(p->dir);
 }
 
+static void free_timing(struct timing_result *t)
+{
+	free(t->eager_us);
+	free(t->candidate_us);
+	free(t->compiled_us);
+}
+
+/* Runs the loop and fails the test with both workers' logs when it does not succeed. */
+static void run_ok(struct pair *p, const struct timing_plan *pl, struct timing_result *t)
+{
+	struct worker_fault f;
+	int cand_failed;
+	char *msg = NULL;
+	if (timing_run(&p->ref, &p->cand, pl, proc_now() + 60, t, &f, &cand_failed, &msg))
+		fail_msg("timing failed: %s; logs: %s %s", msg, p->ref.log.err.buf, p->cand.log.err.buf);
+}
+
 static struct timing_plan plan(int rounds, double rse)
 {
 	struct timing_plan pl = { .max_rounds = rounds, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
@@ -84,13 +101,9 @@ static void alternates_and_discards_the_first_round(void **state)
 	(void)state;
 	struct pair p;
 	struct timing_result t = { 0 };
-	struct worker_fault f;
-	int cand_failed;
-	char *msg = NULL;
 	start_pair(&p, "100", "50", 0);
 	struct timing_plan pl = plan(6, 0); /* rse 0: never stops early */
-	if (timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg))
-		fail_msg("timing failed: %s; logs: %s %s", msg, p.ref.log.err.buf, p.cand.log.err.buf);
+	run_ok(&p, &pl, &t);
 	assert_int_equal(t.pairs, 6);
 	assert_string_equal(t.stop_reason, "max_pairs");
 	assert_true(fabs(t.speedup_eager - 2.0) < 1e-9);
@@ -109,9 +122,7 @@ static void alternates_and_discards_the_first_round(void **state)
 	assert_int_equal(lines, 14);
 	strbuf_release(&log);
 	free(path);
-	free(t.eager_us);
-	free(t.candidate_us);
-	free(t.compiled_us);
+	free_timing(&t);
 	stop_pair(&p);
 }
 
@@ -120,19 +131,13 @@ static void order_bias_exposes_a_second_call_penalty(void **state)
 	(void)state;
 	struct pair p;
 	struct timing_result t = { 0 };
-	struct worker_fault f;
-	int cand_failed;
-	char *msg = NULL;
 	start_pair(&p, "60", "60", 1);
 	struct timing_plan pl = plan(20, 0);
-	if (timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg))
-		fail_msg("timing failed: %s; logs: %s %s", msg, p.ref.log.err.buf, p.cand.log.err.buf);
+	run_ok(&p, &pl, &t);
 	/* identical sides, but whoever goes second pays 30 us: ratios alternate 60/90 and 90/60 */
 	assert_true(fabs(t.order_bias - (60.0 / 90.0) / (90.0 / 60.0)) < 1e-9);
 	assert_true(t.speedup_eager_hi - t.speedup_eager_lo > 0.5);
-	free(t.eager_us);
-	free(t.candidate_us);
-	free(t.compiled_us);
+	free_timing(&t);
 	stop_pair(&p);
 }
 
@@ -141,18 +146,12 @@ static void stops_once_the_ratio_is_known(void **state)
 	(void)state;
 	struct pair p;
 	struct timing_result t = { 0 };
-	struct worker_fault f;
-	int cand_failed;
-	char *msg = NULL;
 	start_pair(&p, "80", "40", 0);
 	struct timing_plan pl = plan(100, 0.005);
-	if (timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg))
-		fail_msg("timing failed: %s; logs: %s %s", msg, p.ref.log.err.buf, p.cand.log.err.buf);
+	run_ok(&p, &pl, &t);
 	assert_string_equal(t.stop_reason, "rse_target");
 	assert_int_equal(t.pairs, 10); /* constant ratios: known at the minimum round count */
-	free(t.eager_us);
-	free(t.candidate_us);
-	free(t.compiled_us);
+	free_timing(&t);
 	stop_pair(&p);
 }
 
@@ -171,9 +170,7 @@ static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
 	assert_int_equal(cand_failed, 1);
 	assert_non_null(strstr(msg, "the candidate"));
 	free(msg);
-	free(t.eager_us);
-	free(t.candidate_us);
-	free(t.compiled_us);
+	free_timing(&t);
 	stop_pair(&p);
 }
 
