@@ -36,7 +36,7 @@ const char cmd_baseline_help[] =
 	"   --kernelbench-root PATH, -c FILE, --set KEY=VALUE   as for the other commands\n"
 	"Exit codes: 0 written, 2 usage or input error, 3 environment error or a reference failed.\n";
 
-enum { O_SET = 1000, O_KB, O_PY, O_LEVEL, O_PROBLEMS, O_DEVICE, O_PERF, O_NOCOMP };
+enum { O_LEVEL = 1000, O_PROBLEMS, O_DEVICE, O_PERF, O_NOCOMP };
 
 struct baseline_args {
 	struct problems_args sel;   /* levels, selectors, config options */
@@ -46,8 +46,7 @@ struct baseline_args {
 static int parse(int argc, char **argv, struct baseline_args *a, struct sb_error *err)
 {
 	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' }, { "set", required_argument, NULL, O_SET },
-		{ "kernelbench-root", required_argument, NULL, O_KB }, { "python", required_argument, NULL, O_PY },
+		CLI_CONFIG_LONGOPTS,
 		{ "level", required_argument, NULL, O_LEVEL }, { "problems", required_argument, NULL, O_PROBLEMS },
 		{ "device", required_argument, NULL, O_DEVICE }, { "perf-trials", required_argument, NULL, O_PERF },
 		{ "no-compile", no_argument, NULL, O_NOCOMP }, { "output", required_argument, NULL, 'o' },
@@ -58,11 +57,9 @@ static int parse(int argc, char **argv, struct baseline_args *a, struct sb_error
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:o:h", lo, NULL)) != -1) {
+		if (cli_config_option(c, &a->sel.cfg))
+			continue;
 		switch (c) {
-		case 'c': a->sel.cfg.config_path = optarg; break;
-		case O_SET: strvec_push(&a->sel.cfg.sets, optarg); break;
-		case O_KB: a->sel.cfg.kernelbench_root = optarg; break;
-		case O_PY: a->sel.cfg.python = optarg; break;
 		case O_LEVEL: strvec_pushf(&a->sel.cfg.sets, "problems.levels=%s", optarg); break;
 		case O_PROBLEMS: strvec_pushf(&a->sel.cfg.sets, "problems.select=%s", optarg); break;
 		case O_DEVICE: strvec_pushf(&a->sel.cfg.sets, "eval.device=%s", optarg); break;

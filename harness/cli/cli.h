@@ -42,6 +42,16 @@ struct config_opts {
 };
 #define CONFIG_OPTS_INIT { NULL, STRVEC_INIT, NULL, NULL }
 void config_opts_release(struct config_opts *o);
+
+/* getopt_long entries for -c/--config, --set, --kernelbench-root and --python, shared by every
+ * command that reads a config; cli_config_option() handles them (returns 1 when `c` was one). */
+enum { CLI_OPT_SET = 900, CLI_OPT_KB_ROOT, CLI_OPT_PYTHON };
+#define CLI_CONFIG_LONGOPTS                                              \
+	{ "config", required_argument, NULL, 'c' },                      \
+	{ "set", required_argument, NULL, CLI_OPT_SET },                 \
+	{ "kernelbench-root", required_argument, NULL, CLI_OPT_KB_ROOT }, \
+	{ "python", required_argument, NULL, CLI_OPT_PYTHON }
+int cli_config_option(int c, struct config_opts *o);
 /* Fills an initialised (config_init) cfg: file, then --set, then flags, then validation.
  * Returns 0 or a negative code with err filled; cfg always needs config_release(). */
 int config_resolve(const struct config_opts *o, struct config *cfg, struct sb_error *err);

@@ -61,14 +61,13 @@ struct eval_args {
 	int json, keep, help;
 };
 
-enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
+enum { OPT_JSON = 1000, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
        OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN };
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_error *err)
 {
 	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' }, { "set", required_argument, NULL, OPT_SET },
-		{ "kernelbench-root", required_argument, NULL, OPT_KB_ROOT }, { "python", required_argument, NULL, OPT_PYTHON },
+		CLI_CONFIG_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, OPT_JSON },
 		{ "problem", required_argument, NULL, OPT_PROBLEM }, { "device", required_argument, NULL, OPT_DEVICE },
 		{ "trials", required_argument, NULL, OPT_TRIALS }, { "perf-trials", required_argument, NULL, OPT_PERF },
@@ -83,11 +82,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:ho:", longopts, NULL)) != -1) {
+		if (cli_config_option(c, &a->cfg))
+			continue;
 		switch (c) {
-		case 'c': a->cfg.config_path = optarg; break;
-		case OPT_SET: strvec_push(&a->cfg.sets, optarg); break;
-		case OPT_KB_ROOT: a->cfg.kernelbench_root = optarg; break;
-		case OPT_PYTHON: a->cfg.python = optarg; break;
 		case 'h': a->help = 1; break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_PROBLEM: a->problem = optarg; break;

@@ -59,23 +59,17 @@ static void getopt_reset(void)
 	opterr = 0;
 }
 
-enum { OPT_SET = 1000, OPT_KB_ROOT, OPT_PYTHON, OPT_JSON, OPT_LEVEL, OPT_PROBLEMS, OPT_OFFLINE };
+enum { OPT_JSON = 1000, OPT_LEVEL, OPT_PROBLEMS, OPT_OFFLINE };
 
-#define CONFIG_LONGOPTS                                             \
-	{ "config", required_argument, NULL, 'c' },                 \
-	{ "set", required_argument, NULL, OPT_SET },                \
-	{ "kernelbench-root", required_argument, NULL, OPT_KB_ROOT }, \
-	{ "python", required_argument, NULL, OPT_PYTHON },          \
-	{ "help", no_argument, NULL, 'h' }
+#define CONFIG_LONGOPTS CLI_CONFIG_LONGOPTS, { "help", no_argument, NULL, 'h' }
 
-/* Handles one config option; returns 1 when it was one. */
-static int config_opt(int c, struct config_opts *o)
+int cli_config_option(int c, struct config_opts *o)
 {
 	switch (c) {
 	case 'c': o->config_path = optarg; return 1;
-	case OPT_SET: strvec_push(&o->sets, optarg); return 1;
-	case OPT_KB_ROOT: o->kernelbench_root = optarg; return 1;
-	case OPT_PYTHON: o->python = optarg; return 1;
+	case CLI_OPT_SET: strvec_push(&o->sets, optarg); return 1;
+	case CLI_OPT_KB_ROOT: o->kernelbench_root = optarg; return 1;
+	case CLI_OPT_PYTHON: o->python = optarg; return 1;
 	default: return 0;
 	}
 }
@@ -118,7 +112,7 @@ int problems_parse_args(int argc, char **argv, struct problems_args *a, struct s
 	memset(a, 0, sizeof(*a));
 	getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:c:h", longopts, NULL)) != -1) {
-		if (config_opt(c, &a->cfg))
+		if (cli_config_option(c, &a->cfg))
 			continue;
 		switch (c) {
 		case 'h': a->help = 1; break;
@@ -158,7 +152,7 @@ int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_er
 	memset(a, 0, sizeof(*a));
 	getopt_reset();
 	while ((c = getopt_long(argc, argv, "+:c:h", longopts, NULL)) != -1) {
-		if (config_opt(c, &a->cfg))
+		if (cli_config_option(c, &a->cfg))
 			continue;
 		if (c == 'h')
 			a->help = 1;

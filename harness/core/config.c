@@ -115,6 +115,16 @@ const char *tolerance_name(enum tolerance_preset t)
 	return t == TOL_KERNELBENCH_V0 ? "kernelbench-v0" : "kernelbench";
 }
 
+static int policy_index(const char *id);
+
+const char *config_policy(const struct config *c, const char *id)
+{
+	int i = id ? policy_index(id) : -1;
+	if (i < 0)
+		return NULL;
+	return c->checks.policy[i] == POLICY_REJECT ? "reject" : "flag";
+}
+
 const struct model_cfg *config_find_model(const struct config *c, const char *name)
 {
 	for (size_t i = 0; name && i < c->nmodels; i++)

@@ -131,6 +131,8 @@ int config_validate(const struct config *c, struct sb_error *err);
 void config_dump(const struct config *c, struct strbuf *out);
 
 const char *tolerance_name(enum tolerance_preset t);
+/* checks.policy for a hack id ("H10"): "reject" or "flag"; NULL for a string that is no id. */
+const char *config_policy(const struct config *c, const char *id);
 const struct model_cfg *config_find_model(const struct config *c, const char *name);
 
 #endif

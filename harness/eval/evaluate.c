@@ -78,6 +78,14 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	return 0;
 }
 
+long long eval_flush_bytes(const struct eval_env *e)
+{
+	if (!strcmp(e->device, "cpu"))
+		return 0;
+	long long l2 = e->l2_bytes ? e->l2_bytes : (64LL << 20); /* unknown L2: assume a large one */
+	return 2 * l2 < (32LL << 20) ? (32LL << 20) : 2 * l2;
+}
+
 void eval_env_release(struct eval_env *e)
 {
 	free(e->python);
@@ -397,10 +405,6 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 	return 0;
 }
 
-static const char *severity(const struct config *cfg, int hack)
-{
-	return cfg->checks.policy[hack - 1] == POLICY_REJECT ? "reject" : "flag";
-}
 
 /* Trials are judged only once all ran: the first failing one names the verdict. */
 static void judge_trials(struct eval_ctx *c)
@@ -409,9 +413,9 @@ static void judge_trials(struct eval_ctx *c)
 	for (size_t k = 0; k < v->ntrials; k++) {
 		struct trial_result *t = &v->trials[k];
 		if (t->inputs_mutated) {
-			verdict_add_finding(v, "H10", severity(c->cfg, 10), 0, 0,
+			verdict_add_finding(v, "H10", config_policy(c->cfg, "H10"), 0, 0,
 					    "the candidate modified its input tensors during forward");
-			if (!strcmp(severity(c->cfg, 10), "reject")) {
+			if (!strcmp(config_policy(c->cfg, "H10"), "reject")) {
 				verdict_fail(v, V_REJECTED, "H10: the candidate modified its inputs (trial %zu)", k);
 				return;
 			}
@@ -445,10 +449,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
 	};
 	int gpu = strcmp(c->e->device, "cpu") != 0;
-	if (gpu) {
-		long long l2 = c->e->l2_bytes ? c->e->l2_bytes : (64LL << 20);
-		plan.flush_bytes = 2 * l2 < (32LL << 20) ? (32LL << 20) : 2 * l2;
-	}
+	plan.flush_bytes = eval_flush_bytes(c->e);
 	if (start_ref(c, err) || load_ref(c, err))
 		return -1;
 	plan.with_compiled = c->ref_compiled;
@@ -480,9 +481,9 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	if (rc == 0) {
 		c->v->timing.revalidated = 1;
 		if (!t.pass) {
-			verdict_add_finding(c->v, "H12", severity(cfg, 12), 0, 0,
+			verdict_add_finding(c->v, "H12", config_policy(cfg, "H12"), 0, 0,
 					    "outputs of the timed calls differ from the reference's, although the correctness trials passed");
-			verdict_fail(c->v, !strcmp(severity(cfg, 12), "reject") ? V_REJECTED : V_INCORRECT,
+			verdict_fail(c->v, !strcmp(config_policy(cfg, "H12"), "reject") ? V_REJECTED : V_INCORRECT,
 				     "H12: the timed outputs are wrong%s%s", t.noutputs ? ": " : "",
 				     t.noutputs ? t.outputs[0].cmp.detail : "");
 		}

@@ -28,6 +28,10 @@ struct eval_env {
 int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err);
 void eval_env_release(struct eval_env *e);
 
+/* Bytes of the buffer written before each timed GPU call to evict L2 (>= 2x the device's L2,
+ * DESIGN §5.5); 0 on the CPU. */
+long long eval_flush_bytes(const struct eval_env *e);
+
 /* Evaluates `candidate_path` against `p`. Every candidate fault becomes a verdict status; only a
  * harness failure (cannot create folders, cannot start Python) returns non-zero. */
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,

@@ -92,11 +92,7 @@ static int measure(const struct eval_env *e, const struct config *cfg, const str
 	struct worker_spec spec = { e->python, e->worker_script, dir, env.v, NULL, 64 << 10 };
 	if (worker_start(&w, &spec, err))
 		goto out;
-	long long flush = 0;
-	if (strcmp(e->device, "cpu")) {
-		long long l2 = e->l2_bytes ? e->l2_bytes : (64LL << 20);
-		flush = 2 * l2 < (32LL << 20) ? (32LL << 20) : 2 * l2;
-	}
+	long long flush = eval_flush_bytes(e);
 	json_t *seeds = json_pack("[I,I,I]", (json_int_t)trial_seed((uint32_t)cfg->eval.seed, 1000),
 				  (json_int_t)trial_seed((uint32_t)cfg->eval.seed, 1001),
 				  (json_int_t)trial_seed((uint32_t)cfg->eval.seed, 1002));
