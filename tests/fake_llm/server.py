@@ -109,11 +109,19 @@ class Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         headers = {k: v for k, v in self.headers.items()}
         entry = self.state.arrive({"method": self.command, "path": self.path, "headers": headers, "body": body})
+        self.left = False
         try:
             self.answer(entry, headers)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (its timeout); that is what some tests want
         finally:
+            self.leave_once()
+
+    def leave_once(self):
+        # Counted out before the response goes: once the client has it, it may start its next
+        # request at once, and that one must not overlap this one in max_in_flight.
+        if not self.left:
+            self.left = True
             self.state.leave()
 
     def answer(self, e, headers):
@@ -137,6 +145,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, str(v))
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        self.leave_once()
         self.end_headers()
         self.wfile.write(data)
 
