@@ -143,7 +143,7 @@ echo "$table" | sed 's/^/     | /'
 [ "$(grep -c '^L' <<<"$table")" -ge 12 ] && grep -q '^FIDELITY_BAD 0$' <<<"$table" \
 	&& ok "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" \
 	|| bad "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" "$(tail -5 "$fid/log")"
-if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; fi
+if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; cp "$fid/log" "$OUT/fidelity.log"; fi
 fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi

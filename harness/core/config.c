@@ -42,6 +42,8 @@ void config_init(struct config *c)
 	c->eval.timeout_s = 1800;
 	c->eval.warmup_ms = 100;
 	c->eval.warmup_calls = 3;
+	c->eval.timing_block = 10;
+	c->eval.timing_prime_ms = 5;
 	c->eval.rse_target = 0.005;
 	c->eval.timing_cap_s = 120;
 	c->eval.statistic = STAT_MEDIAN;

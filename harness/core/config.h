@@ -78,6 +78,8 @@ struct eval_cfg {
 	int timeout_s;
 	int warmup_ms;
 	int warmup_calls;
+	int timing_block;
+	int timing_prime_ms;
 	double rse_target;
 	int timing_cap_s;
 	enum timing_statistic statistic;

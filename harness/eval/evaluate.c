@@ -443,12 +443,14 @@ static void judge_trials(struct eval_ctx *c)
 static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 {
 	const struct config *cfg = c->cfg;
+	int gpu = strcmp(c->e->device, "cpu") != 0;
 	struct timing_plan plan = {
-		.max_rounds = cfg->eval.perf_trials, .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
+		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
+		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0,
+		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
 	};
-	int gpu = strcmp(c->e->device, "cpu") != 0;
 	plan.flush_bytes = eval_flush_bytes(c->e);
 	if (start_ref(c, err) || load_ref(c, err))
 		return -1;

@@ -12,14 +12,14 @@
 #include "../core/sha256.h"
 #include "worker_client.h"
 
-#define REFTIME_FORMAT 1
+#define REFTIME_FORMAT 2 /* 2: one block of back-to-back calls after priming */
 
 static char *cache_path(const struct eval_env *e, const struct config *cfg, const struct problem *p, int compile)
 {
 	char hex[65];
-	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d\ncompile=%d\nseed=%d",
+	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d,%d\ncompile=%d\nseed=%d",
 			    REFTIME_FORMAT, p->sha256, e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.perf_trials,
-			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, compile, cfg->eval.seed);
+			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.timing_prime_ms, compile, cfg->eval.seed);
 	sha256_hex(key, strlen(key), hex);
 	free(key);
 	return xstrfmt("%s/reftime/%.32s.json", e->cache_root, hex);
@@ -53,20 +53,32 @@ static int ask(struct worker *w, json_t *req, json_t **reply, struct sb_error *e
 	return 0;
 }
 
-/* Times `which` n times; appends the microseconds to `out`. */
-static int time_side(struct worker *w, const char *which, const struct config *cfg, json_t *out, struct sb_error *err)
+/* Times `which` perf_trials times in one block of back-to-back calls, as KernelBench's baseline
+ * does in-process (no other worker competes here); appends the microseconds to `out`. */
+static int time_side(struct worker *w, const char *which, const struct config *cfg, int gpu, json_t *out,
+		     struct sb_error *err)
 {
-	json_t *reply;
+	json_t *reply, *sets = json_array();
 	if (ask(w, json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", which, "min_ms", cfg->eval.warmup_ms,
-			     "min_calls", cfg->eval.warmup_calls), &reply, err))
+			     "min_calls", cfg->eval.warmup_calls), &reply, err)) {
+		json_decref(sets);
 		return -1;
-	json_decref(reply);
-	for (int i = 0; i < cfg->eval.perf_trials; i++) {
-		if (ask(w, json_pack("{s:s, s:s, s:i}", "cmd", "time", "which", which, "set", i), &reply, err))
-			return -1;
-		json_array_append_new(out, json_real(json_number_value(json_object_get(reply, "us"))));
-		json_decref(reply);
 	}
+	json_decref(reply);
+	for (int i = 0; i < cfg->eval.perf_trials; i++)
+		json_array_append_new(sets, json_integer(i));
+	if (ask(w, json_pack("{s:s, s:s, s:o, s:i}", "cmd", "time", "which", which, "sets", sets, "prime_ms",
+			     gpu ? cfg->eval.timing_prime_ms : 0), &reply, err))
+		return -1;
+	json_t *us = json_object_get(reply, "us");
+	size_t i;
+	json_t *v;
+	json_array_foreach(us, i, v)
+		json_array_append_new(out, json_real(json_number_value(v)));
+	json_decref(reply);
+	if ((int)json_array_size(out) != cfg->eval.perf_trials)
+		return sb_error_set(err, SB_EENV, "the reference worker returned %zu times for %d calls",
+				    json_array_size(out), cfg->eval.perf_trials);
 	return 0;
 }
 
@@ -107,7 +119,9 @@ static int measure(const struct eval_env *e, const struct config *cfg, const str
 		&reply, err))
 		goto stop;
 	json_decref(reply);
-	if (time_side(&w, "model", cfg, eager, err) || (compile && time_side(&w, "compiled", cfg, compiled, err)))
+	int gpu = strcmp(e->device, "cpu") != 0;
+	if (time_side(&w, "model", cfg, gpu, eager, err) ||
+	    (compile && time_side(&w, "compiled", cfg, gpu, compiled, err)))
 		goto stop;
 	json_object_set_new(entry, "format", json_integer(REFTIME_FORMAT));
 	json_object_set(entry, "eager_us", eager);

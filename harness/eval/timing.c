@@ -1,6 +1,7 @@
-/* timing.c - the timing loop: warm both sides up, then rounds of single calls in alternating order
- * (R C, C R, ...; with torch.compile R C K, K C R), first round discarded, until the median pair
- * ratio is known to rse_target, the round budget is spent, or the wall-clock cap is hit. */
+/* timing.c - the timing loop: warm both sides up, then rounds of one block of calls per side in
+ * alternating order (R C, C R, ...; with torch.compile R C K, K C R), call j of each block forming
+ * pair j; the first round is discarded; it stops when the median pair ratio is known to rse_target,
+ * the pair budget is spent, or the wall-clock cap is hit. */
 #include "timing.h"
 
 #include <math.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_ROUNDS 10
+#define MIN_PAIRS 20
 
 struct side {
 	struct worker *w;
@@ -46,7 +47,7 @@ static void ratios(const double *num, const double *den, size_t n, double *out)
 		out[i] = den[i] > 0 ? num[i] / den[i] : 0;
 }
 
-static void summarise(struct timing_result *t, size_t n, uint32_t seed)
+static void summarise(struct timing_result *t, size_t n, int block, uint32_t seed)
 {
 	double *r = xcalloc(n ? n : 1, sizeof(double));
 	stats_compute(t->eager_us, n, &t->eager.us);
@@ -57,11 +58,12 @@ static void summarise(struct timing_result *t, size_t n, uint32_t seed)
 	t->speedup_eager = t->ratio_eager.median;
 	bootstrap_median(r, n, 2000, seed, 0.95, &t->speedup_eager_lo, &t->speedup_eager_hi, &se);
 	t->speedup_eager_mean_method = t->candidate.us.mean > 0 ? t->eager.us.mean / t->candidate.us.mean : 0;
-	/* kept round i was round i+1 of the loop: eager went first in odd-numbered kept rounds */
+	/* pair i belongs to kept round i / block, which was round i / block + 1 of the loop: eager went
+	 * first in the odd-numbered kept rounds */
 	double *first = xcalloc(n ? n : 1, sizeof(double)), *second = xcalloc(n ? n : 1, sizeof(double));
 	size_t nf = 0, ns = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i % 2)
+		if ((i / (size_t)block) % 2)
 			first[nf++] = r[i];
 		else
 			second[ns++] = r[i];
@@ -127,15 +129,19 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		json_decref(reply);
 	}
 
-	size_t cap = (size_t)p->max_rounds + 1;
+	int block = p->block > 0 ? p->block : 1;
+	size_t cap = (size_t)p->max_pairs + (size_t)block;
 	t->eager_us = xcalloc(cap, sizeof(double));
 	t->candidate_us = xcalloc(cap, sizeof(double));
 	t->compiled_us = xcalloc(cap, sizeof(double));
 	double *dst[3] = { t->eager_us, t->candidate_us, t->compiled_us };
 	double *rbuf = xcalloc(cap, sizeof(double));
+	double *got[3] = { xcalloc(block, sizeof(double)), xcalloc(block, sizeof(double)),
+			   xcalloc(block, sizeof(double)) };
 	size_t n = 0;
+	int rc = -1;
 	snprintf(t->stop_reason, sizeof(t->stop_reason), "max_pairs");
-	for (int round = 0; round <= p->max_rounds; round++) {
+	for (int round = 0; (int)n < p->max_pairs; round++) {
 		/* R C [K] on even rounds, [K] C R on odd ones: drift and clock changes hit both sides alike */
 		int order[3] = { 0, 1, 2 };
 		if (round % 2) {
@@ -143,25 +149,40 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			order[1] = nsides == 3 ? 1 : 0;
 			order[2] = 0;
 		}
-		double got[3] = { 0, 0, 0 };
+		int m = round == 0 ? block : block < p->max_pairs - (int)n ? block : p->max_pairs - (int)n;
 		for (int i = 0; i < nsides; i++) {
 			struct side *s = all[order[i]];
-			/* the same seed for every side of a round: random draws inside forward match across sides */
-			json_t *req = json_pack("{s:s, s:s, s:i, s:I}", "cmd", "time", "which", s->which, "set",
-						round % p->nsets, "seed", (json_int_t)trial_seed(p->base_seed, 5000 + round));
-			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
-				free(rbuf);
-				return -1;
+			/* call j of every side's block: the same input set and seed, so random draws inside
+			 * forward match across sides */
+			json_t *sets = json_array(), *seeds = json_array();
+			for (int j = 0; j < m; j++) {
+				long call = (long)round * block + j;
+				json_array_append_new(sets, json_integer(call % p->nsets));
+				json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 5000 + (uint32_t)call)));
 			}
-			got[order[i]] = json_number_value(json_object_get(reply, "us"));
+			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i}", "cmd", "time", "which", s->which, "sets", sets,
+						"seeds", seeds, "prime_ms", p->prime_ms);
+			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
+				goto out;
+			json_t *us = json_object_get(reply, "us");
+			if (!json_is_array(us) || (int)json_array_size(us) != m) {
+				*cand_failed = s->is_cand;
+				*msg = xstrfmt("%s's worker answered a block of %d timed calls with %d times",
+					       s->is_cand ? "the candidate" : "the reference", m,
+					       json_is_array(us) ? (int)json_array_size(us) : -1);
+				json_decref(reply);
+				goto out;
+			}
+			for (int j = 0; j < m; j++)
+				got[order[i]][j] = json_number_value(json_array_get(us, j));
 			json_decref(reply);
 		}
 		if (round == 0)
 			continue; /* first round: caches, allocator and clocks still settling */
-		for (int s = 0; s < 3; s++)
-			dst[s][n] = got[s];
-		n++;
-		if ((int)n >= MIN_ROUNDS) {
+		for (int j = 0; j < m; j++, n++)
+			for (int s = 0; s < 3; s++)
+				dst[s][n] = got[s][j];
+		if ((int)n >= MIN_PAIRS) {
 			ratios(t->eager_us, t->candidate_us, n, rbuf);
 			if (median_rse(rbuf, n, p->base_seed) < p->rse_target) {
 				snprintf(t->stop_reason, sizeof(t->stop_reason), "rse_target");
@@ -173,11 +194,19 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			break;
 		}
 	}
+	rc = 0;
+out:
+	for (int s = 0; s < 3; s++)
+		free(got[s]);
+	if (rc) {
+		free(rbuf);
+		return -1;
+	}
 	free(rbuf);
 	t->ran = 1;
 	t->eager.available = t->candidate.available = 1;
 	t->compiled.available = p->with_compiled;
-	summarise(t, n, p->base_seed);
+	summarise(t, n, block, p->base_seed);
 
 	/* the outputs of the last timed calls, saved for the parent to re-validate (H12) */
 	json_t *req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->ref_out,

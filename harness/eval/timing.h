@@ -1,5 +1,5 @@
 /* timing.h - paired, interleaved timing (DESIGN §5.5): the reference and the candidate workers
- * stay alive together and the parent alternates single timed calls between them. */
+ * stay alive together and the parent alternates short blocks of timed calls between them. */
 #ifndef SB_TIMING_H
 #define SB_TIMING_H
 
@@ -8,7 +8,9 @@
 #include "worker_client.h"
 
 struct timing_plan {
-	int max_rounds;          /* eval.perf_trials */
+	int max_pairs;           /* eval.perf_trials: timed calls per side */
+	int block;               /* eval.timing_block: calls per side per round, back to back */
+	int prime_ms;            /* eval.timing_prime_ms: GPU warm-up before each block (0 on the CPU) */
 	int warmup_ms, warmup_calls;
 	double rse_target;
 	double cap_s;            /* wall-clock cap of the loop itself */

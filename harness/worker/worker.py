@@ -228,22 +228,16 @@ class Worker:
             self.flush = torch.empty(int(req["flush_bytes"]) // 4, dtype=torch.float32, device=self.device)
         return {"inputs": [fingerprint(xs) for xs in self.timing_sets]}
 
-    def timed(self, which, xs, prime=None, seed=None):
-        """One timed call. On the GPU it is preceded by an untimed call on another input set (`prime`):
-        the first call after the other worker used the GPU pays a context-switch penalty (measured on an
-        H200: 58 us calls took 70-190 us), which belongs to neither side. Then persisting L2 is reset and
-        L2 flushed. `seed` reseeds torch first, so models that draw random numbers in forward (Dropout)
-        do the same draws on both sides and their timed outputs stay comparable."""
+    def timed(self, which, xs, seed=None):
+        """One timed call: reseed torch with `seed` (models that draw random numbers in forward, such as
+        Dropout, then make the same draws on both sides and their timed outputs stay comparable); on the
+        GPU reset persisting L2, flush L2, then the call between CUDA events on the current stream."""
+        if seed is not None:
+            torch.manual_seed(seed)
         if not self.cuda():
-            if seed is not None:
-                torch.manual_seed(seed)
             t0 = time.perf_counter_ns()
             out = self.call(which, xs)
             return out, (time.perf_counter_ns() - t0) / 1000.0
-        if prime is not None:
-            self.call(which, prime)
-        if seed is not None:
-            torch.manual_seed(seed)
         if self.cudart is not None:
             self.cudart.cudaCtxResetPersistingL2Cache()
         if self.flush is not None:
@@ -258,6 +252,18 @@ class Worker:
         torch.cuda.synchronize(self.device)  # work left on other streams must not spill into the next call
         return out, us
 
+    def prime(self, which, k, ms):
+        """Untimed calls on set k for at least `ms` milliseconds (at least one call). An idle H200 drops
+        its SM clock to 375 MHz within a millisecond or two, and the first call after the other worker
+        used the GPU pays a context switch: measured, a 60 us GEMM took 146 us after a 2 ms pause. Both
+        sides prime before every block, so neither pays for the other's idleness."""
+        t0 = time.perf_counter()
+        while True:
+            self.call(which, self.timing_sets[k])
+            self.sync()
+            if (time.perf_counter() - t0) * 1000.0 >= ms:
+                return
+
     def cmd_warmup(self, req):
         which, n, t0 = req.get("which", "model"), 0, time.perf_counter()
         try:
@@ -269,11 +275,17 @@ class Worker:
         return {"calls": n, "seconds": time.perf_counter() - t0}
 
     def cmd_time(self, req):
+        """A block of timed calls, back to back: call j uses input set sets[j] and seed seeds[j]."""
         which, n = req.get("which", "model"), len(self.timing_sets)
-        k = req["set"] % n
-        prime = self.timing_sets[(k + n - 1) % n] if n > 1 else None  # never the timed set's own pointers
+        sets = [k % n for k in req["sets"]]
+        seeds = req.get("seeds") or [None] * len(sets)
+        us = []
         try:
-            out, us = self.timed(which, self.timing_sets[k], prime=prime, seed=req.get("seed"))
+            if self.cuda() and req.get("prime_ms", 0) > 0:
+                self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
+            for k, seed in zip(sets, seeds):
+                out, t = self.timed(which, self.timing_sets[k], seed=seed)
+                us.append(t)
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
         self.last[which] = out

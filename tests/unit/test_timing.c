@@ -1,6 +1,7 @@
 /* test_timing.c - the paired timing loop against scripted fake workers (tests/fixtures/
  * fake_timing_worker.py): alternating order, the discarded first round, the stop rules, the speedup
- * and its interval, and order_bias exposing a penalty that lands on the second call of a round. */
+ * and its interval, blocks of calls paired call by call, and order_bias exposing a penalty that
+ * lands on whoever goes second in a round. */
 #include "testutil.h"
 
 #include <math.h>
@@ -89,9 +90,9 @@ static void run_ok(struct pair *p, const struct timing_plan *pl, struct timing_r
 		fail_msg("timing failed: %s; logs: %s %s", msg, p->ref.log.err.buf, p->cand.log.err.buf);
 }
 
-static struct timing_plan plan(int rounds, double rse)
+static struct timing_plan plan(int pairs, int block, double rse)
 {
-	struct timing_plan pl = { .max_rounds = rounds, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
+	struct timing_plan pl = { .max_pairs = pairs, .block = block, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
 				  .cap_s = 60, .nsets = 3, .base_seed = 42, .ref_out = "/dev/null", .cand_out = "/dev/null" };
 	return pl;
 }
@@ -102,7 +103,7 @@ static void alternates_and_discards_the_first_round(void **state)
 	struct pair p;
 	struct timing_result t = { 0 };
 	start_pair(&p, "100", "50", 0);
-	struct timing_plan pl = plan(6, 0); /* rse 0: never stops early */
+	struct timing_plan pl = plan(6, 1, 0); /* rse 0: never stops early */
 	run_ok(&p, &pl, &t);
 	assert_int_equal(t.pairs, 6);
 	assert_string_equal(t.stop_reason, "max_pairs");
@@ -113,9 +114,14 @@ static void alternates_and_discards_the_first_round(void **state)
 	char *path = xstrfmt("%s/calls.log", p.dir);
 	struct strbuf log = STRBUF_INIT;
 	assert_int_equal(strbuf_read_file(&log, path, 0), 0);
-	const char *expect = "ref model 0\ncand model 0\ncand model 1\nref model 1\nref model 2\ncand model 2\n"
-			     "cand model 0\nref model 0\n";
+	const char *expect = "ref model 0 ", *rest = "cand model 0 ";
 	assert_true(starts_with(log.buf, expect));
+	assert_non_null(strstr(log.buf, rest));
+	assert_non_null(strstr(log.buf, "\ncand model 1 "));
+	const char *order[] = { "ref", "cand", "cand", "ref", "ref", "cand", "cand", "ref" };
+	const char *line = log.buf;
+	for (int i = 0; i < 8; i++, line = strchr(line, '\n') + 1)
+		assert_true(starts_with(line, order[i]));
 	int lines = 0;
 	for (char *c = log.buf; *c; c++)
 		lines += *c == '\n';
@@ -132,7 +138,7 @@ static void order_bias_exposes_a_second_call_penalty(void **state)
 	struct pair p;
 	struct timing_result t = { 0 };
 	start_pair(&p, "60", "60", 1);
-	struct timing_plan pl = plan(20, 0);
+	struct timing_plan pl = plan(20, 1, 0);
 	run_ok(&p, &pl, &t);
 	/* identical sides, but whoever goes second pays 30 us: ratios alternate 60/90 and 90/60 */
 	assert_true(fabs(t.order_bias - (60.0 / 90.0) / (90.0 / 60.0)) < 1e-9);
@@ -147,10 +153,58 @@ static void stops_once_the_ratio_is_known(void **state)
 	struct pair p;
 	struct timing_result t = { 0 };
 	start_pair(&p, "80", "40", 0);
-	struct timing_plan pl = plan(100, 0.005);
+	struct timing_plan pl = plan(100, 1, 0.005);
 	run_ok(&p, &pl, &t);
 	assert_string_equal(t.stop_reason, "rse_target");
-	assert_int_equal(t.pairs, 10); /* constant ratios: known at the minimum round count */
+	assert_int_equal(t.pairs, 20); /* constant ratios: known at the minimum pair count */
+	free_timing(&t);
+	stop_pair(&p);
+}
+
+static void blocks_pair_call_by_call_and_absorb_a_switch_penalty(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	start_pair(&p, "60", "60", 1);
+	struct timing_plan pl = plan(25, 5, 0);
+	run_ok(&p, &pl, &t);
+	/* 25 pairs in blocks of 5 after a discarded round: 6 rounds of 5 calls per side */
+	assert_int_equal(t.pairs, 25);
+	/* the 30 us switch penalty hits the first call of the second block only: 1 pair in 5 is off,
+	 * so the median ratio is exactly 1 */
+	assert_true(fabs(t.speedup_eager - 1.0) < 1e-9);
+	char *path = xstrfmt("%s/calls.log", p.dir);
+	struct strbuf log = STRBUF_INIT;
+	assert_int_equal(strbuf_read_file(&log, path, 0), 0);
+	int lines = 0;
+	for (char *c = log.buf; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 2 * 30);
+	/* call j of a round has the same set and seed on both sides */
+	char ref_line[128], cand_line[128];
+	const char *r = strstr(log.buf, "ref model 1 "), *c = strstr(log.buf, "cand model 1 ");
+	assert_non_null(r);
+	assert_non_null(c);
+	sscanf(r + 4, "%127[^\n]", ref_line);
+	sscanf(c + 5, "%127[^\n]", cand_line);
+	assert_string_equal(ref_line, cand_line);
+	strbuf_release(&log);
+	free(path);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
+static void a_short_last_block_stops_at_the_pair_budget(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	start_pair(&p, "90", "30", 0);
+	struct timing_plan pl = plan(12, 5, 0);
+	run_ok(&p, &pl, &t);
+	assert_int_equal(t.pairs, 12); /* 5 + 5 + 2 after the discarded round */
+	assert_true(fabs(t.speedup_eager - 3.0) < 1e-9);
 	free_timing(&t);
 	stop_pair(&p);
 }
@@ -165,7 +219,7 @@ static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
 	char *msg = NULL;
 	start_pair(&p, "80", "40", 0);
 	kill(p.cand.h.pid, SIGKILL); /* the pid itself: its group may not exist yet this early */
-	struct timing_plan pl = plan(5, 0);
+	struct timing_plan pl = plan(5, 1, 0);
 	assert_int_equal(timing_run(&p.ref, &p.cand, &pl, proc_now() + 20, &t, &f, &cand_failed, &msg), -1);
 	assert_int_equal(cand_failed, 1);
 	assert_non_null(strstr(msg, "the candidate"));
@@ -179,6 +233,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(alternates_and_discards_the_first_round),
 		cmocka_unit_test(order_bias_exposes_a_second_call_penalty),
+		cmocka_unit_test(blocks_pair_call_by_call_and_absorb_a_switch_penalty),
+		cmocka_unit_test(a_short_last_block_stops_at_the_pair_budget),
 		cmocka_unit_test(stops_once_the_ratio_is_known),
 		cmocka_unit_test(a_dead_candidate_is_blamed_on_the_candidate),
 	};
