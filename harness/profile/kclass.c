@@ -74,9 +74,12 @@ static const char *const utilities[] = {
 	"fill", "copy", "arange", "distribution_", "philox", "normal_kernel", "uniform_kernel", "random_",
 };
 
-/* Vendor GEMM kernels are named after the architecture: ampere_sgemm_..., sm90_xmma_gemm_... */
+/* Vendor GEMM kernels are named after the architecture: ampere_sgemm_..., sm90_xmma_gemm_...; they are
+ * precompiled with plain names, never templates or C++ signatures. */
 static int arch_gemm(const char *s)
 {
+	if (strpbrk(s, "<("))
+		return 0;
 	static const char *const archs[] = { "maxwell_", "pascal_", "volta_", "turing_", "ampere_", "hopper_",
 					     "blackwell_" };
 	for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)

@@ -107,7 +107,11 @@ json_t *prof_report_json(const struct prof_report *r, size_t max_rows)
 static void launch(const struct prof_row *r, char *buf, size_t len)
 {
 	if (r->kind != 'k') {
-		snprintf(buf, len, "%.1f MB", (double)r->bytes / (double)(r->calls ? r->calls : 1) / 1e6);
+		double b = (double)r->bytes / (double)(r->calls ? r->calls : 1);
+		if (b >= 1e6)
+			snprintf(buf, len, "%.1f MB", b / 1e6);
+		else
+			snprintf(buf, len, "%.1f KB", b / 1e3);
 		return;
 	}
 	if (r->grid[1] == 1 && r->grid[2] == 1 && r->block[1] == 1 && r->block[2] == 1)
