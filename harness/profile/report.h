@@ -82,6 +82,8 @@ void prof_report_unavailable(struct prof_report *r, const char *fmt, ...) __attr
 
 /* The verdict's "profile" object (docs/verdict.md), with at most max_rows kernel rows. */
 json_t *prof_report_json(const struct prof_report *r, size_t max_rows);
+/* The two lines of a verdict's text about its profile. */
+void prof_report_summary(const struct prof_report *r, struct strbuf *out);
 /* The table `stitchbench profile` prints. */
 void prof_report_table(const struct prof_report *r, size_t max_rows, struct strbuf *out);
 

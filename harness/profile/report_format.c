@@ -151,8 +151,11 @@ void prof_report_table(const struct prof_report *r, size_t max_rows, struct strb
 		strbuf_addf(out, "no profile: %s\n", r->reason[0] ? r->reason : "not recorded");
 		return;
 	}
-	strbuf_addf(out, "per call (median of %zu): CUDA events %.2f us, kernel time %.2f us (sum), span %.2f us "
-		    "(first kernel start to last kernel end)\n", r->ntrials, r->event_us, r->kernel_sum_us, r->span_us);
+	char events[32] = "n/a";
+	if (isfinite(r->event_us))
+		snprintf(events, sizeof(events), "%.2f us", r->event_us);
+	strbuf_addf(out, "per call (median of %zu): CUDA events %s, kernel time %.2f us (sum), span %.2f us "
+		    "(first kernel start to last kernel end)\n", r->ntrials, events, r->kernel_sum_us, r->span_us);
 	strbuf_addf(out, "%3s  %-50s %6s %11s %6s %10s %6s %-10s %s\n", "#", "kernel", "calls", "total us", "share",
 		    "mean us", "stream", "class", "grid x block");
 	for (size_t i = 0; i < r->nrows && i < max_rows; i++) {
@@ -169,8 +172,29 @@ void prof_report_table(const struct prof_report *r, size_t max_rows, struct strb
 		free(s);
 	}
 	if (r->nrows > max_rows)
-		strbuf_addf(out, "     ... %zu more rows (--json lists %s)\n", r->nrows - max_rows, "them");
+		strbuf_addf(out, "     ... %zu more row%s (--json lists up to 20)\n", r->nrows - max_rows,
+			    r->nrows - max_rows == 1 ? "" : "s");
 	bandwidth(r, out);
 	if (r->reason[0])
 		strbuf_addf(out, "note: %s\n", r->reason);
+}
+
+void prof_report_summary(const struct prof_report *r, struct strbuf *out)
+{
+	if (!r->available) {
+		strbuf_addf(out, "  profile: none (%s)\n", r->reason[0] ? r->reason : "not recorded");
+		return;
+	}
+	strbuf_addf(out, "  profile (%zu calls, CUPTI): kernel time %.2f us, span %.2f us per call (median)\n", r->ntrials,
+		    r->kernel_sum_us, r->span_us);
+	strbuf_addstr(out, "    top:");
+	for (size_t i = 0; i < r->nrows && i < 3; i++) {
+		char *s = kname_short(r->rows[i].name, 48);
+		strbuf_addf(out, "%s %s %.0f%% (%s)", i ? "," : "", s, 100 * r->rows[i].share,
+			    r->rows[i].custom ? "custom" : r->rows[i].library ? r->rows[i].library : "copy");
+		free(s);
+	}
+	strbuf_addf(out, "%s\n", r->nrows ? "" : " no kernels");
+	if (r->reason[0])
+		strbuf_addf(out, "    note: %s\n", r->reason);
 }

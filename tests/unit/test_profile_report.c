@@ -2,10 +2,12 @@
  * JSON and the findings (H01, H04, H05, H06), with numbers worked out by hand from the fixtures. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 
 #include "core/config.h"
 #include "profile/report.h"
+#include "profile/session.h"
 
 static char *fixture(const char *name)
 {
@@ -245,6 +247,81 @@ static void an_unavailable_report_says_why(void **state)
 	prof_report_release(&r);
 }
 
+/* What tests/fixtures/candidates/cuda/prof_check.py runs per call, as a recording must show it. */
+static void check_prof_check_recording(const char *path, const struct prof_report *r)
+{
+	const struct prof_row *scale = row(r, "sb_scale_kernel"), *shift = row(r, "sb_shift_kernel"),
+			      *side = row(r, "sb_side_kernel"), *gemm = NULL;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].library && (!strcmp(r->rows[i].library, "cuBLAS") || !strcmp(r->rows[i].library, "cuBLASLt")))
+			gemm = &r->rows[i];
+		else if (!r->rows[i].custom && r->rows[i].kind == 'k')
+			fail_msg("%s: unexpected library kernel %s", path, r->rows[i].name);
+	if (!gemm)
+		fail_msg("%s: no cuBLAS row", path);
+	assert_true(scale->custom && shift->custom && side->custom);
+	assert_int_equal(scale->calls, r->ntrials);
+	assert_int_equal(shift->calls, r->ntrials);
+	assert_int_equal(side->calls, r->ntrials);
+	assert_true(gemm->calls >= r->ntrials);
+	assert_true(scale->stream >= 0 && shift->stream == scale->stream && gemm->stream == scale->stream);
+	assert_true(side->stream >= 0 && side->stream != scale->stream);
+	for (size_t i = 0; i < r->ntrials; i++) {
+		const struct prof_trial *t = &r->trials[i];
+		assert_int_equal(t->custom_kernels, 3);
+		assert_int_equal(t->other_stream_kernels, 1);
+		assert_int_equal(t->late_kernels, 0);
+	}
+}
+
+/* Traces recorded on a GPU (recorded_*.trace, see tests/fixtures/traces/README.md): complete, every
+ * call found, its kernels inside its own window, and the window as long as the CUDA events said. */
+static void recorded_traces_match_the_program(void **state)
+{
+	(void)state;
+	char *dir = fixture("");
+	DIR *d = opendir(dir);
+	int seen = 0;
+	assert_non_null(d);
+	for (struct dirent *de; (de = readdir(d));) {
+		if (!starts_with(de->d_name, "recorded_") || !ends_with(de->d_name, ".trace"))
+			continue;
+		char *path = xstrfmt("%s%s", dir, de->d_name);
+		struct prof_report r;
+		struct sb_error err = { 0 };
+		prof_report_init(&r);
+		if (prof_report_from_kept(path, &r, &err))
+			fail_msg("%s", err.msg);
+		if (!r.complete || r.dropped || !r.attributed || !r.ntrials)
+			fail_msg("%s: complete %d, dropped %llu, attributed %d, %zu calls", path, r.complete,
+				 (unsigned long long)r.dropped, r.attributed, r.ntrials);
+		for (size_t i = 0; i < r.ntrials; i++) {
+			const struct prof_trial *t = &r.trials[i];
+			assert_true(t->found && t->kernels > 0);
+			assert_true(t->span_us > 0 && t->kernel_sum_us > 0);
+			if (!isnan(t->gpu_window_us)) {
+				assert_true(t->span_us <= t->gpu_window_us + 1.0);
+				if (fabs(t->gpu_window_us - t->event_us) > 0.1 * t->event_us + 2.0)
+					fail_msg("%s: call %zu: events %.2f us, CUPTI window %.2f us", path, i, t->event_us,
+						 t->gpu_window_us);
+			}
+		}
+		if (strstr(de->d_name, "prof_check"))
+			check_prof_check_recording(path, &r);
+		struct prof_finding f[4];
+		size_t n = findings(&r, f, 4);
+		if (n)
+			fail_msg("%s: unexpected finding %s: %s", path, f[0].id, f[0].message);
+		prof_report_release(&r);
+		free(path);
+		seen++;
+	}
+	closedir(d);
+	free(dir);
+	if (!seen)
+		skip(); /* none recorded yet: scripts/gpu-check.sh section prof makes them on a GPU node */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +333,7 @@ int main(void)
 		cmocka_unit_test(another_threads_kernel_in_the_window_is_flagged),
 		cmocka_unit_test(calls_missing_from_the_trace_are_reported),
 		cmocka_unit_test(an_unavailable_report_says_why),
+		cmocka_unit_test(recorded_traces_match_the_program),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
