@@ -99,11 +99,12 @@ static void find_windows(const struct trace *t, const struct call_idx *idx, size
 	for (size_t i = 0; i < n; i++) {
 		const struct trace_trial *tr = trace_find_trial(t, idx[i].trial);
 		size_t c = idx[i].i;
-		w[c].stream = tr ? tr->stream : -1;
+		const struct trace_event *s = w[c].start, *e = w[c].end;
+		/* the timed stream: as CUPTI named it at trial_begin, else the stream of the start event */
+		w[c].stream = tr && tr->stream >= 0 ? tr->stream : s ? (int64_t)s->stream : -1;
 		if (!tr)
 			continue;
 		w[c].lo = tr->begin;
-		const struct trace_event *s = w[c].start, *e = w[c].end;
 		/* device timestamps count only if they fall inside the trial's host window: same clock */
 		if (s && e && s != e && s->ts && e->ts && s->ts <= e->ts && s->ts + CLOCK_SLACK_NS >= tr->begin &&
 		    e->ts <= tr->end + CLOCK_SLACK_NS) {
@@ -112,14 +113,18 @@ static void find_windows(const struct trace *t, const struct call_idx *idx, size
 			w[c].source = 2;
 			continue;
 		}
-		/* else the end of the synchronisation on the end event: a little after the event itself */
-		for (size_t k = 0; e && k < t->nsyncs; k++) {
+		/* else the end of the worker's synchronisation on the end event, a little after the event itself:
+		 * the call's last event synchronisation (on the end event, when its record is there) */
+		const struct trace_sync *last = NULL;
+		for (size_t k = 0; k < t->nsyncs; k++) {
 			const struct trace_sync *y = &t->syncs[k];
-			if (!strcmp(y->type, "event_sync") && y->event == (int64_t)e->event &&
-			    trace_trial_of(t, y->corr) == idx[i].trial && y->end > w[c].hi) {
-				w[c].hi = y->end;
-				w[c].source = 1;
-			}
+			if (!strcmp(y->type, "event_sync") && (!e || y->event == (int64_t)e->event) &&
+			    trace_trial_of(t, y->corr) == idx[i].trial && (!last || y->corr > last->corr))
+				last = y;
+		}
+		if (last) {
+			w[c].hi = last->end;
+			w[c].source = 1;
 		}
 	}
 }

@@ -167,6 +167,16 @@ static void a_kernel_after_the_end_event_is_h05(void **state)
 	assert_true(isnan(r.trials[0].gpu_window_us));
 	assert_int_equal(r.trials[0].late_kernels, 1);
 	assert_float_equal(r.trials[0].late_by_us, 65.0, 1e-9);
+	/* CUPTI could not name the timed stream here: the start event's stream stands in */
+	assert_int_equal(r.trials[0].other_stream_kernels, 1);
+	expect_one_finding(&r, "H05", "reject", "65.0 us", NULL);
+	prof_report_release(&r);
+	/* without event records at all, the call's last event synchronisation bounds it */
+	build("no_cuda_events.trace", 1, &r);
+	assert_string_equal(r.end_event, "event_sync");
+	assert_non_null(strstr(r.reason, "cuda_event"));
+	assert_int_equal(r.trials[0].late_kernels, 1);
+	assert_float_equal(r.trials[0].late_by_us, 65.0, 1e-9);
 	expect_one_finding(&r, "H05", "reject", "65.0 us", NULL);
 	prof_report_release(&r);
 }
