@@ -39,6 +39,20 @@ static json_t *trial_json(const struct prof_trial *t)
 	return o;
 }
 
+/* Long template names (ATen's lambdas run to kilobytes) are cut in verdicts, which are stored by the
+ * thousand; the table and --ncu use the full names in memory. */
+#define JSON_NAME_MAX 512
+
+static json_t *jname(const char *s)
+{
+	if (strlen(s) <= JSON_NAME_MAX)
+		return json_string(s);
+	char *cut = xstrfmt("%.*s...", JSON_NAME_MAX - 3, s);
+	json_t *j = json_string(cut);
+	free(cut);
+	return j;
+}
+
 static const char *kind_name(char k)
 {
 	return k == 'k' ? "kernel" : k == 'c' ? "memcpy" : "memset";
@@ -47,9 +61,9 @@ static const char *kind_name(char k)
 static json_t *row_json(const struct prof_row *r)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "name", json_string(r->short_name));
-	json_object_set_new(o, "demangled", json_string(r->name));
-	json_object_set_new(o, "mangled", json_string(r->mangled));
+	json_object_set_new(o, "name", jname(r->short_name));
+	json_object_set_new(o, "demangled", jname(r->name));
+	json_object_set_new(o, "mangled", jname(r->mangled));
 	json_object_set_new(o, "kind", json_string(kind_name(r->kind)));
 	json_object_set_new(o, "custom", json_boolean(r->custom));
 	json_object_set_new(o, "library", r->library ? json_string(r->library) : json_null());
