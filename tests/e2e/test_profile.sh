@@ -68,3 +68,10 @@ printf 'stitchprof 1\nkernel 1 2 3\n' >"$TMP/bad.trace"
 run_sb profile --trace "$TMP/bad.trace"
 check_rc "a damaged trace is an input error" 2
 check_err "it names the line" "bad.trace:2:"
+
+# doctor says whether the profiler library is there
+STITCHBENCH_PROF_LIB="$TMP/none.so" run_sb doctor --offline
+check_out_re "doctor warns when lib/libstitchprof.so is missing, saying how to build it" '^warn +profiler +.*none\.so is missing: .*make'
+printf 'not an ELF file' >"$TMP/bogus.so"
+STITCHBENCH_PROF_LIB="$TMP/bogus.so" run_sb doctor --offline
+check_out_re "doctor warns when it does not load" '^warn +profiler +.*bogus\.so does not load'
