@@ -427,12 +427,16 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 	}
 	if (!calls)
 		return 0;
+	double kernel_us = 0, pytorch_us = 0;
 	for (size_t i = 0; i < r->nrows; i++) {
 		struct kclass kc;
 		if (r->rows[i].kind != 'k')
 			continue;
 		kclass_of(r->rows[i].name, &kc);
 		pytorch |= !r->rows[i].custom && kc.pytorch_compute;
+		kernel_us += r->rows[i].total_us;
+		if (!r->rows[i].custom && kc.pytorch_compute)
+			pytorch_us += r->rows[i].total_us;
 	}
 	struct strbuf msg = STRBUF_INIT;
 	/* absence is evidence only when nothing was lost */
@@ -452,6 +456,12 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 				    "kernels: ", calls);
 			list_rows(r, 0, &msg);
 			finding(out, max, &n, "H04", "flag", &msg);
+		} else if (kernel_us > 0 && pytorch_us >= PROF_PYTORCH_SHARE * kernel_us) {
+			/* its own kernels ran, but PyTorch's did most of the work: glue or the op itself, a person decides */
+			strbuf_addf(&msg, "PyTorch's own kernels took %.0f%% of the kernel time of the %zu profiled calls: ",
+				    100 * pytorch_us / kernel_us, calls);
+			list_rows(r, 1, &msg);
+			finding(out, max, &n, "H01", "flag", &msg);
 		}
 	}
 	if (late) {

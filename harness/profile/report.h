@@ -12,6 +12,8 @@
 #include "../core/strbuf.h"
 #include "trace.h"
 
+/* PyTorch's own compute kernels taking this share of the kernel time, beside the candidate's, is an H01 flag. */
+#define PROF_PYTORCH_SHARE 0.5
 /* A kernel ending this long after the end event counts as late (clock rounding stays below it). */
 #define PROF_LATE_NS 1000
 

@@ -195,6 +195,10 @@ static void only_pytorch_kernels_is_h01_only_cublas_a_flagged_h04(void **state)
 	build("no_kernels.trace", 2, &r);
 	expect_one_finding(&r, "H04", "reject", "no GPU work", NULL);
 	prof_report_release(&r);
+	/* a kernel of its own beside PyTorch doing 89% of the work: a flag for a person */
+	build("pytorch_mostly.trace", 1, &r);
+	expect_one_finding(&r, "H01", "flag", "took 89% of the kernel time", NULL);
+	prof_report_release(&r);
 }
 
 static void absence_is_not_judged_from_an_incomplete_trace(void **state)
