@@ -65,4 +65,25 @@ bench-eval: all
 clean:
 	rm -rf build bin lib
 
+# libstitchprof (harness/prof/, DESIGN §1): the CUPTI tracer the workers load. Built when the CUPTI
+# headers exist; it links libcupti dynamically and finds it through an rpath that covers both layouts
+# of a CUDA toolkit (lib64/ and extras/CUPTI/lib64/), here and on GPU nodes.
+CUDA_HOME ?= /usr/local/cuda
+CUPTI_H   := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
+CUPTI_LIBDIR := $(firstword $(dir $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
+prof_empty :=
+PROF_RPATH := $(subst $(prof_empty) $(prof_empty),:,$(sort $(foreach d,$(CUDA_HOME) /usr/local/cuda,$(d)/lib64 $(d)/extras/CUPTI/lib64)))
+.PHONY: prof
+all: prof
+ifneq ($(CUPTI_H),)
+prof: lib/libstitchprof.so
+lib/libstitchprof.so: harness/prof/stitchprof.c harness/prof/stitchprof.h
+	@mkdir -p lib
+	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fPIC -shared -I$(dir $(CUPTI_H)) -o $@ $< \
+		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(PROF_RPATH) -Wl,--no-undefined -lcupti -ldl -lpthread
+else
+prof:
+	@echo "note: no CUPTI headers under $(CUDA_HOME) (set CUDA_HOME): lib/libstitchprof.so not built, profiling is off"
+endif
+
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -13,8 +13,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
-# Sections to run (all by default): basic (doctor, suite on the GPU), eval (CUDA candidates), fidelity.
-sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity},"
+# Sections to run (all by default): basic (doctor, suite on the GPU), eval (CUDA candidates), fidelity,
+# prof (libstitchprof, stitchbench profile, profiling overhead; scripts/gpu/prof-check.sh).
+sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 
@@ -144,6 +145,10 @@ echo "$table" | sed 's/^/     | /'
 	&& ok "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" \
 	|| bad "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" "$(tail -5 "$fid/log")"
 if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; cp "$fid/log" "$OUT/fidelity.log"; fi
+fi
+
+if want prof; then
+	source scripts/gpu/prof-check.sh
 fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi

@@ -10,9 +10,12 @@ failed_names=()
 # TAP lines from cmocka (CMOCKA_MESSAGE_OUTPUT=TAP) and from tests/e2e/lib.sh.
 count_tap() {
 	local name=$1 log=$2 p f s
-	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$log" || true)
-	f=$(grep -cE '^not ok [0-9]+' "$log" || true)
-	p=$(( $(grep -cE '^ok [0-9]+' "$log" || true) - s ))
+	# cmocka writes a skipped test as "not ok N # SKIP name", lib.sh as "ok N - name # SKIP reason"
+	local sc
+	sc=$(grep -cE '^not ok [0-9]+ # SKIP' "$log" || true)
+	s=$(( $(grep -cE '^ok [0-9]+ .*# SKIP' "$log" || true) + sc ))
+	f=$(( $(grep -cE '^not ok [0-9]+' "$log" || true) - sc ))
+	p=$(( $(grep -cE '^ok [0-9]+' "$log" || true) - s + sc ))
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	if [ "$f" -gt 0 ]; then
 		failed_names+=("$name")
@@ -34,7 +37,7 @@ for t in build/tests/test_*; do
 		fail=$((fail + 1)); failed_names+=("$name"); continue
 	fi
 	count_tap "$name" "$logdir/$name.log"
-	printf '   %-28s %s\n' "$name" "$(grep -cE '^ok ' "$logdir/$name.log") ok, $(grep -cE '^not ok' "$logdir/$name.log") failed"
+	printf '   %-28s %s\n' "$name" "$(grep -cE '^ok ' "$logdir/$name.log") ok, $(grep -cE '^not ok [0-9]+ -' "$logdir/$name.log") failed, $(grep -cE '# SKIP' "$logdir/$name.log") skipped"
 done
 
 echo "== end-to-end tests"

@@ -14,6 +14,7 @@ const struct cmd commands[] = {
 	{ "import", cmd_import, "store verdict JSONL (from eval --samples) in a run's results store", cmd_import_help },
 	{ "merge", cmd_merge, "merge run stores (shards) into a new run, refusing incomparable settings", cmd_merge_help },
 	{ "metrics", cmd_metrics, "the results table: correct %, fast_p, geomean speedups per agent and level", cmd_metrics_help },
+	{ "profile", cmd_profile, "the kernels a candidate or a reference runs (CUPTI): a table by total time", cmd_profile_help },
 	{ "problems", cmd_problems, "list the problems of the bundled suite or a KernelBench checkout", cmd_problems_help },
 	{ "help", cmd_help, "show the help of a command", cmd_help_help },
 	{ NULL, NULL, NULL, NULL },

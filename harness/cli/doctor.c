@@ -2,6 +2,7 @@
  * what is fine, what is degraded and what to do about it. With --config, validates the file
  * and prints the resolved configuration. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ const char cmd_doctor_help[] =
 	"  fail  something a run needs is missing, with what to do\n"
 	"  skip  not checked (--offline)\n"
 	"Checks: CPU, NVIDIA GPUs (nvidia-smi; name, SM arch, memory, L2, driver), CUDA toolkit (nvcc),\n"
+	"lib/libstitchprof.so (the CUPTI profiler),\n"
 	"the workers' Python and its torch (version, CUDA), gnuplot, SQLite, the candidate sandbox\n"
 	"(network namespace, Landlock), the problem suite and, with --config, each model's endpoint.\n\n"
 	"Options:\n"
@@ -170,6 +172,25 @@ static void check_python(struct tally *t, const struct sb_ctx *ctx, const struct
 	free(probe);
 }
 
+/* libstitchprof (docs/profile.md): without it verdicts carry no profile and `profile` cannot run. */
+static void check_profiler(struct tally *t, const struct sb_ctx *ctx, int have_gpu)
+{
+	const char *env = getenv("STITCHBENCH_PROF_LIB");
+	char *lib = env && *env ? xstrdup(env) : xstrfmt("%s/lib/libstitchprof.so", ctx->home);
+	void *h = access(lib, R_OK) == 0 ? dlopen(lib, RTLD_LAZY | RTLD_LOCAL) : NULL;
+	if (h)
+		line(t, "ok", "profiler", "%s (CUPTI) loads", lib);
+	else if (access(lib, R_OK) != 0)
+		line(t, "warn", "profiler", "%s is missing: %s; build it with make where the CUDA toolkit's CUPTI headers "
+		     "are", lib, have_gpu ? "verdicts carry no profile and `stitchbench profile` cannot run" : "GPU runs would "
+		     "have no profile");
+	else
+		line(t, "warn", "profiler", "%s does not load: %s (is libcupti of the CUDA toolkit installed?)", lib, dlerror());
+	if (h)
+		dlclose(h);
+	free(lib);
+}
+
 static void check_gnuplot(struct tally *t)
 {
 	char *v = first_line_of("gnuplot", "--version");
@@ -269,6 +290,7 @@ int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx)
 	check_gpus(&t, &gpus);
 	check_cuda_toolkit(&t, gpus.n > 0);
 	check_python(&t, ctx, &cfg, gpus.n > 0);
+	check_profiler(&t, ctx, gpus.n > 0);
 	check_gnuplot(&t);
 	line(&t, "ok", "sqlite", "%s (linked statically)", sqlite3_libversion());
 	check_sandbox(&t);

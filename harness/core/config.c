@@ -49,6 +49,8 @@ void config_init(struct config *c)
 	c->eval.statistic = STAT_MEDIAN;
 	c->eval.seed = 42;
 	c->eval.compile = 1;
+	c->eval.profile = 1;
+	c->eval.profile_trials = 10;
 	c->checks.static_checks = 1;
 	memcpy(c->checks.policy, default_policy, sizeof(default_policy));
 	c->output.dir = xstrdup("results");

@@ -87,6 +87,8 @@ struct eval_cfg {
 	int compile;            /* also time torch.compile(Model) on the GPU */
 	int seed;
 	int build_jobs;         /* 0 = number of cores */
+	int profile;            /* on the GPU, profile the candidate with CUPTI after timing (libstitchprof) */
+	int profile_trials;     /* profiled calls */
 };
 
 struct checks_cfg {

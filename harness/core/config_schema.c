@@ -150,6 +150,9 @@ static const struct field eval_fields[] = {
 	  .doc = "on the GPU, also time torch.compile(Model) for the speedup vs compiled (costs its compile time)" },
 	{ "seed", FT_INT, F(eval_cfg, seed), .min = 0, .max = 2147483647, .doc = "initialisation seed (KernelBench uses 42)" },
 	{ "build_jobs", FT_INT, F(eval_cfg, build_jobs), .min = 0, .max = 4096, .doc = "parallel candidate builds; 0 = all cores" },
+	{ "profile", FT_BOOL, F(eval_cfg, profile),
+	  .doc = "on the GPU, trace the candidate's kernels with CUPTI after timing (verdict profile, H01/H04/H05)" },
+	{ "profile_trials", FT_INT, F(eval_cfg, profile_trials), .min = 1, .max = 10000, .doc = "calls profiled" },
 	END
 };
 

@@ -15,6 +15,7 @@
 #include "../core/python.h"
 #include "../core/sha256.h"
 #include "../checks/static_verdict.h"
+#include "../profile/session.h"
 #include "refcache.h"
 #include "timing.h"
 #include "worker_client.h"
@@ -59,6 +60,8 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	}
 	e->python = xstrdup(py.path);
 	e->worker_script = xstrfmt("%s/harness/worker/worker.py", home);
+	const char *lib = getenv("STITCHBENCH_PROF_LIB");
+	e->prof_lib = lib && *lib ? xstrdup(lib) : xstrfmt("%s/lib/libstitchprof.so", home);
 	snprintf(e->torch, sizeof(e->torch), "%s", py.torch_version ? py.torch_version : "?");
 	snprintf(e->torch_cuda, sizeof(e->torch_cuda), "%s", py.torch_cuda ? py.torch_cuda : "");
 	snprintf(e->python_version, sizeof(e->python_version), "%s", py.version ? py.version : "?");
@@ -90,6 +93,7 @@ void eval_env_release(struct eval_env *e)
 {
 	free(e->python);
 	free(e->worker_script);
+	free(e->prof_lib);
 	free(e->cache_root);
 	memset(e, 0, sizeof(*e));
 }
@@ -496,6 +500,49 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	return rc < 0 ? -1 : 0;
 }
 
+/* ---------- profile ---------- */
+
+static int wants_profile(const struct eval_env *e, const struct config *cfg)
+{
+	return strcmp(e->device, "cpu") && cfg->eval.profile && (cfg->eval.perf_trials > 0 || e->profile_only);
+}
+
+/* More timed calls of the candidate with libstitchprof recording them (docs/profile.md), after the timing
+ * loop so that CUPTI never touches the speedup. Only a finding changes the status: a profiler that fails
+ * leaves its reason in the verdict's profile. */
+static void run_profile(struct eval_ctx *c, double deadline)
+{
+	const struct config *cfg = c->cfg;
+	struct verdict *v = c->v;
+	v->profile = xcalloc(1, sizeof(*v->profile));
+	prof_report_init(v->profile);
+	if (access(c->e->prof_lib, R_OK) != 0) {
+		prof_report_unavailable(v->profile, "%s is missing: build it with make where the CUDA toolkit's CUPTI "
+					"headers are, or set STITCHBENCH_PROF_LIB", c->e->prof_lib);
+		return;
+	}
+	char *trace = xstrfmt("%s/profile.trace", c->cand_dir), *msg = NULL;
+	struct prof_plan plan = {
+		.lib = c->e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
+		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = 3, .base_seed = (uint32_t)cfg->eval.seed,
+		.flush_bytes = eval_flush_bytes(c->e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
+		.keep = c->e->keep_trace,
+	};
+	struct worker_fault f;
+	if (prof_session_run(&c->cand, &plan, deadline, v->profile, &f, &msg))
+		prof_report_unavailable(v->profile, "%s", msg);
+	free(msg);
+	free(trace);
+	struct prof_finding found[8];
+	size_t n = prof_findings(v->profile, cfg, found, 8);
+	for (size_t i = 0; i < n; i++) {
+		verdict_add_finding(v, found[i].id, found[i].severity, 0, 0, found[i].message);
+		if (!strcmp(found[i].severity, "reject") && v->status == V_PASS)
+			verdict_fail(v, V_REJECTED, "%s: %s", found[i].id, found[i].message);
+		free(found[i].message);
+	}
+}
+
 /* ---------- the whole evaluation ---------- */
 
 static void ctx_release(struct eval_ctx *c)
@@ -633,6 +680,8 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				if (rc < 0)
 					goto out_entry;
 			}
+			if (v->status == V_PASS && !v->message && wants_profile(e, cfg))
+				run_profile(&c, deadline);
 		}
 		rc = 0;
 		if (v->status == V_PASS && !v->message)

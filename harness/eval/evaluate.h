@@ -21,6 +21,9 @@ struct eval_env {
 	char python_version[16];
 	long long l2_bytes;
 	int keep_workdirs;        /* leave work/ folders behind for inspection */
+	char *prof_lib;           /* lib/libstitchprof.so ($STITCHBENCH_PROF_LIB overrides) */
+	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
+	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
 };
 
 /* Resolves the device ("auto" -> cuda:0 when torch sees a GPU), the interpreter and the cache.

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../profile/report.h"
+
 static const char *const status_names[] = {
 	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error",
 };
@@ -37,6 +39,9 @@ void verdict_release(struct verdict *v)
 	free(v->timing.candidate_us);
 	free(v->timing.compiled_us);
 	free(v->log_tail);
+	if (v->profile)
+		prof_report_release(v->profile);
+	free(v->profile);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -199,6 +204,7 @@ json_t *verdict_to_json(const struct verdict *v)
 						    "correctness", jreal(v->seconds.correctness), "timing", jreal(v->seconds.timing)));
 	json_object_set_new(o, "reference_cached", json_boolean(v->reference_cached));
 	json_object_set_new(o, "log_tail", jstr(v->log_tail));
+	json_object_set_new(o, "profile", v->profile ? prof_report_json(v->profile, 20) : json_null());
 	return o;
 }
 
@@ -248,6 +254,8 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		else
 			strbuf_addstr(out, "  speedup vs compiled  n/a (torch.compile is not available with this torch)\n");
 	}
+	if (v->profile)
+		prof_report_summary(v->profile, out);
 	for (size_t i = 0; i < v->nfindings; i++)
 		strbuf_addf(out, "  finding %s (%s)%s: %s\n", v->findings[i].id, v->findings[i].severity,
 			    v->findings[i].line ? "" : "", v->findings[i].message);

@@ -63,6 +63,8 @@ struct timing_result {
 	double *eager_us, *candidate_us, *compiled_us; /* raw per-round samples */
 };
 
+struct prof_report; /* harness/profile/report.h */
+
 struct verdict_env {
 	char device[24], gpu[128], sm[8], torch[32], torch_cuda[16], python[16];
 };
@@ -84,6 +86,7 @@ struct verdict {
 	struct { double total, reference, build, correctness, timing; } seconds;
 	int reference_cached;
 	char *log_tail;              /* the candidate worker's stdout/stderr tail */
+	struct prof_report *profile; /* CUPTI profile of extra timed calls (docs/profile.md); NULL: not profiled */
 };
 
 const char *verdict_status_name(enum verdict_status s);

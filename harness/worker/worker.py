@@ -15,6 +15,7 @@ import traceback
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbtensors  # noqa: E402  (next to this file)
+import profiler  # noqa: E402  (NVTX ranges and libstitchprof; next to this file)
 
 import torch  # noqa: E402
 
@@ -82,6 +83,7 @@ class Worker:
         self.cudart = None
         self.last = {}            # which -> outputs of the last timed call, for re-validation
         self.builds = []
+        self.prof = profiler.Profiler()
 
     # ---- helpers ----
     def cuda(self):
@@ -138,6 +140,7 @@ class Worker:
                         l2_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_bytes=int(p.total_memory))
         return info
 
+    @profiler.nvtx_range("build")
     def cmd_load(self, req):
         self.device = torch.device(req["device"])
         if self.cuda() and not req.get("build_only"):
@@ -193,6 +196,7 @@ class Worker:
         with torch.no_grad():
             return fn(*xs)
 
+    @profiler.nvtx_range("check")
     def cmd_run(self, req):
         """One correctness trial: draw inputs from the seed, run, save the outputs."""
         xs = self.draw(req["seed"])
@@ -244,12 +248,14 @@ class Worker:
             self.flush.zero_()
         stream = torch.cuda.current_stream(self.device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        self.prof.begin(stream)  # NVTX "trial N"; while profiling, tags this call's CUDA work (profiler.py)
         start.record(stream)
         out = self.call(which, xs)
         end.record(stream)
         end.synchronize()
         us = start.elapsed_time(end) * 1000.0
         torch.cuda.synchronize(self.device)  # work left on other streams must not spill into the next call
+        self.prof.end()
         return out, us
 
     def prime(self, which, k, ms):
@@ -264,6 +270,7 @@ class Worker:
             if (time.perf_counter() - t0) * 1000.0 >= ms:
                 return
 
+    @profiler.nvtx_range("warmup")
     def cmd_warmup(self, req):
         which, n, t0 = req.get("which", "model"), 0, time.perf_counter()
         try:
@@ -283,17 +290,31 @@ class Worker:
         try:
             if self.cuda() and req.get("prime_ms", 0) > 0:
                 self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
+            trials = []
             for k, seed in zip(sets, seeds):
                 out, t = self.timed(which, self.timing_sets[k], seed=seed)
                 us.append(t)
+                trials += self.prof.reply().get("trial", [])
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
         self.last[which] = out
-        return {"us": us}
+        return dict({"us": us}, **({"trials": trials} if trials else {}))
 
     def cmd_save_last(self, req):
         """Saves what the last timed call returned, so timed outputs are checked too (H12)."""
         return self.save(as_outputs(self.last[req.get("which", "model")]), req["out"], req.get("max_output_bytes", 0))
+
+    # ---- profiling (profiler.py, docs/trace.md) ----
+    def cmd_profile_start(self, req):
+        return self.prof.start(req["lib"], req["trace"])
+
+    def cmd_profile_stop(self, req):
+        reply = self.prof.stop(req.get("objects_under"))
+        # bytes one call must at least read and write: an achieved-bandwidth floor for a lone kernel
+        last = self.last.get(req.get("which", "model"))
+        reply["io_bytes"] = profiler.tensor_bytes(self.timing_sets[0] if self.timing_sets else []) + \
+            profiler.tensor_bytes(last)
+        return reply
 
     def cmd_quit(self, req):
         return {}

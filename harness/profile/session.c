@@ -1,0 +1,198 @@
+/* session.c - drives a worker through a profiled run (profile_start, timed calls, profile_stop; see
+ * docs/worker.md) and turns the trace it wrote into a report; keeps traces for fixtures on request. */
+#include "session.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../eval/stats.h"
+
+static int ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault, char **msg)
+{
+	int rc = worker_call(w, req, reply, deadline, fault);
+	const char *cmd = json_string_value(json_object_get(req, "cmd"));
+	if (rc) {
+		*msg = xstrfmt("the worker failed during %s: %s", cmd, fault->what);
+	} else if (!json_is_true(json_object_get(*reply, "ok"))) {
+		fault->kind = WF_NONE;
+		*msg = xstrfmt("the worker failed during %s: %s", cmd,
+			       json_string_value(json_object_get(*reply, "message")) ?: "?");
+		json_decref(*reply);
+		*reply = NULL;
+		rc = -1;
+	}
+	json_decref(req);
+	return rc;
+}
+
+static int setup(struct worker *w, const struct prof_plan *p, double deadline, struct worker_fault *f, char **msg)
+{
+	json_t *seeds = json_array(), *reply;
+	for (int k = 0; k < p->nsets; k++)
+		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 1000 + k)));
+	if (ask(w, json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
+			     (json_int_t)p->flush_bytes), &reply, deadline, f, msg))
+		return -1;
+	json_decref(reply);
+	if (ask(w, json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", p->which, "min_ms", p->warmup_ms,
+			     "min_calls", p->warmup_calls), &reply, deadline, f, msg))
+		return -1;
+	json_decref(reply);
+	return 0;
+}
+
+/* Only objects inside the build folder count: the list comes from the candidate's process. */
+static size_t trusted_objects(json_t *list, const char *under, char ***out)
+{
+	char root[PATH_MAX];
+	size_t n = 0, i;
+	json_t *o;
+	*out = xcalloc(json_array_size(list) + 1, sizeof(char *));
+	if (!under || !realpath(under, root))
+		return 0;
+	size_t len = strlen(root);
+	json_array_foreach(list, i, o) {
+		char real[PATH_MAX];
+		const char *s = json_string_value(o);
+		if (s && realpath(s, real) && !strncmp(real, root, len) && real[len] == '/')
+			(*out)[n++] = xstrdup(real);
+	}
+	return n;
+}
+
+static void keep_trace(const struct prof_plan *p, const struct prof_call *calls, size_t n, long long io_bytes)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s.calls", p->keep);
+	FILE *f = fopen(path, "w");
+	if (strbuf_read_file(&sb, p->trace, 1u << 30) == 0) {
+		FILE *t = fopen(p->keep, "w");
+		if (t) {
+			fwrite(sb.buf, 1, sb.len, t);
+			fclose(t);
+		}
+	}
+	if (f) {
+		fprintf(f, "# stitchbench profiled calls (docs/trace.md): call TRIAL CUDA_EVENT_US\nio_bytes %lld\n", io_bytes);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "call %llu %.3f\n", (unsigned long long)calls[i].trial, calls[i].event_us);
+		fclose(f);
+	}
+	free(path);
+	strbuf_release(&sb);
+}
+
+int prof_session_run(struct worker *w, const struct prof_plan *p, double deadline, struct prof_report *r,
+		     struct worker_fault *fault, char **msg)
+{
+	json_t *reply;
+	*msg = NULL;
+	memset(fault, 0, sizeof(*fault));
+	if (p->setup && setup(w, p, deadline, fault, msg))
+		return -1;
+	remove(p->trace);
+	if (ask(w, json_pack("{s:s, s:s, s:s}", "cmd", "profile_start", "lib", p->lib, "trace", p->trace), &reply, deadline,
+		fault, msg))
+		return -1;
+	int available = json_is_true(json_object_get(reply, "available"));
+	if (!available)
+		prof_report_unavailable(r, "%s", json_string_value(json_object_get(reply, "reason")) ?: "profiling did not start");
+	json_decref(reply);
+	if (!available)
+		return 0;
+
+	struct prof_call *calls = xcalloc((size_t)p->calls, sizeof(*calls));
+	size_t n = 0;
+	/* one block of back-to-back calls, like the timing loop (docs/worker.md) */
+	json_t *sets = json_array(), *seeds = json_array();
+	for (int i = 0; i < p->calls; i++) {
+		json_array_append_new(sets, json_integer(i % p->nsets));
+		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 9000 + (uint32_t)i)));
+	}
+	if (ask(w, json_pack("{s:s, s:s, s:o, s:o}", "cmd", "time", "which", p->which, "sets", sets, "seeds", seeds),
+		&reply, deadline, fault, msg)) {
+		free(calls);
+		return -1;
+	}
+	json_t *trials = json_object_get(reply, "trials"), *us = json_object_get(reply, "us");
+	for (size_t i = 0; i < json_array_size(trials) && i < json_array_size(us) && n < (size_t)p->calls; i++) {
+		json_int_t trial = json_integer_value(json_array_get(trials, i));
+		if (trial > 0)
+			calls[n++] = (struct prof_call){ (uint64_t)trial, json_number_value(json_array_get(us, i)) };
+	}
+	json_decref(reply);
+	json_t *req = json_pack("{s:s, s:s}", "cmd", "profile_stop", "which", p->which);
+	if (p->objects_under)
+		json_object_set_new(req, "objects_under", json_string(p->objects_under));
+	if (ask(w, req, &reply, deadline, fault, msg)) {
+		free(calls);
+		return -1;
+	}
+	char **objects;
+	size_t nobj = trusted_objects(json_object_get(reply, "objects"), p->objects_under, &objects);
+	long long io_bytes = json_integer_value(json_object_get(reply, "io_bytes"));
+	json_decref(reply);
+
+	struct trace t;
+	struct sb_error err = { 0 };
+	if (trace_parse_file(p->trace, &t, &err)) {
+		prof_report_unavailable(r, "the trace is unusable: %s", err.msg);
+	} else {
+		prof_report_build(r, &t, calls, n, (const char *const *)objects, nobj);
+		r->io_bytes = io_bytes;
+		trace_release(&t);
+		if (n < (size_t)p->calls)
+			snprintf(r->reason + strlen(r->reason), sizeof(r->reason) - strlen(r->reason),
+				 "%s%zu of %d calls carried no trial id", r->reason[0] ? "; " : "", (size_t)p->calls - n, p->calls);
+	}
+	if (p->keep)
+		keep_trace(p, calls, n, io_bytes);
+	for (size_t i = 0; i < nobj; i++)
+		free(objects[i]);
+	free(objects);
+	free(calls);
+	return 0;
+}
+
+int prof_report_from_kept(const char *trace_path, struct prof_report *r, struct sb_error *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s.calls", trace_path);
+	int rc = strbuf_read_file(&sb, path, 1u << 24);
+	struct prof_call *calls = NULL;
+	size_t n = 0, cap = 0;
+	long long io_bytes = 0;
+	int have_calls = rc == 0;
+	char *save = NULL;
+	for (char *line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long trial;
+		double us;
+		if (sscanf(line, "io_bytes %lld", &io_bytes) == 1)
+			continue;
+		if (sscanf(line, "call %llu %lf", &trial, &us) != 2)
+			continue;
+		if (n == cap)
+			calls = xrealloc(calls, (cap = cap ? 2 * cap : 16) * sizeof(*calls));
+		calls[n++] = (struct prof_call){ trial, us };
+	}
+	struct trace t;
+	if ((rc = trace_parse_file(trace_path, &t, err)) == 0) {
+		if (!have_calls) /* a trace alone: every trial in it, CUDA-event times unknown */
+			for (size_t i = 0; i < t.ntrials; i++) {
+				if (n == cap)
+					calls = xrealloc(calls, (cap = cap ? 2 * cap : 16) * sizeof(*calls));
+				calls[n++] = (struct prof_call){ t.trials[i].id, NAN };
+			}
+		prof_report_build(r, &t, calls, n, NULL, 0);
+		r->io_bytes = io_bytes;
+		trace_release(&t);
+	}
+	free(calls);
+	free(path);
+	strbuf_release(&sb);
+	return rc;
+}

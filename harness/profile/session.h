@@ -1,0 +1,35 @@
+/* session.h - a profiled run on a live worker: libstitchprof on, a few timed calls, off; then the
+ * trace is parsed into a report. Used after the timing loop of `eval` and by `stitchbench profile`. */
+#ifndef SB_PROF_SESSION_H
+#define SB_PROF_SESSION_H
+
+#include <stdint.h>
+
+#include "../eval/worker_client.h"
+#include "report.h"
+
+struct prof_plan {
+	const char *lib;             /* lib/libstitchprof.so */
+	const char *trace;           /* where the worker writes the trace (its own folder) */
+	const char *objects_under;   /* the candidate's build folder (its .so files name its kernels), or NULL */
+	const char *which;           /* "model" */
+	int calls;                   /* profiled calls */
+	int setup;                   /* draw the input sets and warm up first (no timing loop ran before) */
+	int nsets;
+	uint32_t base_seed;
+	long long flush_bytes;
+	int warmup_ms, warmup_calls;
+	const char *keep;            /* copy the trace here and the calls to KEEP.calls; NULL: don't */
+};
+
+/* Runs the profiled calls and fills `r` (initialised by the caller). A library that does not load or a
+ * CUPTI that refuses is not a failure: `r` then says why there is no profile. Returns -1 only when the
+ * worker failed (died, timed out, or answered an error), with `fault` and `*msg` (freed by the caller). */
+int prof_session_run(struct worker *w, const struct prof_plan *p, double deadline, struct prof_report *r,
+		     struct worker_fault *fault, char **msg);
+
+/* Reads a kept trace (prof_plan.keep) and its .calls back into a report: recorded fixtures, tests.
+ * Without a .calls file every trial of the trace counts, with unknown CUDA-event times. */
+int prof_report_from_kept(const char *trace_path, struct prof_report *r, struct sb_error *err);
+
+#endif
