@@ -33,7 +33,7 @@ def main():
     model = w.models["model"]
 
     def block(n):
-        return [w.cmd_time({"which": "model", "set": i, "seed": 7})["us"] for i in range(n)]
+        return w.cmd_time({"which": "model", "sets": list(range(n)), "seeds": [7] * n})["us"]
 
     # make the kernel take about target_us
     iters, t = 0, 0.0
