@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_report.sh - reports and compare end to end: stores made by `import` from the verdict fixtures and by the
 # store API (an iterative agent with stages and LLM calls), reports drawn by the real gnuplot and opened in
-# headless Chromium (DOM and screenshot checked), and gnuplot missing.
+# headless Chromium (DOM and screenshot checked), gnuplot missing, and compare's exit codes on flips, a slowdown
+# beyond the noise, a change within it and identical runs.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
 R="$TMP/results"
@@ -126,7 +127,72 @@ else
 	check_true "the screenshot is kept as a PNG" grep -q PNG <(head -c 8 "$TMP/rich.png")
 fi
 
-for cmd in report; do
+# ---------- compare ----------
+# NEW runs are the fixtures with one change each, made here so that each case says what it changed.
+variant() { # out.jsonl python-expression-on-v (v: the verdict of L1/1 sample 0 in shard_a)
+	python3 - "$FIX/shard_a.jsonl" "$2" >"$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    if v["problem"]["ref"] == "L1/1" and v["candidate"]["path"].endswith("sample_0_kernel.py"):
+        exec(sys.argv[2])
+    print(json.dumps(v))
+PY
+}
+speed='v["speedup"]["vs_eager"] = S; v["speedup"]["vs_eager_ci95"] = [S * LO, S * HI]'
+run_sb import "$R/base" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/base"
+check_rc "identical runs: exit 0" 0
+check_out "no regressions" "**No regressions** in 9 compared candidates; 0 improvements."
+
+variant "$TMP/flip.jsonl" 'v["status"] = "incorrect"; v["speedup"] = None'
+run_sb import "$R/flip" "$TMP/flip.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/flip"
+check_rc "correct -> incorrect: exit 1" 1
+check_out "the flip is named" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | incorrect (attempt 0) | - | - | correct → not correct |"
+run_sb compare "$R/flip" "$R/base"
+check_rc "incorrect -> correct is an improvement: exit 0" 0
+check_out "it is listed as one" "| samples | L1/1 | 0 | incorrect (attempt 0) | pass 1.500x ±1.0% (attempt 0) | - | - | not correct → correct |"
+
+variant "$TMP/slow.jsonl" "S = 1.2; LO = 0.99; HI = 1.01; $speed"
+run_sb import "$R/slow" "$TMP/slow.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/slow" -o "$TMP/slow.md"
+check_rc "1.5x -> 1.2x with 1% intervals (-20%, threshold 5%): exit 1" 1
+check_out "-o writes the Markdown and says so" "1 regressions, 0 improvements; wrote $TMP/slow.md"
+check_true "the slowdown is in the Markdown with its ratio and threshold" grep -qF '| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.200x ±1.0% (attempt 0) | 0.800x (-20.0%) | ±5.0% | slower beyond the threshold |' "$TMP/slow.md"
+
+variant "$TMP/noisy.jsonl" "S = 1.35; LO = 0.75; HI = 1.3; $speed"
+run_sb import "$R/noisy" "$TMP/noisy.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/noisy"
+check_rc "the same -10% when NEW's timing spread is wide: within noise, exit 0" 0
+check_out "it says within noise, with the threshold from the spread" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.350x ±31.7% (attempt 0) | 0.900x (-10.0%) | ±31.7% | within noise |"
+
+variant "$TMP/small.jsonl" "S = 1.46; LO = 0.99; HI = 1.01; $speed"
+run_sb import "$R/small" "$TMP/small.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/small"
+check_rc "-2.7% with tight intervals is within the 5% floor: exit 0" 0
+run_sb compare "$R/base" "$R/small" --threshold 1%
+check_rc "--threshold 1% makes the same change a regression" 1
+run_sb compare "$R/base" "$R/small" --threshold 0.01
+check_rc "--threshold takes a fraction too" 1
+
+run_sb import "$R/part" "$FIX/shard_a.jsonl"
+run_sb compare "$R/base" "$R/part"
+check_rc "keys missing from NEW are listed, not regressions" 0
+check_err "and warned about" "5 candidates are only in BASE and 0 only in NEW"
+run_sb import "$R/a100" "$FIX/other_gpu.jsonl"
+run_sb compare "$R/base" "$R/a100"
+check_err "settings that change the numbers are warned about" 'gpu: "NVIDIA H200" in '"$R/base"' vs "NVIDIA A100-SXM4-80GB" in '"$R/a100"
+check_out "and listed in the Markdown" "### Settings that differ"
+
+run_sb compare "$R/base"
+check_rc "one run is a usage error" 2
+run_sb compare "$R/base" "$R/base" --threshold lots
+check_rc "a bad threshold is a usage error" 2
+run_sb compare "$R/base" "$FIX/shard_a.jsonl"
+check_rc "a file that is not a store is an input error" 2
+
+for cmd in report compare; do
 	run_sb help "$cmd"
 	check_out "help $cmd explains its exit codes" "Exit codes:"
 done
