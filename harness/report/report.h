@@ -1,5 +1,5 @@
 /* report.h - `stitchbench report`: one or more runs as a Markdown file and one self-contained HTML page with
- * the results tables and gnuplot plots (docs/report.md). Also what `run` calls when output.report is on. */
+ * the results tables and gnuplot plots (docs/report.md); report_write() is also for `run` when output.report is on. */
 #ifndef SB_REPORT_H
 #define SB_REPORT_H
 

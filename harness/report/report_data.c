@@ -175,6 +175,30 @@ void report_data_release(struct report_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static int cmp_refs(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	int la, ia, lb, ib;
+	ref_parts(a, &la, &ia);
+	ref_parts(b, &lb, &ib);
+	return la != lb ? la - lb : ia != ib ? ia - ib : strcmp(a, b);
+}
+
+size_t report_problems(const struct report_data *d, const char ***out)
+{
+	const char **v = xcalloc(d->ntraj ? d->ntraj : 1, sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0; i < d->ntraj; i++)
+		v[n++] = d->traj[i].attempts[0]->problem;
+	qsort(v, n, sizeof(*v), cmp_refs);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k || strcmp(v[k - 1], v[i]))
+			v[k++] = v[i];
+	*out = v;
+	return k;
+}
+
 const struct report_extra *report_extra_of(const struct report_data *d, const struct metric_row *r)
 {
 	static const struct report_extra none = { "", NULL };

@@ -62,6 +62,8 @@ const struct report_extra *report_extra_of(const struct report_data *d, const st
 int report_agent_index(const struct report_data *d, const char *agent);
 /* The problem's name from the first input that knows it, or "" */
 const char *report_problem_name(const struct report_data *d, const char *ref);
+/* Every problem any agent has a verdict for, in level and problem order (the array is allocated). */
+size_t report_problems(const struct report_data *d, const char ***out);
 /* 1 when the agent has a trajectory of more than one attempt. */
 int report_agent_iterative(const struct report_data *d, size_t agent);
 

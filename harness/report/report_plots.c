@@ -234,35 +234,6 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 
 /* ---------- per-problem bars ---------- */
 
-/* Every problem any agent has a verdict for, in level and problem order. */
-static size_t union_problems(const struct report_data *d, const char ***out)
-{
-	const char **v = xcalloc(d->ntraj ? d->ntraj : 1, sizeof(*v));
-	size_t n = 0;
-	for (size_t i = 0; i < d->ntraj; i++) {
-		const char *ref = d->traj[i].attempts[0]->problem;
-		int seen = 0;
-		for (size_t j = n; j > 0 && !seen; j--)
-			seen = !strcmp(v[j - 1], ref);
-		if (!seen)
-			v[n++] = ref;
-	}
-	/* insertion sort by (level, id): n is the number of problems, a few hundred at most */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0; j--) {
-			int la, ia, lb, ib;
-			sscanf(v[j - 1], "L%d/%d", &la, &ia);
-			sscanf(v[j], "L%d/%d", &lb, &ib);
-			if (la < lb || (la == lb && ia <= ib))
-				break;
-			const char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	*out = v;
-	return n;
-}
-
 static size_t problem_slot(const char *const *probs, size_t n, const char *ref)
 {
 	for (size_t i = 0; i < n; i++)
@@ -275,7 +246,7 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 {
 	const struct metrics *m = &d->m;
 	const char **probs;
-	size_t np = union_problems(d, &probs), na = m->nagents;
+	size_t np = report_problems(d, &probs), na = m->nagents;
 	double lo = INFINITY, hi = 0;
 	if (!np) {
 		free(probs);
@@ -362,15 +333,14 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	int kmax = 0;
 	size_t nit = 0;
 	double lo = INFINITY, hi = 0;
+	int *iterative = xcalloc(m->nagents ? m->nagents : 1, sizeof(int));
 	for (size_t a = 0; a < m->nagents; a++)
-		if (report_agent_iterative(d, a))
-			nit++;
-	for (size_t t = 0; t < d->ntraj; t++) {
-		int a = report_agent_index(d, d->traj[t].attempts[0]->agent);
-		if (a >= 0 && report_agent_iterative(d, (size_t)a) && (int)d->traj[t].n > kmax)
+		nit += (size_t)(iterative[a] = report_agent_iterative(d, a));
+	for (size_t t = 0; t < d->ntraj; t++) /* only iterative agents have trajectories longer than 1 */
+		if ((int)d->traj[t].n > kmax)
 			kmax = (int)d->traj[t].n;
-	}
 	if (!nit) {
+		free(iterative);
 		plot_omit(p, "Best speedup by attempt: no iterative agent in these runs (every sample has a single attempt).");
 		return;
 	}
@@ -380,7 +350,7 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	struct strbuf top = STRBUF_INIT, bottom = STRBUF_INIT;
 	size_t block = 0;
 	for (size_t a = 0; a < m->nagents; a++) {
-		if (!report_agent_iterative(d, a))
+		if (!iterative[a])
 			continue;
 		report_attempt_curve(d, a, kmax, corr, fast, geo, ngeo);
 		int any_geo = 0;
@@ -434,6 +404,7 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	free(fast);
 	free(geo);
 	free(ngeo);
+	free(iterative);
 	p->caption = xstrfmt("Iterative agents, all levels: a trajectory is one sample of one problem, its attempts in "
 			     "order. Top: %% of trajectories with a correct candidate (solid) and with one faster than eager "
 			     "(dashed) among their first k attempts; a trajectory that stopped earlier keeps its last state. "

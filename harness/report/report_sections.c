@@ -85,32 +85,12 @@ static void outcome(struct strbuf *out, const struct report_data *d, const struc
 void report_section_problems(const struct report_data *d, struct doc *doc)
 {
 	const struct metrics *m = &d->m;
-	const char **probs = NULL;
-	size_t np = 0;
-	for (size_t a = 0; a < m->nagents; a++)
-		for (size_t i = 0; i < m->agents[a].nproblems; i++) {
-			const char *ref = m->agents[a].problems[i].rep->problem;
-			size_t j = 0;
-			while (j < np && strcmp(probs[j], ref))
-				j++;
-			if (j == np) {
-				probs = xrealloc(probs, (np + 1) * sizeof(*probs));
-				probs[np++] = ref;
-			}
-		}
-	if (!np)
+	const char **probs;
+	size_t np = report_problems(d, &probs);
+	if (!np) {
+		free(probs);
 		return;
-	/* in level and problem order: the agents' problems are each in that order, merged here */
-	for (size_t i = 1; i < np; i++)
-		for (size_t j = i; j > 0; j--) {
-			int la, ia, lb, ib;
-			if (sscanf(probs[j - 1], "L%d/%d", &la, &ia) != 2 || sscanf(probs[j], "L%d/%d", &lb, &ib) != 2 ||
-			    la < lb || (la == lb && ia <= ib))
-				break;
-			const char *x = probs[j];
-			probs[j] = probs[j - 1];
-			probs[j - 1] = x;
-		}
+	}
 	doc_para(doc, "Each problem's representative candidate per agent: its status, and its speedup vs eager "
 		      "when it is correct and timed. '(hack)': a finding rejected it.");
 	struct table *t = doc_table(doc, "problems-table", m->nagents + 2);

@@ -80,8 +80,8 @@ def chromium():
 
 
 def run(argv):
-    # root (CI containers) needs --no-sandbox; --headless --disable-gpu as the issue asks
-    base = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+    # root (CI containers) needs --no-sandbox; a container's small /dev/shm needs --disable-dev-shm-usage
+    base = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage", "--hide-scrollbars",
             "--allow-file-access-from-files", "--user-data-dir=" + tempfile.mkdtemp(prefix="sbchrome.")]
     return subprocess.run(base + argv, capture_output=True, text=True, timeout=120)
 
