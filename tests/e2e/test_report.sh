@@ -47,6 +47,17 @@ check_true "--by best changes the represented candidates" grep -qF '| samples | 
 (cd "$TMP" && "$SB" report "$R/one" >/dev/null 2>&1)
 check_true "the default folder is reports/RUN in the current folder" test -s "$TMP/reports/one/report.html"
 
+# several runs: pooled as metrics pools them
+run_sb import "$R/a" "$FIX/shard_a.jsonl"
+run_sb import "$R/b" "$FIX/shard_b.jsonl"
+run_sb import "$R/c" "$FIX/other_gpu.jsonl"
+run_sb report "$R/a" "$R/b" "$R/c" -o "$TMP/multi"
+check_rc "a report of three runs" 0
+check_true "same-named agents of two runs stay apart" grep -qF '| samples@b | 50.0 / 50.0 / 3.000x | 33.3 / 0.0 / 0.500x | - | 40.0 / 20.0 / 1.225x |' "$TMP/multi/report.md"
+check_true "runs with settings that change the numbers are named in the report" \
+	grep -qF 'gpu: "NVIDIA H200" in '"$R/a"' vs "NVIDIA A100-SXM4-80GB" in '"$R/c" "$TMP/multi/report.md"
+check_err "and warned about" "these runs were made with settings that change the numbers"
+
 # gnuplot missing: exit 3 with what to do, unless --no-plots (a PATH with only what run_sb itself needs)
 mkdir -p "$TMP/nogp" && ln -s "$(command -v cat)" "$TMP/nogp/cat"
 PATH="$TMP/nogp" run_sb report "$R/one" -o "$TMP/rep3"
