@@ -12,6 +12,8 @@ check_only=0
 # Build and test dependencies (C side).
 packages=(build-essential pkg-config ninja-build libyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
 	libcmocka-dev gnuplot-nox)
+# Tests: reports are opened in headless Chromium (tests/e2e/test_report.sh).
+packages+=(chromium)
 
 # The workers need a Python with torch, numpy and pytest. On GPU nodes a CUDA torch is usually
 # already installed with pip: installing Debian's CPU torch beside it would only shadow it, so the

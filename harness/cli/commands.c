@@ -16,6 +16,8 @@ const struct cmd commands[] = {
 	{ "metrics", cmd_metrics, "the results table: correct %, fast_p, geomean speedups per agent and level", cmd_metrics_help },
 	{ "profile", cmd_profile, "the kernels a candidate or a reference runs (CUPTI): a table by total time", cmd_profile_help },
 	{ "problems", cmd_problems, "list the problems of the bundled suite or a KernelBench checkout", cmd_problems_help },
+	{ "report", cmd_report, "write a run's report: Markdown and one self-contained HTML page with gnuplot plots", cmd_report_help },
+	{ "compare", cmd_compare, "per-problem regressions between two runs, noise-aware; exit 1 when something regressed", cmd_compare_help },
 	{ "help", cmd_help, "show the help of a command", cmd_help_help },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -197,7 +197,8 @@ static void check_gnuplot(struct tally *t)
 	if (v)
 		line(t, "ok", "gnuplot", "%s", v);
 	else
-		line(t, "warn", "gnuplot", "not found: reports will have no plots; install gnuplot-nox (scripts/setup.sh)");
+		line(t, "warn", "gnuplot", "not found: 'report' draws its plots with it (or writes tables only with --no-plots); "
+		     "install gnuplot-nox (scripts/setup.sh)");
 	free(v);
 }
 

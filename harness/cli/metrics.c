@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/log.h"
+#include "../report/inputs.h"
 #include "../report/metrics.h"
 #include "../store/store.h"
 #include "cli.h"
@@ -31,66 +32,21 @@ const char cmd_metrics_help[] =
 	"some problems of their run (those problems are not in their rates).\n"
 	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store, 3 a read failed.\n";
 
-struct input {
-	const char *arg;
-	struct store *s;
-	struct store_run *runs;
-	size_t nruns;
-	struct store_agent *agents;
-	size_t nagents;
-	size_t nproblems;
-};
-
-static int open_input(struct input *in, const char *arg, struct sb_error *err)
+/* Each line of lines as one warning (the first one may be introduced by intro). */
+static void warn_lines(struct sb_ctx *ctx, const char *intro, const struct strbuf *lines)
 {
-	struct store_problem *probs = NULL;
-	char *path = store_path_for(arg);
-	in->arg = arg;
-	int rc = store_open(&in->s, path, STORE_READ, err);
-	free(path);
-	if (!rc && !(rc = store_load_runs(in->s, &in->runs, &in->nruns, err)) &&
-	    !(rc = store_load_agents(in->s, &in->agents, &in->nagents, err)))
-		rc = store_load_problems(in->s, &probs, &in->nproblems, err);
-	free(probs);
-	return rc;
-}
-
-static int agent_elsewhere(const struct input *v, size_t n, size_t self, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; i != self && j < v[i].nagents; j++)
-			if (!strcmp(v[i].agents[j].name, name))
-				return 1;
-	return 0;
-}
-
-/* Pooling runs made with different settings mixes numbers that are not comparable: say so. */
-static void warn_settings(struct sb_ctx *ctx, const struct input *v, size_t n)
-{
-	struct strbuf diff = STRBUF_INIT;
-	struct store_runs_of *runs = xcalloc(n, sizeof(*runs));
-	for (size_t i = 0; i < n; i++)
-		runs[i] = (struct store_runs_of){ v[i].arg, v[i].runs, v[i].nruns };
-	store_compare_runs(runs, n, &diff);
-	free(runs);
-	if (diff.len)
-		sb_warn(ctx, "these runs were made with settings that change the numbers:\n%s", diff.buf);
-	strbuf_release(&diff);
-}
-
-static void warn_coverage(struct sb_ctx *ctx, const struct metrics *m, const struct input *v, size_t n,
-			  char **suffix)
-{
-	for (size_t a = 0; a < m->nagents; a++)
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < v[i].nagents; j++) {
-				char *name = xstrfmt("%s%s", v[i].agents[j].name, suffix[i] ? suffix[i] : "");
-				size_t have = m->agents[a].cells[0].problems;
-				if (!strcmp(name, m->agents[a].name) && have < v[i].nproblems)
-					sb_warn(ctx, "agent %s has verdicts for %zu of the %zu problems in %s; its rates are over "
-						"those %zu", name, have, v[i].nproblems, v[i].arg, have);
-				free(name);
-			}
+	if (!lines->len)
+		return;
+	if (intro) {
+		sb_warn(ctx, "%s\n%s", intro, lines->buf);
+		return;
+	}
+	for (const char *p = lines->buf; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		sb_warn(ctx, "%.*s", (int)len, p);
+		p += len + (nl != NULL);
+	}
 }
 
 int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
@@ -126,23 +82,22 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 		return cli_fail(ctx, &err);
 	}
 	size_t n = (size_t)(argc - optind);
-	struct input *v = xcalloc(n, sizeof(*v));
-	char **suffix = xcalloc(n, sizeof(*suffix));
+	struct run_input *v = NULL;
 	struct metric_input in = { 0 };
 	struct metrics m = { 0 };
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = open_input(&v[i], argv[optind + (int)i], &err);
-	for (size_t i = 0; i < n && !rc; i++) {
-		for (size_t j = 0; j < v[i].nagents && !suffix[i]; j++)
-			if (agent_elsewhere(v, n, i, v[i].agents[j].name))
-				suffix[i] = xstrfmt("@%s", v[i].nruns ? v[i].runs[0].run_id : v[i].arg);
-		rc = metrics_load(v[i].s, suffix[i], &in, &err);
-	}
+	rc = run_inputs_open(&v, argv + optind, n, &err);
+	if (!rc)
+		rc = run_inputs_load(v, n, &in, &err);
 	if (!rc)
 		rc = metrics_compute(in.rows, in.nrows, in.calls, in.ncalls, by, &m, &err);
 	if (!rc) {
-		warn_settings(ctx, v, n);
-		warn_coverage(ctx, &m, v, n, suffix);
+		struct strbuf diff = STRBUF_INIT, coverage = STRBUF_INIT;
+		run_inputs_settings_diff(v, n, &diff);
+		run_inputs_coverage(&m, v, n, &coverage);
+		warn_lines(ctx, "these runs were made with settings that change the numbers:", &diff);
+		warn_lines(ctx, NULL, &coverage);
+		strbuf_release(&diff);
+		strbuf_release(&coverage);
 		if (json) {
 			json_t *j = metrics_json(&m), *inputs = json_array();
 			for (size_t i = 0; i < n; i++)
@@ -161,14 +116,7 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			strbuf_release(&out);
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		store_close(v[i].s);
-		store_runs_free(v[i].runs, v[i].nruns);
-		free(v[i].agents);
-		free(suffix[i]);
-	}
-	free(v);
-	free(suffix);
+	run_inputs_close(v, n);
 	metric_input_release(&in);
 	metrics_release(&m);
 	return rc ? cli_fail(ctx, &err) : 0;

@@ -48,3 +48,24 @@ int fs_remove_tree(const char *path)
 		return errno == ENOENT ? 0 : -errno;
 	return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
 }
+
+int fs_write_whole(const char *path, const void *data, size_t len)
+{
+	char *tmp = xstrfmt("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	int rc = 0;
+	if (!f) {
+		rc = -errno;
+	} else {
+		if (fwrite(data, 1, len, f) != len)
+			rc = -(errno ? errno : EIO);
+		if (fclose(f) != 0 && !rc)
+			rc = -errno;
+	}
+	if (!rc && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		remove(tmp);
+	free(tmp);
+	return rc;
+}

@@ -16,16 +16,6 @@ const char *metrics_by_name(enum metrics_by by)
 	return by == METRICS_BEST ? "best" : "first";
 }
 
-/* One problem of one agent, reduced to its representative candidate. */
-struct prob {
-	int level;
-	int compiled, correct, hack;
-	double speedup_eager, speedup_compiled;
-	int attempts_to_correct;      /* 0: no correct candidate among those counted */
-	double tokens_to_correct;     /* NAN: unknown */
-	double cost_usd;              /* NAN: the agent has no LLM calls */
-};
-
 static int problem_number(const char *ref)
 {
 	const char *slash = strchr(ref, '/');
@@ -45,7 +35,7 @@ static int cmp_key(const char *agent_a, int level_a, const char *prob_a, int sam
 	return sample_a != sample_b ? sample_a - sample_b : attempt_a - attempt_b;
 }
 
-static int cmp_rows(const void *x, const void *y)
+int metrics_row_cmp(const void *x, const void *y)
 {
 	const struct metric_row *a = *(const struct metric_row *const *)x, *b = *(const struct metric_row *const *)y;
 	return cmp_key(a->agent, a->level, a->problem, a->sample, a->attempt, b->agent, b->level, b->problem, b->sample,
@@ -64,7 +54,7 @@ static int rank(const struct metric_row *r)
 }
 
 /* Strictly better, so that ties keep the earlier candidate. */
-static int better(const struct metric_row *a, const struct metric_row *b)
+int metrics_better(const struct metric_row *a, const struct metric_row *b)
 {
 	if (rank(a) != rank(b))
 		return rank(a) > rank(b);
@@ -98,7 +88,7 @@ static double tokens_until(const struct call_span *cs, int by_first, int first_s
 
 /* rows: one problem's candidates, sorted by sample then attempt. */
 static void reduce_problem(const struct metric_row *const *rows, size_t n, enum metrics_by by,
-			   const struct call_span *cs, struct prob *p)
+			   const struct call_span *cs, struct metric_problem *p)
 {
 	const struct metric_row *rep = NULL, *sample_best = NULL, *first_correct = NULL;
 	int first_sample = rows[0]->sample, counted = 0;
@@ -106,10 +96,10 @@ static void reduce_problem(const struct metric_row *const *rows, size_t n, enum 
 		const struct metric_row *r = rows[i];
 		if (!sample_best || r->sample != sample_best->sample)
 			sample_best = r;
-		else if (better(r, sample_best))
+		else if (metrics_better(r, sample_best))
 			sample_best = r;
 		int last_of_sample = i + 1 == n || rows[i + 1]->sample != r->sample;
-		if (last_of_sample && (!rep || (by == METRICS_BEST && better(sample_best, rep))))
+		if (last_of_sample && (!rep || (by == METRICS_BEST && metrics_better(sample_best, rep))))
 			rep = sample_best;
 		if ((by == METRICS_BEST || r->sample == first_sample) && !first_correct) {
 			counted++;
@@ -118,12 +108,7 @@ static void reduce_problem(const struct metric_row *const *rows, size_t n, enum 
 		}
 	}
 	memset(p, 0, sizeof(*p));
-	p->level = rep->level;
-	p->compiled = rep->compiled;
-	p->correct = rep->correct;
-	p->hack = rep->hack;
-	p->speedup_eager = rep->speedup_eager;
-	p->speedup_compiled = rep->speedup_compiled;
+	p->rep = rep;
 	p->attempts_to_correct = first_correct ? counted : 0;
 	p->tokens_to_correct = first_correct ? tokens_until(cs, by == METRICS_FIRST, first_sample, first_correct->sample,
 							    first_correct->attempt)
@@ -156,7 +141,7 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* Percentile bootstrap over problems: the same resampled problem sets for all three statistics. */
-static void bootstrap(const struct prob *const *v, size_t n, struct metric_cell *c)
+static void bootstrap(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
 {
 	double *corr = xcalloc(METRICS_RESAMPLES, sizeof(double)), *fast1 = xcalloc(METRICS_RESAMPLES, sizeof(double));
 	double *geo = xcalloc(METRICS_RESAMPLES, sizeof(double));
@@ -167,7 +152,7 @@ static void bootstrap(const struct prob *const *v, size_t n, struct metric_cell 
 		size_t k_corr = 0, k_fast = 0, k_geo = 0;
 		double logsum = 0;
 		for (size_t i = 0; i < n; i++) {
-			const struct prob *p = v[(size_t)(sb_rng_uniform(&rng) * (double)n)];
+			const struct metric_row *p = v[(size_t)(sb_rng_uniform(&rng) * (double)n)]->rep;
 			k_corr += (size_t)p->correct;
 			k_fast += p->correct && p->speedup_eager > 1;
 			if (p->correct && usable(p->speedup_eager)) {
@@ -194,7 +179,7 @@ static void bootstrap(const struct prob *const *v, size_t n, struct metric_cell 
 	free(geo);
 }
 
-static void fill_cell(const struct prob *const *v, size_t n, struct metric_cell *c)
+static void fill_cell(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
 {
 	size_t compiled = 0, correct = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0;
 	double tokens = 0, attempts = 0, cost = 0, log_e = 0, log_c = 0;
@@ -202,7 +187,8 @@ static void fill_cell(const struct prob *const *v, size_t n, struct metric_cell 
 	memset(c, 0, sizeof(*c));
 	c->problems = n;
 	for (size_t i = 0; i < n; i++) {
-		const struct prob *p = v[i];
+		const struct metric_problem *mp = v[i];
+		const struct metric_row *p = mp->rep;
 		compiled += (size_t)p->compiled;
 		correct += (size_t)p->correct;
 		hack += (size_t)p->hack;
@@ -216,16 +202,16 @@ static void fill_cell(const struct prob *const *v, size_t n, struct metric_cell 
 			log_c += log(p->speedup_compiled);
 			c->geomean_compiled_n++;
 		}
-		if (p->attempts_to_correct) {
+		if (mp->attempts_to_correct) {
 			solved++;
-			attempts += p->attempts_to_correct;
-			if (!isnan(p->tokens_to_correct)) {
-				tokens += p->tokens_to_correct;
+			attempts += mp->attempts_to_correct;
+			if (!isnan(mp->tokens_to_correct)) {
+				tokens += mp->tokens_to_correct;
 				tok_n++;
 			}
 		}
-		if (!isnan(p->cost_usd)) {
-			cost += p->cost_usd;
+		if (!isnan(mp->cost_usd)) {
+			cost += mp->cost_usd;
 			cost_known = 1;
 		}
 	}
@@ -246,8 +232,8 @@ static void fill_cell(const struct prob *const *v, size_t n, struct metric_cell 
 static void compute_agent(const struct metric_row *const *rows, size_t n, const struct metric_call *const *calls,
 			  size_t ncalls, enum metrics_by by, struct metric_agent *a)
 {
-	struct prob *probs = xcalloc(n, sizeof(*probs));
-	const struct prob **sel = xcalloc(n, sizeof(*sel));
+	struct metric_problem *probs = xcalloc(n, sizeof(*probs));
+	const struct metric_problem **sel = xcalloc(n, sizeof(*sel));
 	size_t np = 0, c0 = 0;
 	while (c0 < ncalls && strcmp(calls[c0]->agent, rows[0]->agent) < 0)
 		c0++;
@@ -270,12 +256,13 @@ static void compute_agent(const struct metric_row *const *rows, size_t n, const 
 	for (int level = 0; level <= METRICS_LEVELS; level++) {
 		size_t k = 0;
 		for (size_t i = 0; i < np; i++)
-			if (level == 0 || probs[i].level == level)
+			if (level == 0 || probs[i].rep->level == level)
 				sel[k++] = &probs[i];
 		fill_cell(sel, k, &a->cells[level]);
 	}
 	free(sel);
-	free(probs);
+	a->problems = probs;
+	a->nproblems = np;
 }
 
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
@@ -296,7 +283,7 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 	}
 	for (size_t i = 0; i < ncalls; i++)
 		c[i] = &calls[i];
-	qsort(r, nrows, sizeof(*r), cmp_rows);
+	qsort(r, nrows, sizeof(*r), metrics_row_cmp);
 	qsort(c, ncalls, sizeof(*c), cmp_calls);
 	for (size_t i = 0; i < nrows;) {
 		size_t j = i;
@@ -316,8 +303,10 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 
 void metrics_release(struct metrics *m)
 {
-	for (size_t i = 0; i < m->nagents; i++)
+	for (size_t i = 0; i < m->nagents; i++) {
 		free(m->agents[i].name);
+		free(m->agents[i].problems);
+	}
 	free(m->agents);
 	memset(m, 0, sizeof(*m));
 }

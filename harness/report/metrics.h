@@ -9,8 +9,10 @@
 
 #include "../core/error.h"
 #include "../core/strbuf.h"
+#include "table.h"
 
 struct store;
+struct store_verdict_row;
 
 /* Which candidate stands for a problem when an agent wrote several (samples, attempts). A sample is
  * represented by its best attempt; `first` then takes the lowest-numbered sample (KernelBench's pass@1
@@ -63,9 +65,19 @@ struct metric_cell {
 	struct metric_ci correct_ci, fast1_ci, geomean_eager_ci;
 };
 
+/* One problem of one agent, reduced to the candidate that represents it (kept for reports). */
+struct metric_problem {
+	const struct metric_row *rep; /* points into the rows given to metrics_compute() */
+	int attempts_to_correct;      /* 0: no correct candidate among those counted */
+	double tokens_to_correct;     /* NAN: unknown */
+	double cost_usd;              /* NAN: the agent has no LLM calls */
+};
+
 struct metric_agent {
 	char *name;
 	struct metric_cell cells[METRICS_LEVELS + 1];
+	struct metric_problem *problems; /* in level and problem order */
+	size_t nproblems;
 };
 
 struct metrics {
@@ -74,7 +86,8 @@ struct metrics {
 	size_t nagents;
 };
 
-/* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). */
+/* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). The rows
+ * must outlive *out (its problems point at them). */
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
 		    enum metrics_by by, struct metrics *out, struct sb_error *err);
 void metrics_release(struct metrics *m);
@@ -86,15 +99,30 @@ struct metric_input {
 	struct metric_call *calls;
 	size_t ncalls;
 	struct strvec strings;        /* owns the strings the rows point at */
+	/* Optional: called for each verdict as its row is appended (rows[index]), for readers that need more
+	 * of the verdict than the metrics do (stage, status, JSON); a non-zero return stops the load. */
+	int (*on_row)(void *arg, size_t index, const struct store_verdict_row *v, struct sb_error *err);
+	void *on_row_arg;
 };
 /* Appends the store's verdicts and calls; agent names get `suffix` appended when it is not NULL (two
  * runs with an agent of the same name). */
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err);
 void metric_input_release(struct metric_input *in);
 
+/* 1 when candidate a ranks strictly above b (correct and faster > ran but wrong > hack > did not compile),
+ * the ranking that picks representatives; ties are 0, so the earlier candidate stays. */
+int metrics_better(const struct metric_row *a, const struct metric_row *b);
+/* qsort comparator of const struct metric_row * by agent, level, problem number, sample, attempt. */
+int metrics_row_cmp(const void *a, const void *b);
+
 /* The table as Markdown: agents as rows, levels as columns (correct % / fast_1 % / geomean), then the
  * details of each agent with intervals. */
 void metrics_table(const struct metrics *m, struct strbuf *out);
+/* The same tables as models, for other renderers (report HTML): the summary, and agent a's details. */
+void metrics_summary_table(const struct metrics *m, struct table *t);
+void metrics_detail_table(const struct metrics *m, size_t a, struct table *t);
+/* The line under the tables saying how intervals were made. */
+void metrics_intervals_note(struct strbuf *out);
 json_t *metrics_json(const struct metrics *m);
 const char *metrics_by_name(enum metrics_by by);
 

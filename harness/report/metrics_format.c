@@ -27,7 +27,6 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 {
 	struct load_ctx *c = arg;
 	struct metric_input *in = c->in;
-	(void)err;
 	in->rows = xrealloc(in->rows, (in->nrows + 1) * sizeof(*in->rows));
 	struct metric_row *r = &in->rows[in->nrows++];
 	r->agent = keep(in, v->agent, c->suffix);
@@ -40,7 +39,7 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	r->hack = v->hack;
 	r->speedup_eager = v->speedup_eager;
 	r->speedup_compiled = v->speedup_compiled;
-	return 0;
+	return in->on_row ? in->on_row(in->on_row_arg, in->nrows - 1, v, err) : 0;
 }
 
 static int load_call(void *arg, const struct store_llm_call *call, struct sb_error *err)
@@ -111,19 +110,16 @@ static void columns(const struct metrics *m, int cols[METRICS_LEVELS + 1], int *
 	cols[(*ncols)++] = 0;
 }
 
-static void header(struct strbuf *out, const char *first, const int *cols, int ncols)
+static void header(struct table *t, const char *first, const int *cols, int ncols)
 {
-	strbuf_addf(out, "| %s |", first);
+	table_init(t, (size_t)ncols + 1);
+	table_cell(t, first);
 	for (int i = 0; i < ncols; i++) {
 		if (cols[i])
-			strbuf_addf(out, " L%d |", cols[i]);
+			table_cellf(t, "L%d", cols[i]);
 		else
-			strbuf_addstr(out, " all |");
+			table_cell(t, "all");
 	}
-	strbuf_addstr(out, "\n|---|");
-	for (int i = 0; i < ncols; i++)
-		strbuf_addstr(out, "---|");
-	strbuf_addch(out, '\n');
 }
 
 enum detail_row { D_PROBLEMS, D_COMPILED, D_CORRECT, D_HACK, D_FAST, D_GEO_E = D_FAST + METRICS_NP, D_GEO_C,
@@ -170,50 +166,77 @@ static void detail_cell(struct strbuf *out, const struct metric_cell *c, int row
 		num(out, c->cost_usd, "%.4f", "");
 }
 
-void metrics_table(const struct metrics *m, struct strbuf *out)
+void metrics_summary_table(const struct metrics *m, struct table *t)
 {
 	int cols[METRICS_LEVELS + 1], ncols;
 	columns(m, cols, &ncols);
+	header(t, "agent", cols, ncols);
+	for (size_t a = 0; a < m->nagents; a++) {
+		table_text(t, m->agents[a].name);
+		for (int i = 0; i < ncols; i++) {
+			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
+			struct strbuf cell = STRBUF_INIT;
+			if (c->problems) {
+				strbuf_addf(&cell, "%.1f / %.1f / ", c->correct_pct, c->fast_pct[3]);
+				num(&cell, c->geomean_eager, "%.3f", "x");
+			} else {
+				strbuf_addch(&cell, '-');
+			}
+			table_cell(t, cell.buf);
+			strbuf_release(&cell);
+		}
+	}
+}
+
+void metrics_detail_table(const struct metrics *m, size_t a, struct table *t)
+{
+	int cols[METRICS_LEVELS + 1], ncols;
+	columns(m, cols, &ncols);
+	header(t, "metric", cols, ncols);
+	for (int row = 0; row < D_ROWS; row++) {
+		struct strbuf cell = STRBUF_INIT;
+		detail_label(&cell, row);
+		table_cell(t, cell.buf);
+		for (int i = 0; i < ncols; i++) {
+			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
+			strbuf_reset(&cell);
+			if (c->problems)
+				detail_cell(&cell, c, row);
+			else
+				strbuf_addch(&cell, '-');
+			table_cell(t, cell.buf);
+		}
+		strbuf_release(&cell);
+	}
+}
+
+void metrics_intervals_note(struct strbuf *out)
+{
+	strbuf_addf(out, "Intervals: percentile bootstrap over problems, %d resamples, seed %u. n/a: no data "
+		    "(docs/metrics.md).", METRICS_RESAMPLES, METRICS_SEED);
+}
+
+void metrics_table(const struct metrics *m, struct strbuf *out)
+{
+	struct table t;
 	strbuf_addf(out, "## correct %% / fast_1 %% / geometric-mean speedup vs eager\n\n"
 		    "Each problem is represented by %s (--by %s); rates are over the problems each agent has verdicts for.\n\n",
 		    m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
 		    metrics_by_name(m->by));
-	header(out, "agent", cols, ncols);
+	metrics_summary_table(m, &t);
+	table_markdown(&t, out);
+	table_release(&t);
 	for (size_t a = 0; a < m->nagents; a++) {
-		strbuf_addf(out, "| %s |", m->agents[a].name);
-		for (int i = 0; i < ncols; i++) {
-			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
-			if (!c->problems) {
-				strbuf_addstr(out, " - |");
-				continue;
-			}
-			strbuf_addf(out, " %.1f / %.1f / ", c->correct_pct, c->fast_pct[3]);
-			num(out, c->geomean_eager, "%.3f", "x");
-			strbuf_addstr(out, " |");
-		}
-		strbuf_addch(out, '\n');
+		strbuf_addstr(out, "\n### ");
+		md_escape(out, m->agents[a].name);
+		strbuf_addstr(out, "\n\n");
+		metrics_detail_table(m, a, &t);
+		table_markdown(&t, out);
+		table_release(&t);
 	}
-	for (size_t a = 0; a < m->nagents; a++) {
-		strbuf_addf(out, "\n### %s\n\n", m->agents[a].name);
-		header(out, "metric", cols, ncols);
-		for (int row = 0; row < D_ROWS; row++) {
-			strbuf_addstr(out, "| ");
-			detail_label(out, row);
-			strbuf_addstr(out, " |");
-			for (int i = 0; i < ncols; i++) {
-				const struct metric_cell *c = &m->agents[a].cells[cols[i]];
-				strbuf_addch(out, ' ');
-				if (c->problems)
-					detail_cell(out, c, row);
-				else
-					strbuf_addch(out, '-');
-				strbuf_addstr(out, " |");
-			}
-			strbuf_addch(out, '\n');
-		}
-	}
-	strbuf_addf(out, "\nIntervals: percentile bootstrap over problems, %d resamples, seed %u. n/a: no data "
-		    "(docs/metrics.md).\n", METRICS_RESAMPLES, METRICS_SEED);
+	strbuf_addch(out, '\n');
+	metrics_intervals_note(out);
+	strbuf_addch(out, '\n');
 }
 
 /* ---------- JSON ---------- */

@@ -146,6 +146,31 @@ typedef int (*store_verdict_fn)(void *arg, const struct store_verdict_row *row, 
 /* Every verdict in (agent, level, problem id, sample, attempt) order; a non-zero return stops. */
 int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct sb_error *err);
 
+/* One finding of a stored verdict, with the verdict's key; strings live until the callback returns. */
+struct store_finding_row {
+	const char *agent, *problem;
+	int sample, attempt;
+	const char *id;            /* "H10" */
+	const char *severity;      /* reject | flag */
+	const char *message;
+	int line, col;             /* 0 for findings made at run time */
+};
+typedef int (*store_finding_fn)(void *arg, const struct store_finding_row *f, struct sb_error *err);
+/* Every finding in (agent, level, problem id, sample, attempt, index) order; a non-zero return stops. */
+int store_each_finding(struct store *s, store_finding_fn fn, void *arg, struct sb_error *err);
+
+/* A problem flagged by `stitchbench audit` (DESIGN §7, D findings such as H15-H17). */
+struct store_audit_row {
+	const char *problem;       /* "L1/19" */
+	const char *id;            /* "H16" */
+	const char *message;       /* "" when the audit gave none */
+};
+typedef int (*store_audit_fn)(void *arg, const struct store_audit_row *a, struct sb_error *err);
+/* The rows of the store's `audit` table, when it has one (*present = 1); schema 1 has none, so a store
+ * without it is not an error (*present = 0, no calls). The columns problem and id are required, message
+ * is optional, others are ignored (docs/store.md). */
+int store_each_audit(struct store *s, store_audit_fn fn, void *arg, int *present, struct sb_error *err);
+
 /* ---------- LLM calls (filled by the LLM client of a run) ---------- */
 
 struct store_llm_call {

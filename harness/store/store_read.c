@@ -104,3 +104,68 @@ int store_load_agents(struct store *s, struct store_agent **out, size_t *n, stru
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : st_fail(s, err, SB_EIO, "reading agents");
 }
+
+int store_each_finding(struct store *s, store_finding_fn fn, void *arg, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st,
+			    "SELECT v.agent, v.problem, v.sample, v.attempt, f.id, f.severity, f.message, f.line, f.col"
+			    " FROM findings f JOIN verdicts v ON v.id = f.verdict JOIN problems p ON p.ref = v.problem"
+			    " ORDER BY v.agent, p.level, p.id, v.sample, v.attempt, f.idx", err);
+	if (rc)
+		return rc;
+	int step = SQLITE_DONE;
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_finding_row f = {
+			.agent = st_text(st, 0), .problem = st_text(st, 1), .sample = sqlite3_column_int(st, 2),
+			.attempt = sqlite3_column_int(st, 3), .id = st_text(st, 4), .severity = st_text(st, 5),
+			.message = st_text(st, 6), .line = sqlite3_column_int(st, 7), .col = sqlite3_column_int(st, 8),
+		};
+		rc = fn(arg, &f, err);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = st_fail(s, err, SB_EIO, "reading findings");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The audit table is not part of schema 1: a store gets one when `stitchbench audit` writes it. Its
+ * columns are found by name, so that the audit may add more without breaking this reader. */
+int store_each_audit(struct store *s, store_audit_fn fn, void *arg, int *present, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "SELECT name FROM pragma_table_info('audit')", err);
+	int has[3] = { 0 };
+	static const char *const cols[] = { "problem", "id", "message" };
+	*present = 0;
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*present = 1;
+		for (int i = 0; i < 3; i++)
+			has[i] |= !strcmp(st_text(st, 0), cols[i]);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return st_fail(s, err, SB_EIO, "reading the audit table's columns");
+	if (!*present)
+		return 0;
+	if (!has[0] || !has[1])
+		return sb_error_set(err, SB_EINPUT, "%s: its audit table lacks the column %s that reports read (docs/store.md); "
+				    "was it written by a newer stitchbench?", s->path, has[0] ? "id" : "problem");
+	rc = st_prepare(s, &st, has[2] ? "SELECT a.problem, a.id, a.message FROM audit a LEFT JOIN problems p ON p.ref = a.problem"
+					 " ORDER BY p.level, p.id, a.problem, a.id"
+				       : "SELECT a.problem, a.id, NULL FROM audit a LEFT JOIN problems p ON p.ref = a.problem"
+					 " ORDER BY p.level, p.id, a.problem, a.id", err);
+	if (rc)
+		return rc;
+	int step = SQLITE_DONE;
+	while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_audit_row a = { .problem = st_text(st, 0), .id = st_text(st, 1), .message = st_text(st, 2) };
+		rc = fn(arg, &a, err);
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = st_fail(s, err, SB_EIO, "reading the audit table");
+	sqlite3_finalize(st);
+	return rc;
+}

@@ -1,0 +1,270 @@
+/* report_sections.c - the tables and text of a report: the runs and their settings, the results tables of
+ * metrics.c, each problem's outcome per agent, attempts by stage, hack findings by id, and the audit. */
+#include "report_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hacks.h"
+
+#define MESSAGE_MAX 160 /* characters of a finding's message shown as an example */
+
+void report_section_runs(const struct report_data *d, struct doc *doc)
+{
+	doc_heading(doc, 2, "runs", "Runs");
+	struct table *t = doc_table(doc, "runs-table", 11);
+	static const char *const head[] = { "input", "run", "created", "stitchbench", "device", "GPU", "torch",
+					    "tolerance", "trials", "perf_trials", "seed" };
+	for (size_t i = 0; i < 11; i++)
+		table_cell(t, head[i]);
+	for (size_t i = 0; i < d->nin; i++)
+		for (size_t j = 0; j < d->in[i].nruns; j++) {
+			const struct store_run *r = &d->in[i].runs[j];
+			table_text(t, d->in[i].arg);
+			table_text(t, r->run_id);
+			table_text(t, r->created);
+			table_text(t, r->version);
+			table_text(t, r->device);
+			table_text(t, *r->gpu ? r->gpu : "-");
+			table_text(t, r->torch);
+			table_text(t, r->tolerance);
+			table_cellf(t, "%d", r->trials);
+			table_cellf(t, "%d", r->perf_trials);
+			table_cellf(t, "%d", r->seed);
+		}
+	if (d->settings_diff.len)
+		doc_note(doc, "These runs were made with settings that change the numbers, so their rows are not strictly "
+			      "comparable: %s", d->settings_diff.buf);
+	if (d->coverage.len)
+		doc_note(doc, "Some agents lack verdicts for problems of their run; their rates are over the problems they "
+			      "have: %s", d->coverage.buf);
+}
+
+void report_section_summary(const struct report_data *d, struct doc *doc)
+{
+	const struct metrics *m = &d->m;
+	doc_heading(doc, 2, "summary", "Results");
+	if (!m->nagents) {
+		doc_para(doc, "No verdicts are stored in these runs yet.");
+		return;
+	}
+	doc_para(doc, "Each cell: correct %% / fast_1 %% / geometric-mean speedup vs eager over the correct problems, "
+		      "agents as rows and levels as columns. Each problem is represented by %s (--by %s); rates are over "
+		      "the problems each agent has verdicts for (docs/metrics.md).",
+		 m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
+		 metrics_by_name(m->by));
+	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
+	for (size_t a = 0; a < m->nagents; a++) {
+		char id[32];
+		snprintf(id, sizeof(id), "agent-%zu", a + 1);
+		doc_heading(doc, 3, id, m->agents[a].name);
+		snprintf(id, sizeof(id), "agent-%zu-table", a + 1);
+		metrics_detail_table(m, a, doc_table(doc, id, 1));
+	}
+	struct strbuf note = STRBUF_INIT;
+	metrics_intervals_note(&note);
+	doc_para(doc, "%s", note.buf);
+	strbuf_release(&note);
+}
+
+static void outcome(struct strbuf *out, const struct report_data *d, const struct metric_row *r)
+{
+	const char *status = report_extra_of(d, r)->status;
+	if (r->correct && isfinite(r->speedup_eager))
+		strbuf_addf(out, "pass %.2fx", r->speedup_eager);
+	else if (r->correct)
+		strbuf_addstr(out, "pass (not timed)");
+	else
+		strbuf_addstr(out, *status ? status : "not correct");
+	if (r->hack && strcmp(status, "rejected"))
+		strbuf_addstr(out, " (hack)");
+}
+
+void report_section_problems(const struct report_data *d, struct doc *doc)
+{
+	const struct metrics *m = &d->m;
+	const char **probs;
+	size_t np = report_problems(d, &probs);
+	if (!np) {
+		free(probs);
+		return;
+	}
+	doc_para(doc, "Each problem's representative candidate per agent: its status, and its speedup vs eager "
+		      "when it is correct and timed. '(hack)': a finding rejected it.");
+	struct table *t = doc_table(doc, "problems-table", m->nagents + 2);
+	table_cell(t, "problem");
+	table_cell(t, "name");
+	for (size_t a = 0; a < m->nagents; a++)
+		table_text(t, m->agents[a].name);
+	for (size_t i = 0; i < np; i++) {
+		table_text(t, probs[i]);
+		table_text(t, report_problem_name(d, probs[i]));
+		for (size_t a = 0; a < m->nagents; a++) {
+			const struct metric_agent *ag = &m->agents[a];
+			struct strbuf cell = STRBUF_INIT;
+			size_t k = 0;
+			while (k < ag->nproblems && strcmp(ag->problems[k].rep->problem, probs[i]))
+				k++;
+			if (k < ag->nproblems)
+				outcome(&cell, d, ag->problems[k].rep);
+			else
+				strbuf_addch(&cell, '-');
+			table_text(t, cell.buf);
+			strbuf_release(&cell);
+		}
+	}
+	free(probs);
+}
+
+/* ---------- attempts by stage ---------- */
+
+struct stage_tally {
+	const char *agent, *stage;
+	size_t n, compiled, correct, hack, timed;
+	double logsum;
+};
+
+void report_section_stages(const struct report_data *d, struct doc *doc)
+{
+	struct stage_tally *v = NULL;
+	size_t nv = 0;
+	for (size_t i = 0; i < d->mi.nrows; i++) {
+		const struct metric_row *r = d->sorted[i];
+		const char *stage = report_extra_of(d, r)->stage;
+		if (!stage)
+			continue;
+		size_t j = 0;
+		while (j < nv && (strcmp(v[j].agent, r->agent) || strcmp(v[j].stage, stage)))
+			j++;
+		if (j == nv) {
+			v = xrealloc(v, (nv + 1) * sizeof(*v));
+			v[nv++] = (struct stage_tally){ .agent = r->agent, .stage = stage };
+		}
+		v[j].n++;
+		v[j].compiled += (size_t)r->compiled;
+		v[j].correct += (size_t)r->correct;
+		v[j].hack += (size_t)r->hack;
+		if (r->correct && isfinite(r->speedup_eager) && r->speedup_eager > 0) {
+			v[j].timed++;
+			v[j].logsum += log(r->speedup_eager);
+		}
+	}
+	if (!nv) {
+		doc_note(doc, "No attempt in these runs records an agent stage (samples and single-shot agents have none), "
+			      "so there is no table of attempts by stage.");
+		return;
+	}
+	doc_para(doc, "Every attempt by the stage the agent was in when it wrote it (draft, repair_compile, "
+		      "repair_correctness, optimize_performance, ...), in the order the stages first appear.");
+	struct table *t = doc_table(doc, "stages-table", 7);
+	static const char *const head[] = { "agent", "stage", "attempts", "compiled %", "correct %", "hack %",
+					    "geomean speedup of correct (n)" };
+	for (size_t i = 0; i < 7; i++)
+		table_cell(t, head[i]);
+	for (size_t j = 0; j < nv; j++) {
+		double n = (double)v[j].n;
+		table_text(t, v[j].agent);
+		table_text(t, v[j].stage);
+		table_cellf(t, "%zu", v[j].n);
+		table_cellf(t, "%.1f", 100.0 * (double)v[j].compiled / n);
+		table_cellf(t, "%.1f", 100.0 * (double)v[j].correct / n);
+		table_cellf(t, "%.1f", 100.0 * (double)v[j].hack / n);
+		if (v[j].timed)
+			table_cellf(t, "%.3fx (%zu)", exp(v[j].logsum / (double)v[j].timed), v[j].timed);
+		else
+			table_cell(t, "n/a (0)");
+	}
+	free(v);
+}
+
+/* ---------- findings and audit ---------- */
+
+static void example(struct strbuf *out, const struct report_data *d, const char *agent, const char *id)
+{
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct report_finding *f = &d->findings[i];
+		if (strcmp(f->agent, agent) || strcmp(f->id, id))
+			continue;
+		size_t len = strlen(f->message);
+		strbuf_addf(out, "%s sample %d attempt %d: %.*s%s", f->problem, f->sample, f->attempt,
+			    (int)(len > MESSAGE_MAX ? MESSAGE_MAX : len), f->message, len > MESSAGE_MAX ? "..." : "");
+		return;
+	}
+}
+
+void report_section_findings(const struct report_data *d, struct doc *doc)
+{
+	const char **ids;
+	size_t nid = report_findings_ids(d, &ids);
+	if (!nid) {
+		free(ids);
+		return;
+	}
+	doc_para(doc, "Candidates with a finding, per hack id (DESIGN §7) and agent, with the first one as an example. "
+		      "Found by: S from the source, R at run time, D a property of the problem.");
+	struct table *t = doc_table(doc, "findings-table", 7);
+	static const char *const head[] = { "id", "hack", "found by", "agent", "rejected", "flagged only", "example" };
+	for (size_t i = 0; i < 7; i++)
+		table_cell(t, head[i]);
+	for (size_t i = 0; i < nid; i++)
+		for (size_t a = 0; a < d->m.nagents; a++) {
+			size_t r, f;
+			report_findings_count(d, d->m.agents[a].name, ids[i], &r, &f);
+			if (!r && !f)
+				continue;
+			struct strbuf ex = STRBUF_INIT;
+			example(&ex, d, d->m.agents[a].name, ids[i]);
+			table_text(t, ids[i]);
+			table_cell(t, hack_title(ids[i]) ? hack_title(ids[i]) : "(not in the taxonomy)");
+			table_cell(t, hack_found_by(ids[i]));
+			table_text(t, d->m.agents[a].name);
+			table_cellf(t, "%zu", r);
+			table_cellf(t, "%zu", f);
+			table_text(t, ex.buf);
+			strbuf_release(&ex);
+		}
+	free(ids);
+}
+
+void report_section_audit(const struct report_data *d, struct doc *doc)
+{
+	doc_heading(doc, 2, "audit", "Problems flagged by the audit");
+	if (!d->audit_inputs) {
+		doc_note(doc, "No audit data: none of these stores has an audit table, so no problem is known to be flawed "
+			      "(constant output H15, output below tolerance H16, trivial inputs H17). Problems the audit "
+			      "flags will be listed here once it has written its table (docs/report.md).");
+	} else if (!d->naudit) {
+		doc_para(doc, "The audit ran on %zu of these %zu stores and flagged no problem.", d->audit_inputs, d->nin);
+	} else {
+		doc_para(doc, "Problems the audit flagged (from %zu of these %zu stores): a candidate can pass them without "
+			      "doing the work, so their results say little.", d->audit_inputs, d->nin);
+		struct table *t = doc_table(doc, "audit-table", 5);
+		static const char *const head[] = { "problem", "name", "id", "flaw", "message" };
+		for (size_t i = 0; i < 5; i++)
+			table_cell(t, head[i]);
+		for (size_t i = 0; i < d->naudit; i++) {
+			const struct report_audit *a = &d->audit[i];
+			table_text(t, a->problem);
+			table_text(t, report_problem_name(d, a->problem));
+			table_text(t, a->id);
+			table_cell(t, hack_title(a->id) ? hack_title(a->id) : "");
+			table_text(t, a->message);
+		}
+	}
+	/* the same flaws seen in candidates at evaluation time (H16, H17 have run-time checks too) */
+	struct strbuf seen = STRBUF_INIT;
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct report_finding *f = &d->findings[i];
+		if (strcmp(f->id, "H15") && strcmp(f->id, "H16") && strcmp(f->id, "H17"))
+			continue;
+		char key[48];
+		snprintf(key, sizeof(key), "%s %s", f->problem, f->id);
+		if (!strstr(seen.buf, key))
+			strbuf_addf(&seen, "%s%s", seen.len ? ", " : "", key);
+	}
+	if (seen.len)
+		doc_para(doc, "At evaluation time, candidates of these problems had findings of a problem flaw: %s.", seen.buf);
+	strbuf_release(&seen);
+}
