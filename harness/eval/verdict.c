@@ -239,7 +239,7 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	}
 	if (v->timing.ran) {
 		const struct timing_result *t = &v->timing;
-		strbuf_addf(out, "  timing (%s, %zu interleaved rounds, stopped by %s):\n", t->clock, t->pairs, t->stop_reason);
+		strbuf_addf(out, "  timing (%s, %zu interleaved pairs, stopped by %s):\n", t->clock, t->pairs, t->stop_reason);
 		print_side(out, "eager", &t->eager);
 		print_side(out, "candidate", &t->candidate);
 		print_side(out, "compiled", &t->compiled);
