@@ -32,6 +32,8 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx);
 extern const char cmd_doctor_help[], cmd_problems_help[], cmd_help_help[], cmd_eval_help[],
 	cmd_baseline_help[];
 extern const char cmd_export_help[], cmd_import_help[], cmd_merge_help[], cmd_metrics_help[];
+int cmd_run(int argc, char **argv, struct sb_ctx *ctx);
+extern const char cmd_run_help[];
 
 /* Options that every config-reading command takes; applied in this order: file, --set, flags. */
 struct config_opts {

@@ -15,6 +15,7 @@ const struct cmd commands[] = {
 	{ "merge", cmd_merge, "merge run stores (shards) into a new run, refusing incomparable settings", cmd_merge_help },
 	{ "metrics", cmd_metrics, "the results table: correct %, fast_p, geomean speedups per agent and level", cmd_metrics_help },
 	{ "problems", cmd_problems, "list the problems of the bundled suite or a KernelBench checkout", cmd_problems_help },
+	{ "run", cmd_run, "run agents over problems (stitchcuda and baselines), resumable; everything persisted", cmd_run_help },
 	{ "help", cmd_help, "show the help of a command", cmd_help_help },
 	{ NULL, NULL, NULL, NULL },
 };

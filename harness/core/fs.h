@@ -3,11 +3,16 @@
 #ifndef SB_FS_H
 #define SB_FS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* mkdir -p; returns 0 or -errno. */
 int fs_mkdirs(const char *path, mode_t mode);
 /* rm -rf, never following symlinks out of the tree; returns 0 or -errno of the first failure. */
 int fs_remove_tree(const char *path);
+
+/* Writes path through a temporary file in its folder (created), fsync'ed, renamed over it and the
+ * folder fsync'ed, so a reader or a crash never sees half a file; returns 0 or -errno. */
+int fs_write_atomic(const char *path, const void *data, size_t len);
 
 #endif
