@@ -51,6 +51,9 @@ setup:
 demo: setup all
 	bin/stitchbench doctor
 	bin/stitchbench problems
+	@bash scripts/demo.sh
+	@# REPORT HOOK (issue 8): when `stitchbench report` exists, the demo ends with the report of its run.
+	@if bin/stitchbench help report >/dev/null 2>&1; then bin/stitchbench report "results/$$(cat build/demo-run)"; fi
 
 # One summary line at the end: "N passed, N failed". tests/run.sh runs the unit, end-to-end and
 # worker tests and adds them up.
