@@ -121,6 +121,8 @@ void session_note(struct agent_session *s, const char *fmt, ...);
 void session_keep_plan(struct agent_session *s, json_t *plan);
 /* Ends the sample: writes samples/.../summary.json with the stop reason. */
 int session_finish(struct agent_session *s, const char *stop_reason, struct sb_error *err);
+/* The stop reason session_finish recorded; "" before. */
+const char *session_stop_reason(const struct agent_session *s);
 /* Where a file of this sample goes: <run>/<area>/<agent>/<problem>/s<sample>/<file>. */
 char *session_path(const struct agent_session *s, const char *area, const char *file);
 /* Whether summary.json exists for (agent, problem, sample) in run_dir: a finished sample. */

@@ -211,8 +211,14 @@ int session_submit_failure(struct agent_session *s, enum agent_stage stage, cons
 	return submit(s, stage, NULL, text, message, out, err);
 }
 
+const char *session_stop_reason(const struct agent_session *s)
+{
+	return s->stop_reason;
+}
+
 int session_finish(struct agent_session *s, const char *stop_reason, struct sb_error *err)
 {
+	snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", stop_reason);
 	json_t *hist = json_array(), *notes = json_array();
 	for (size_t i = 0; i < s->natt; i++) {
 		const struct attempt *a = &s->att[i];

@@ -22,6 +22,7 @@ struct agent_session {
 	struct strvec notes;
 	int nplans;
 	enum llm_errkind llm_failed;     /* the kind of the last failed call */
+	char stop_reason[32];            /* set by session_finish */
 };
 
 /* Writes j to path atomically (fs_write_atomic), pretty-printed in key order. */

@@ -54,7 +54,8 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 	if (rc == 0) {
 		size_t n;
 		session_attempts(s, &n);
-		snprintf(outcome, sizeof(outcome), "%zu attempts, %d LLM calls", n, session_calls(s));
+		snprintf(outcome, sizeof(outcome), "%s: %zu attempts, %d LLM calls", session_stop_reason(s), n,
+			 session_calls(s));
 		ended = 1;
 	} else if (rc == AGENT_ESTOPPED) {
 		snprintf(outcome, sizeof(outcome), "stopped before it ended; --resume continues it");

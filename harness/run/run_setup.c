@@ -122,25 +122,35 @@ static int select_problems(struct run_state *st, json_t *saved, struct sb_error 
 	return rc;
 }
 
+/* Adds s to the JSON array of strings a unless it is there. */
+static void add_unique(json_t *a, const char *s)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(a, i, v)
+		if (!strcmp(json_string_value(v) ?: "", s))
+			return;
+	json_array_append_new(a, json_string(s));
+}
+
+/* run.json: the selection (agents, problems, samples per agent; a resume that adds some extends it) and
+ * one entry per process that worked on the run. */
 static int write_run_json(struct run_state *st, json_t *saved, struct sb_error *err)
 {
 	char now[32];
 	transcript_timestamp(now);
-	json_t *j = saved ? json_incref(saved) : NULL;
-	if (!j) {
-		json_t *agents = json_array(), *problems = json_array(), *samples = json_object();
-		for (size_t i = 0; i < st->nagents; i++) {
-			json_array_append_new(agents, json_string(st->agents[i].cfg->name));
-			json_object_set_new(samples, st->agents[i].cfg->name, json_integer(st->agents[i].samples));
-		}
-		for (size_t i = 0; i < st->nproblems; i++) {
-			char ref[16];
-			snprintf(ref, sizeof(ref), "L%d/%d", st->problems[i]->level, st->problems[i]->id);
-			json_array_append_new(problems, json_string(ref));
-		}
-		j = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:[]}", "format", "stitchbench-run/1", "run_id", st->run_id,
-			      "created", now, "stitchbench", SB_VERSION " (" SB_GIT ")", "agents", agents, "problems", problems,
-			      "samples", samples, "sessions");
+	json_t *j = saved ? json_incref(saved)
+			  : json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:{}, s:[]}", "format", "stitchbench-run/1", "run_id",
+				      st->run_id, "created", now, "stitchbench", SB_VERSION " (" SB_GIT ")", "agents", "problems",
+				      "samples", "sessions");
+	for (size_t i = 0; i < st->nagents; i++) {
+		add_unique(json_object_get(j, "agents"), st->agents[i].cfg->name);
+		json_object_set_new(json_object_get(j, "samples"), st->agents[i].cfg->name, json_integer(st->agents[i].samples));
+	}
+	for (size_t i = 0; i < st->nproblems; i++) {
+		char ref[16];
+		snprintf(ref, sizeof(ref), "L%d/%d", st->problems[i]->level, st->problems[i]->id);
+		add_unique(json_object_get(j, "problems"), ref);
 	}
 	json_array_append_new(json_object_get(j, "sessions"),
 			      json_pack("{s:s, s:b, s:i, s:s}", "started", now, "resumed", st->rq->resume, "pid",
