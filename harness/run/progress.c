@@ -138,9 +138,11 @@ void progress_attempt(struct progress *p, size_t agent, const char *ref, int sam
 	snprintf(line, sizeof(line), "%s %s s%d attempt %d (%s): %s%s%s", p->agents[agent], ref, sample, attempt, stage,
 		 status, sp, resumed ? " [stored earlier]" : "");
 	pthread_mutex_lock(&p->mu);
-	p->attempts++;
-	p->pass += !strcmp(status, "pass");
-	p->hacks += !strcmp(status, "rejected");
+	if (!resumed) { /* the counts are this process's work; the best speedups are the run's */
+		p->attempts++;
+		p->pass += !strcmp(status, "pass");
+		p->hacks += !strcmp(status, "rejected");
+	}
 	if (!strcmp(status, "pass") && isfinite(speedup) && !(speedup <= p->best[agent]))
 		p->best[agent] = speedup;
 	emit(p, line, 0);

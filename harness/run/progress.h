@@ -15,7 +15,8 @@ struct progress *progress_new(FILE *tty, FILE *log, FILE *file, const char *cons
 			      size_t total_samples, size_t finished_before);
 void progress_free(struct progress *p);
 
-/* One attempt judged (or read back when resumed). speedup: NAN when none. */
+/* One attempt judged (or read back when resumed: logged, and its speedup counts for the best, but not
+ * in this process's counts). speedup: NAN when none. */
 void progress_attempt(struct progress *p, size_t agent, const char *ref, int sample, int attempt, const char *stage,
 		      const char *status, double speedup, int resumed);
 /* A sample ended (outcome: its stop reason, or "unfinished: why"). best: NAN when nothing passed. */

@@ -54,7 +54,7 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 	if (rc == 0) {
 		size_t n;
 		session_attempts(s, &n);
-		snprintf(outcome, sizeof(outcome), "%s: %zu attempts, %d LLM calls", session_stop_reason(s), n,
+		snprintf(outcome, sizeof(outcome), "stop: %s, %zu attempts, %d LLM calls", session_stop_reason(s), n,
 			 session_calls(s));
 		ended = 1;
 	} else if (rc == AGENT_ESTOPPED) {
