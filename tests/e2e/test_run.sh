@@ -158,7 +158,19 @@ check_rc "--resume after Ctrl-C finishes the run" 0
 check_eq "the recorded call was served from its transcript: 3 samples, 3 requests in all" \
 	"$(requests i) $(sql "$R/int/results.db" "SELECT count(*) FROM verdicts WHERE status = 'format_error'")" "3 3"
 
-# SIGKILL twice, at the moments that matter, then resume
+# SIGKILL twice, at the moments that matter, then resume. The evaluator's workers of a killed run do not
+# notice that their parent died (they wait for commands forever), so the test ends them itself.
+descendants() { # pid: every process below it
+	local k
+	for k in $(ps -o pid= --ppid "$1" 2>/dev/null); do descendants "$k"; echo "$k"; done
+}
+kill_run() { # pid: SIGKILL it and, after it, what it had started
+	local orphans
+	orphans=$(descendants "$1")
+	kill -KILL "$1"; wait "$1" 2>/dev/null
+	[ -n "$orphans" ] && kill -KILL $orphans 2>/dev/null
+	return 0
+}
 mkdir -p "$TMP/k" && cp "$CASS/stitchcuda/L1_2/s0/call-0001.md" "$TMP/k/call-0000.md" && cp "$CASS/stitchcuda/L1_2/s0/call-0005.md" "$TMP/k/call-0001.md" &&
 	cp "$CASS/stitchcuda/L1_2/s0/call-0008.md" "$TMP/k/call-0002.md"
 script_of "$TMP/k" '2:{"delay": 3, "repeat": 2}' >"$TMP/k.script"
@@ -167,15 +179,15 @@ fake_config "$TMP/kill.yaml" "$(model k "$PORT_k" 2)" "  - {name: sc, kind: stit
 K="$R/kill"
 "$SB" run -c "$TMP/kill.yaml" --run-id kill >/dev/null 2>"$TMP/kill1.err" &
 pid=$!
-for _ in $(seq 300); do [ -s "$K/candidates/sc/L1_2/s0/attempt-00.py" ] && break; sleep 0.05; done
-kill -KILL "$pid"; wait "$pid" 2>/dev/null
+for _ in $(seq 1200); do [ -s "$K/candidates/sc/L1_2/s0/attempt-00.py" ] && break; sleep 0.05; done
+kill_run "$pid"
 t1=$(tsum "$K")
 check_eq "killed during the first evaluation: 2 calls sent, 2 recorded, no verdict yet" \
 	"$(requests k) $(find "$K/transcripts" -name 'call-*.json' | wc -l) $(sql "$K/results.db" "SELECT count(*) FROM verdicts")" "2 2 0"
 "$SB" run --resume "$K" >/dev/null 2>"$TMP/kill2.err" &
 pid=$!
-for _ in $(seq 300); do [ "$(requests k)" = 3 ] && break; sleep 0.05; done
-kill -KILL "$pid"; wait "$pid" 2>/dev/null
+for _ in $(seq 1200); do [ "$(requests k)" = 3 ] && break; sleep 0.05; done
+kill_run "$pid"
 v1=$(sql "$K/results.db" "SELECT attempt, status, created, candidate_sha256 FROM verdicts")
 check_eq "resumed and killed during the third call: only that call was sent, attempt 0 was judged and stored" \
 	"$(requests k) $(find "$K/transcripts" -name 'call-*.json' | wc -l) $(cut -d'|' -f1,2 <<<"$v1")" "3 2 0|incorrect"
