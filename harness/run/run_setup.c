@@ -304,6 +304,8 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		rc = select_problems(st, saved, err);
 	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0)
 		st->env_ready = 1;
+	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
+		rc = open_clients(st, err);
 	if (!rc) {
 		struct store_run run;
 		hw_context_fill(&st->hw, &st->env);
@@ -318,8 +320,6 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		rc = write_hardware(st, err);
 	if (!rc)
 		rc = register_all(st, err);
-	if (!rc)
-		rc = open_clients(st, err);
 	json_decref(saved);
 	if (rc)
 		return rc;
