@@ -16,6 +16,8 @@ STATIC_LIBS := $(call static_lib,yaml) $(call static_lib,jansson) $(call static_
 LDLIBS  := $(STATIC_LIBS) -lcurl -lm -ldl -lpthread
 
 SRC      := $(shell find harness -name '*.c' -not -path 'harness/prof/*' | sort)
+# The baseline agents (baselines/*.c) link into the same library as harness/agents/ (docs/agents.md).
+SRC      += $(sort $(wildcard baselines/*.c))
 LIB_SRC  := $(filter-out harness/main.c,$(SRC))
 LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
 MAIN_OBJ := build/harness/main.o
@@ -49,6 +51,9 @@ setup:
 demo: setup all
 	bin/stitchbench doctor
 	bin/stitchbench problems
+	@bash scripts/demo.sh
+	@# the demo ends with the report of its run (Markdown and HTML with gnuplot plots)
+	bin/stitchbench report "results/$$(cat build/demo-run)"
 
 # One summary line at the end: "N passed, N failed". tests/run.sh runs the unit, end-to-end and
 # worker tests and adds them up.

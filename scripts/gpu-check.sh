@@ -15,7 +15,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 fi
 # Sections to run (all by default): basic (doctor, suite on the GPU), eval (CUDA candidates), fidelity,
 # prof (libstitchprof, stitchbench profile, profiling overhead; scripts/gpu/prof-check.sh).
-sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof},"
+# agents (the demo run with the CUDA cassettes).
+sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 
@@ -149,6 +150,43 @@ fi
 
 if want prof; then
 	source scripts/gpu/prof-check.sh
+fi
+
+# --- agents: `make demo`'s run with the CUDA cassettes, and the story each answer tells ---------
+if want agents; then
+id=gpucheck-demo-$(date +%Y%m%d-%H%M%S)
+demo_log=$(mktemp)
+SB_DEMO_DEVICE=cuda SB_DEMO_RUN_ID=$id bash scripts/demo.sh >"$demo_log" 2>&1 || true
+sed 's/^/     | /' "$demo_log" | tail -60
+story=$(python3 - "results/$id/results.db" <<'PY' 2>&1
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT agent, problem, attempt, a.stage, status, speedup_eager FROM verdicts v"
+                  " JOIN attempts a USING (agent, problem, sample, attempt) ORDER BY agent, problem, attempt").fetchall()
+for r in rows:
+    print("ROW %-13s %s %d %-20s %-13s %s" % (r[0], r[1], r[2], r[3], r[4], "%.3fx" % r[5] if r[5] else "-"))
+got = {(r[0], r[1]): [x[4] for x in rows if (x[0], x[1]) == (r[0], r[1])] for r in rows}
+sp = {(r[0], r[1], r[2]): r[5] for r in rows}
+checks = [
+    ("stitchcuda L1/2: compile_error, then pass, then pass", got.get(("stitchcuda", "L1/2"), [])[:3] == ["compile_error", "pass", "pass"]),
+    ("stitchcuda L1/2: optimize_performance made it faster", (sp.get(("stitchcuda", "L1/2", 2)) or 0) > (sp.get(("stitchcuda", "L1/2", 1)) or 1e9)),
+    ("stitchcuda L1/3: the torch.sum hack rejected, then pass", got.get(("stitchcuda", "L1/3"), [])[:2] == ["rejected", "pass"]),
+    ("oneshot: L1/2 pass, L1/3 incorrect (no keepdim)", got.get(("oneshot", "L1/2")) == ["pass"] and got.get(("oneshot", "L1/3")) == ["incorrect"]),
+    ("torch-compile passes both", got.get(("torch-compile", "L1/2")) == ["pass"] and got.get(("torch-compile", "L1/3")) == ["pass"]),
+]
+for name, okv in checks:
+    print("%s %s" % ("CHECK_OK" if okv else "CHECK_FAIL", name))
+PY
+)
+grep '^ROW' <<<"$story" | sed 's/^ROW/     |/'
+while IFS= read -r line; do
+	case $line in
+	CHECK_OK*) ok "demo (CUDA cassettes): ${line#CHECK_OK }" ;;
+	CHECK_FAIL*) bad "demo (CUDA cassettes): ${line#CHECK_FAIL }" "$(grep '^ROW' <<<"$story")" ;;
+	esac
+done <<<"$(grep '^CHECK' <<<"$story")"
+grep -q '^CHECK' <<<"$story" || bad "demo (CUDA cassettes): results/$id/results.db readable" "$story"
+if [ -n "${OUT:-}" ]; then cp -r "results/$id" "$OUT/demo-run" 2>/dev/null; cp "$demo_log" "$OUT/demo.log"; fi
 fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi

@@ -104,7 +104,7 @@ int cmd_compare(int argc, char **argv, struct sb_ctx *ctx)
 				r.count[RG_ONLY_BASE], r.count[RG_ONLY_NEW]);
 		regress_markdown(&r, &base, &new, diff.buf, &md);
 		if (out_path) {
-			int e = fs_write_whole(out_path, md.buf, md.len);
+			int e = fs_write_atomic(out_path, md.buf, md.len);
 			if (e)
 				rc = sb_error_set(&err, SB_EIO, "compare: cannot write %s: %s", out_path, strerror(-e));
 			else

@@ -16,6 +16,7 @@
 #include "../core/sha256.h"
 #include "../core/log.h"
 #include "../core/suite.h"
+#include "../agents/judge.h"
 #include "../eval/evaluate.h"
 #include "../store/store.h"
 #include "cli.h"
@@ -176,8 +177,8 @@ struct sample {
 	const struct problem *problem;
 	int sample;
 	char sha[65];
-	int built, build_failed;
-	char *build_msg, *build_detail;
+	int skip;              /* already judged (in the JSONL file or the run) */
+	struct prebuild pb;
 };
 
 struct build_pool {
@@ -200,12 +201,9 @@ static void *build_worker(void *arg)
 			return NULL;
 		struct sample *s = &bp->items[i];
 		struct sb_error err = { 0 };
-		int ok = 0;
-		if (eval_prebuild(bp->env, bp->cfg, s->problem, s->path, &ok, &s->build_msg, &s->build_detail, &err) == 0) {
-			s->built = ok;
-			s->build_failed = !ok;
-		}
-		sb_info(bp->ctx, "built %zu/%zu: %s: %s", i + 1, bp->n, s->path, ok ? "ok" : s->build_msg ? s->build_msg : err.msg);
+		prebuild_run(bp->env, bp->cfg, s->problem, s->path, &s->pb, &err);
+		sb_info(bp->ctx, "built %zu/%zu: %s: %s", i + 1, bp->n, s->path,
+			s->pb.ok ? "ok" : s->pb.msg ? s->pb.msg : err.msg);
 	}
 }
 
@@ -227,11 +225,10 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 	if (!d)
 		return 0;
 	for (struct dirent *de; (de = readdir(d));) {
-		int level, id, sample, used = 0;
+		int level, id, sample;
 		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".py"))
 			continue;
-		if (sscanf(de->d_name, "level_%d_problem_%d_sample_%d_kernel.py%n", &level, &id, &sample, &used) != 3 ||
-		    (size_t)used != strlen(de->d_name)) {
+		if (!gen_name_parse(de->d_name, &level, &id, &sample)) {
 			sb_warn(ctx, "skipped %s/%s: not named level_L_problem_ID_sample_S_kernel.py", dir, de->d_name);
 			continue;
 		}
@@ -377,7 +374,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		int in_file = already_judged(output, ref, items[i].sha), in_run = run_store_has(ctx, run, &items[i], ref);
 		unstored += run && in_file && !in_run;
 		if (in_file || in_run)
-			items[i].built = -1; /* marks "skip" */
+			items[i].skip = 1;
 		else
 			todo++;
 	}
@@ -391,7 +388,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	struct sample *pending = xcalloc(todo ? todo : 1, sizeof(*pending));
 	size_t np = 0;
 	for (size_t i = 0; i < n; i++)
-		if (items[i].built != -1)
+		if (!items[i].skip)
 			pending[np++] = items[i];
 	struct build_pool bp = { pending, np, 0, PTHREAD_MUTEX_INITIALIZER, &env, cfg, ctx };
 	int nthreads = (int)(cores < (long)np ? cores : (long)np);
@@ -414,14 +411,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	for (size_t i = 0; i < np; i++) {
 		struct sample *x = &pending[i];
 		struct verdict v;
-		if (x->build_failed) {
-			/* the prebuild already saw the compile error: do not pay for it twice */
-			verdict_init(&v);
-			eval_verdict_header(&env, cfg, x->problem, x->path, &v);
-			verdict_fail(&v, V_COMPILE_ERROR, "%s", x->build_msg ? x->build_msg : "build failed");
-			v.detail = x->build_detail;
-			x->build_detail = NULL;
-		} else if (evaluate(&env, cfg, x->problem, x->path, &v, &err)) {
+		/* a compile error the prebuild already saw is not paid for twice */
+		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
 			continue;
@@ -454,14 +445,10 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	if (!rc && run)
 		printf("stored in run %s: %s/%s/%s\n", cfg->output.run_id, cfg->output.dir, cfg->output.run_id, STORE_FILE);
 	store_close(run);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		free(items[i].path);
-		free(items[i].build_msg);
-	}
-	for (size_t i = 0; i < np; i++) {
-		free(pending[i].build_msg);
-		free(pending[i].build_detail);
-	}
+	for (size_t i = 0; i < np; i++)
+		prebuild_release(&pending[i].pb);
 	free(items);
 	free(pending);
 	free(output);

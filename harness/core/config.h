@@ -56,6 +56,7 @@ struct agent_cfg {
 	int replan_compile_failures;
 	int replan_wrong_results;
 	double stagnation_pct;
+	int replan_stagnant_attempts; /* consecutive correct attempts within stagnation_pct that trigger a replan */
 	long max_tokens_total;  /* 0 = unlimited */
 	int max_wall_s;         /* 0 = unlimited */
 	int n;                  /* best-of-n */

@@ -56,6 +56,7 @@ static void agent_init(void *p)
 	a->replan_wrong_results = 2;
 	a->stagnation_pct = 5.0;
 	a->n = 1;
+	a->replan_stagnant_attempts = 2;
 }
 
 static void agent_release(void *p)
@@ -109,6 +110,8 @@ static const struct field agent_fields[] = {
 	  .doc = "stitchcuda: consecutive wrong results that trigger a replan" },
 	{ "stagnation_pct", FT_DOUBLE, F(agent_cfg, stagnation_pct), .min = 0, .max = 100,
 	  .doc = "stitchcuda: correct attempts closer than this (percent) count as stagnating" },
+	{ "replan_stagnant_attempts", FT_INT, F(agent_cfg, replan_stagnant_attempts), .min = 2, .max = 100,
+	  .doc = "stitchcuda: consecutive stagnating correct attempts that trigger a replan" },
 	{ "max_tokens_total", FT_LONG, F(agent_cfg, max_tokens_total), .min = 0, .max = 1e15,
 	  .doc = "token budget per sample; 0 = unlimited" },
 	{ "max_wall_s", FT_INT, F(agent_cfg, max_wall_s), .min = 0, .max = 1e9,

@@ -3,6 +3,8 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,23 +51,42 @@ int fs_remove_tree(const char *path)
 	return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
 }
 
-int fs_write_whole(const char *path, const void *data, size_t len)
+int fs_write_atomic(const char *path, const void *data, size_t len)
 {
-	char *tmp = xstrfmt("%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	int rc = 0;
-	if (!f) {
+	char *copy = xstrdup(path);
+	const char *dir = dirname(copy);
+	char *tmp = xstrfmt("%s/.tmp-XXXXXX", dir);
+	int rc = fs_mkdirs(dir, 0755), fd = -1;
+	if (!rc && (fd = mkstemp(tmp)) < 0)
 		rc = -errno;
-	} else {
-		if (fwrite(data, 1, len, f) != len)
-			rc = -(errno ? errno : EIO);
-		if (fclose(f) != 0 && !rc)
+	if (!rc)
+		fchmod(fd, 0644); /* mkstemp's 0600 would hide a run's files from the team */
+	for (const char *p = data; !rc && len;) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			rc = -errno;
+		else
+			p += n, len -= (size_t)n;
 	}
-	if (!rc && rename(tmp, path) != 0)
+	if (!rc && fsync(fd) < 0)
 		rc = -errno;
-	if (rc)
-		remove(tmp);
+	if (fd >= 0 && close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc && fd >= 0)
+		unlink(tmp);
+	if (!rc) {
+		/* the rename is durable only once the folder's entry is on disk too */
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
 	free(tmp);
+	free(copy);
 	return rc;
 }

@@ -11,8 +11,8 @@ int fs_mkdirs(const char *path, mode_t mode);
 /* rm -rf, never following symlinks out of the tree; returns 0 or -errno of the first failure. */
 int fs_remove_tree(const char *path);
 
-/* Writes the file as PATH.tmp, then renames it over PATH: a reader sees the old file or the whole new one,
- * never half of it. Returns 0 or -errno. */
-int fs_write_whole(const char *path, const void *data, size_t len);
+/* Writes path through a temporary file in its folder (created), fsync'ed, renamed over it and the
+ * folder fsync'ed, so a reader or a crash never sees half a file; returns 0 or -errno. */
+int fs_write_atomic(const char *path, const void *data, size_t len);
 
 #endif

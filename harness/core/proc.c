@@ -81,6 +81,11 @@ static void child_exec(const struct proc_opts *o, int out_w, int err_w, int cmd_
 	int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
 	/* Own process group, so a timeout can kill grandchildren (builds, forks) too. */
 	setsid();
+	/* No signal blocked: `run` blocks SIGINT/SIGTERM in its threads to take them in one thread, and a
+	 * worker must still die of SIGTERM (a Slurm job's end, say) as any program would. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* fds 3 and 4 may be taken by our own pipes: lift everything above 10 first. */
 	int fds[4] = { in, out_w, err_w, cmd_r };
 	for (int i = 0; i < 4; i++)

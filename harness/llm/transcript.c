@@ -177,20 +177,6 @@ json_t *transcript_record(const struct transcript_call *t)
 			 "error", error ? error : json_null());
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int transcript_write(const char *path, json_t *record, const char *key, struct sb_error *err)
 {
 	struct strbuf text = STRBUF_INIT;
@@ -202,37 +188,7 @@ int transcript_write(const char *path, json_t *record, const char *key, struct s
 	free(s);
 	secret_scrub(&text, key);
 
-	char *copy = xstrdup(path), *tmp = NULL;
-	const char *dir = dirname(copy);
-	int fd = -1;
-	int rc = fs_mkdirs(dir, 0755);
-	if (!rc) {
-		tmp = xstrfmt("%s/.tmp-XXXXXX", dir);
-		fd = mkstemp(tmp);
-		rc = fd < 0 ? -errno : 0;
-		if (!rc)
-			fchmod(fd, 0644); /* mkstemp's 0600 would hide the run's transcripts from the team */
-	}
-	if (!rc)
-		rc = write_all(fd, text.buf, text.len);
-	if (!rc && fsync(fd) < 0)
-		rc = -errno;
-	if (fd >= 0 && close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc && tmp && fd >= 0)
-		unlink(tmp);
-	if (!rc) {
-		/* the rename is durable only once the folder's entry is on disk too */
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-	}
-	free(tmp);
-	free(copy);
+	int rc = fs_write_atomic(path, text.buf, text.len);
 	strbuf_release(&text);
 	if (rc)
 		return sb_error_set(err, SB_EIO, "%s: cannot write the transcript: %s", path, strerror(-rc));

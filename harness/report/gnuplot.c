@@ -125,7 +125,7 @@ void gp_quote(struct strbuf *out, const char *s)
 
 static int write_text(const char *path, const struct strbuf *text, struct sb_error *err)
 {
-	int e = fs_write_whole(path, text->buf, text->len);
+	int e = fs_write_atomic(path, text->buf, text->len);
 	return e ? sb_error_set(err, SB_EIO, "cannot write %s: %s", path, strerror(-e)) : 0;
 }
 

@@ -115,7 +115,7 @@ static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 
 static int write_whole(const char *path, const struct strbuf *text, struct sb_error *err)
 {
-	int e = fs_write_whole(path, text->buf, text->len);
+	int e = fs_write_atomic(path, text->buf, text->len);
 	return e ? sb_error_set(err, SB_EIO, "cannot write %s: %s", path, strerror(-e)) : 0;
 }
 

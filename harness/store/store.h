@@ -129,6 +129,10 @@ struct store_put {
 int store_put_verdict(struct store *s, const struct store_put *p, json_t *verdict, struct sb_error *err);
 /* 1 when the key is stored (candidate_sha, if not NULL, receives its candidate's sha256), 0 when not. */
 int store_lookup(struct store *s, const struct store_key *k, char candidate_sha[65], struct sb_error *err);
+/* The stored verdict JSON of a key (*out, a new reference) and its attempt's stage (stage may be NULL;
+ * "" when none): 1 when stored, 0 when not (*out NULL), negative on error. A resumed run reads its
+ * finished attempts back through this instead of evaluating them again. */
+int store_load_verdict(struct store *s, const struct store_key *k, json_t **out, char stage[32], struct sb_error *err);
 
 /* One verdict as the readers see it; strings live until the callback returns. */
 struct store_verdict_row {

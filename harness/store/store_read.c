@@ -169,3 +169,31 @@ int store_each_audit(struct store *s, store_audit_fn fn, void *arg, int *present
 	sqlite3_finalize(st);
 	return rc;
 }
+
+int store_load_verdict(struct store *s, const struct store_key *k, json_t **out, char stage[32], struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	*out = NULL;
+	int rc = st_prepare(s, &st,
+			    "SELECT v.json, t.stage FROM verdicts v JOIN attempts t USING (agent, problem, sample, attempt)"
+			    " WHERE v.agent = ?1 AND v.problem = ?2 AND v.sample = ?3 AND v.attempt = ?4", err);
+	if (rc)
+		return rc;
+	st_bind_text(st, 1, k->agent);
+	st_bind_text(st, 2, k->problem);
+	sqlite3_bind_int(st, 3, k->sample);
+	sqlite3_bind_int(st, 4, k->attempt);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		json_error_t jerr;
+		*out = json_loads(st_text(st, 0), JSON_DECODE_ANY, &jerr);
+		if (stage)
+			st_copy(stage, 32, st, 1);
+		rc = *out ? 1 : sb_error_set(err, SB_EINPUT, "%s: the stored verdict of %s %s sample %d attempt %d is not JSON: %s",
+					     s->path, k->agent, k->problem, k->sample, k->attempt, jerr.text);
+	} else if (step != SQLITE_DONE) {
+		rc = st_fail(s, err, SB_EIO, "reading a verdict");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

@@ -1,0 +1,220 @@
+/* progress.c - the progress line and the log lines of a run. The line is redrawn from the progress
+ * thread and after events, always under one mutex, so agent threads never interleave half lines. */
+#include "progress.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/strbuf.h"
+
+struct progress {
+	pthread_mutex_t mu;
+	FILE *tty, *log, *file;
+	const char *const *agents;
+	size_t nagents;
+	double *best;
+	size_t total, done, done_before, attempts, pass, hacks;
+	double t0;
+	int drawn;
+	int evaluating, llm;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct progress *progress_new(FILE *tty, FILE *log, FILE *file, const char *const *agents, size_t nagents,
+			      size_t total_samples, size_t finished_before)
+{
+	struct progress *p = xcalloc(1, sizeof(*p));
+	pthread_mutex_init(&p->mu, NULL);
+	p->tty = tty;
+	p->log = log;
+	p->file = file;
+	p->agents = agents;
+	p->nagents = nagents;
+	p->best = xcalloc(nagents ? nagents : 1, sizeof(*p->best));
+	for (size_t i = 0; i < nagents; i++)
+		p->best[i] = NAN;
+	p->total = total_samples;
+	p->done = p->done_before = finished_before;
+	p->t0 = now();
+	return p;
+}
+
+void progress_free(struct progress *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_destroy(&p->mu);
+	free(p->best);
+	free(p);
+}
+
+static void clear_line(struct progress *p)
+{
+	if (p->tty && p->drawn) {
+		fputs("\r\033[K", p->tty);
+		p->drawn = 0;
+	}
+}
+
+static void eta_text(struct progress *p, char *out, size_t cap)
+{
+	size_t fresh = p->done - p->done_before, left = p->total - p->done;
+	double el = now() - p->t0;
+	if (!left) {
+		snprintf(out, cap, "done");
+	} else if (!fresh) {
+		snprintf(out, cap, "ETA --");
+	} else {
+		double s = el / (double)fresh * (double)left;
+		if (s >= 3600)
+			snprintf(out, cap, "ETA %dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+		else
+			snprintf(out, cap, "ETA %dm%02ds", (int)(s / 60), (int)s % 60);
+	}
+}
+
+static void draw(struct progress *p)
+{
+	if (!p->tty)
+		return;
+	struct strbuf sb = STRBUF_INIT;
+	char eta[32];
+	eta_text(p, eta, sizeof(eta));
+	strbuf_addf(&sb, "[%zu/%zu samples] %zu attempts, %zu pass, %zu hack |", p->done, p->total, p->attempts, p->pass,
+		    p->hacks);
+	for (size_t i = 0; i < p->nagents; i++)
+		if (isfinite(p->best[i]))
+			strbuf_addf(&sb, " %s %.2fx", p->agents[i], p->best[i]);
+		else
+			strbuf_addf(&sb, " %s -", p->agents[i]);
+	strbuf_addf(&sb, " | eval %d, LLM %d | %s", p->evaluating, p->llm, eta);
+	if (sb.len > 200)
+		strbuf_setlen(&sb, 200);
+	fprintf(p->tty, "\r\033[K%s", sb.buf);
+	fflush(p->tty);
+	p->drawn = 1;
+	strbuf_release(&sb);
+}
+
+/* A plain line to the log and run.log; on a terminal it goes above the progress line. */
+static void emit(struct progress *p, const char *line, int on_tty)
+{
+	char stamp[16];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	if (p->file) {
+		fprintf(p->file, "%s %s\n", stamp, line);
+		fflush(p->file);
+	}
+	if (p->log) {
+		fprintf(p->log, "%s %s\n", stamp, line);
+		fflush(p->log);
+	}
+	if (p->tty && on_tty) {
+		clear_line(p);
+		fprintf(p->tty, "%s\n", line);
+	}
+	draw(p);
+}
+
+void progress_attempt(struct progress *p, size_t agent, const char *ref, int sample, int attempt, const char *stage,
+		      const char *status, double speedup, int resumed)
+{
+	char line[256], sp[32] = "";
+	if (isfinite(speedup))
+		snprintf(sp, sizeof(sp), " %.3fx", speedup);
+	snprintf(line, sizeof(line), "%s %s s%d attempt %d (%s): %s%s%s", p->agents[agent], ref, sample, attempt, stage,
+		 status, sp, resumed ? " [stored earlier]" : "");
+	pthread_mutex_lock(&p->mu);
+	if (!resumed) { /* the counts are this process's work; the best speedups are the run's */
+		p->attempts++;
+		p->pass += !strcmp(status, "pass");
+		p->hacks += !strcmp(status, "rejected");
+	}
+	if (!strcmp(status, "pass") && isfinite(speedup) && !(speedup <= p->best[agent]))
+		p->best[agent] = speedup;
+	emit(p, line, 0);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void progress_sample(struct progress *p, size_t agent, const char *ref, int sample, const char *outcome, double best,
+		     int ended)
+{
+	char line[512], sp[32] = "no correct candidate";
+	if (isfinite(best))
+		snprintf(sp, sizeof(sp), "best %.3fx", best);
+	snprintf(line, sizeof(line), "%s %s s%d: %s%s%s", p->agents[agent], ref, sample, ended ? "ended (" : "",
+		 outcome, ended ? ")" : "");
+	if (ended)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), ", %s", sp);
+	pthread_mutex_lock(&p->mu);
+	p->done += ended;
+	emit(p, line, 1);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void progress_line(struct progress *p, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&p->mu);
+	emit(p, sb.buf, 1);
+	pthread_mutex_unlock(&p->mu);
+	strbuf_release(&sb);
+}
+
+void progress_tick(struct progress *p, int evaluating, int llm_in_flight)
+{
+	pthread_mutex_lock(&p->mu);
+	p->evaluating = evaluating;
+	p->llm = llm_in_flight;
+	draw(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void progress_end(struct progress *p)
+{
+	pthread_mutex_lock(&p->mu);
+	clear_line(p);
+	if (p->tty)
+		fflush(p->tty);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void progress_counts(struct progress *p, struct progress_counts *out)
+{
+	pthread_mutex_lock(&p->mu);
+	*out = (struct progress_counts){ p->done, p->total, p->attempts, p->pass, p->hacks };
+	pthread_mutex_unlock(&p->mu);
+}
+
+double progress_best(struct progress *p, size_t agent)
+{
+	pthread_mutex_lock(&p->mu);
+	double b = p->best[agent];
+	pthread_mutex_unlock(&p->mu);
+	return b;
+}
+
+void progress_seed_best(struct progress *p, size_t agent, double best)
+{
+	pthread_mutex_lock(&p->mu);
+	if (isfinite(best) && !(best <= p->best[agent]))
+		p->best[agent] = best;
+	pthread_mutex_unlock(&p->mu);
+}

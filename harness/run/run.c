@@ -1,0 +1,265 @@
+/* run.c - carrying out a run: sample threads (each runs one agent on one problem and sample at a time),
+ * the progress thread, and what happens when a sample ends, fails or is stopped. The LLM clients cap
+ * requests in flight per model (their gate); the device mutex lets one evaluation run at a time. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agents/session.h"
+#include "../store/store.h"
+#include "run_int.h"
+
+void run_result_release(struct run_result *r)
+{
+	free(r->run_dir);
+	memset(r, 0, sizeof(*r));
+}
+
+static size_t agent_index(const struct run_state *st, const struct agent_cfg *a)
+{
+	for (size_t i = 0; i < st->nagents; i++)
+		if (st->agents[i].cfg == a)
+			return i;
+	return 0;
+}
+
+static void on_attempt(void *arg, const struct agent_session *s, size_t idx)
+{
+	struct run_state *st = arg;
+	size_t n;
+	const struct attempt *a = &session_attempts(s, &n)[idx];
+	const struct agent_task *t = session_task(s);
+	progress_attempt(st->prog, agent_index(st, t->agent), t->ref, t->sample, a->index, stage_name(a->stage),
+			 a->status, a->sum.speedup, a->resumed);
+}
+
+static double sample_best(const struct agent_session *s)
+{
+	struct stage_input in = session_input(s, 0, 0);
+	return stage_best(in.hist, in.n, NULL);
+}
+
+/* After an agent returned: ended, stopped, ended by an LLM failure that asking again cannot fix, or
+ * left unfinished (an endpoint that gave no answer; --resume asks again). A harness failure stops the run. */
+static void sample_done(struct run_state *st, struct agent_session *s, int rc, struct sb_error *err)
+{
+	const struct agent_task *t = session_task(s);
+	size_t ai = agent_index(st, t->agent);
+	enum llm_errkind k = session_llm_failure(s);
+	char outcome[SB_ERR_MAX + 64];
+	int ended = 0;
+	if (rc == 0) {
+		size_t n;
+		session_attempts(s, &n);
+		snprintf(outcome, sizeof(outcome), "stop: %s, %zu attempts, %d LLM calls", session_stop_reason(s), n,
+			 session_calls(s));
+		ended = 1;
+	} else if (rc == AGENT_ESTOPPED) {
+		snprintf(outcome, sizeof(outcome), "stopped before it ended; --resume continues it");
+	} else if (k != LLM_OK && !session_llm_kind_retryable(k)) {
+		struct sb_error ferr;
+		session_note(s, "ended by an LLM failure: %s", err->msg);
+		if (session_finish(s, "llm_error", &ferr) == 0) {
+			snprintf(outcome, sizeof(outcome), "llm_error: %.900s", err->msg);
+			ended = 1;
+		} else {
+			snprintf(outcome, sizeof(outcome), "unfinished: %.900s", ferr.msg);
+		}
+	} else if (k != LLM_OK) {
+		snprintf(outcome, sizeof(outcome), "unfinished: the LLM gave no answer (%s): %.900s; --resume asks again",
+			 llm_errkind_name(k), err->msg);
+	} else {
+		snprintf(outcome, sizeof(outcome), "unfinished: %.900s", err->msg);
+	}
+	pthread_mutex_lock(&st->mu);
+	if (ended)
+		st->finished++;
+	else
+		st->unfinished++;
+	st->llm_failed += k != LLM_OK;
+	if (rc && rc != AGENT_ESTOPPED && k == LLM_OK && !st->fatal_rc) {
+		/* not the agent's fault nor the endpoint's: every other sample would fail alike */
+		st->fatal_rc = rc;
+		st->fatal = *err;
+		atomic_store(st->rq->stop, 1);
+	}
+	pthread_mutex_unlock(&st->mu);
+	progress_sample(st->prog, ai, t->ref, t->sample, outcome, sample_best(s), ended);
+}
+
+static void *sample_thread(void *arg)
+{
+	struct run_state *st = arg;
+	for (;;) {
+		pthread_mutex_lock(&st->mu);
+		int stop = atomic_load(st->rq->stop) != 0;
+		size_t i = st->next;
+		if (!stop && i < st->ntasks)
+			st->next++;
+		pthread_mutex_unlock(&st->mu);
+		if (stop || i >= st->ntasks)
+			return NULL;
+		struct agent_session *s = session_new(&st->sh, &st->tasks[i]);
+		struct sb_error err = { 0 };
+		int rc = st->tasks[i].kind->run(s, &err);
+		sample_done(st, s, rc, &err);
+		session_free(s);
+	}
+}
+
+struct ticker {
+	struct run_state *st;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+};
+
+static void *tick_thread(void *arg)
+{
+	struct ticker *tk = arg;
+	pthread_mutex_lock(&tk->mu);
+	while (!tk->done) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&tk->cv, &tk->mu, &ts);
+		progress_tick(tk->st->prog, atomic_load(&tk->st->sh.evaluating), atomic_load(&tk->st->sh.llm_in_flight));
+	}
+	pthread_mutex_unlock(&tk->mu);
+	return NULL;
+}
+
+static int thread_count(const struct run_state *st)
+{
+	if (st->rq->jobs > 0)
+		return st->rq->jobs;
+	int n = 1; /* one sample preparing or waiting for the device beside those waiting on the LLM */
+	for (size_t i = 0; i < st->nclients; i++)
+		n += st->client_models[i]->max_concurrent;
+	return n;
+}
+
+static void shared_init(struct run_state *st)
+{
+	const struct config *cfg = st->rq->cfg;
+	st->refcfg = *cfg;
+	st->refcfg.checks.static_checks = 0;
+	for (int i = 0; i < SB_HACK_IDS; i++)
+		st->refcfg.checks.policy[i] = POLICY_FLAG;
+	struct run_shared *sh = &st->sh;
+	sh->home = st->rq->ctx->home;
+	sh->cfg = cfg;
+	sh->cfg_reference = &st->refcfg;
+	sh->env = &st->env;
+	sh->hw = &st->hw;
+	pthread_mutex_init(&sh->store_mu, NULL);
+	pthread_mutex_init(&sh->device_mu, NULL);
+	pthread_mutex_init(&sh->build_mu, NULL);
+	pthread_cond_init(&sh->build_cv, NULL);
+	sh->prebuild = st->hw.gpu;
+	sh->build_slots = cfg->eval.build_jobs > 0 ? cfg->eval.build_jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	sh->stop = st->rq->stop;
+	sh->on_attempt = on_attempt;
+	sh->on_arg = st;
+	pthread_mutex_init(&st->mu, NULL);
+}
+
+static void state_release(struct run_state *st)
+{
+	for (size_t i = 0; i < st->nclients; i++)
+		llm_client_free(st->clients[i]);
+	free(st->clients);
+	free(st->client_models);
+	store_close(st->sh.store);
+	if (st->env_ready)
+		eval_env_release(&st->env);
+	free(st->agents);
+	free(st->problems);
+	free(st->tasks);
+	free(st->seed_best);
+	progress_free(st->prog);
+	if (st->logfile)
+		fclose(st->logfile);
+	pthread_mutex_destroy(&st->sh.store_mu);
+	pthread_mutex_destroy(&st->sh.device_mu);
+	pthread_mutex_destroy(&st->sh.build_mu);
+	pthread_cond_destroy(&st->sh.build_cv);
+	pthread_mutex_destroy(&st->mu);
+}
+
+int run_execute(const struct run_request *rq, struct run_result *r, struct sb_error *err)
+{
+	struct run_state st;
+	memset(&st, 0, sizeof(st));
+	memset(r, 0, sizeof(*r));
+	st.rq = rq;
+	shared_init(&st);
+	int rc = run_setup(&st, err);
+	if (rc) {
+		r->run_dir = st.run_dir;
+		state_release(&st);
+		return rc;
+	}
+	st.sh.run_dir = st.run_dir;
+	char *log_path = xstrfmt("%s/run.log", st.run_dir);
+	st.logfile = fopen(log_path, "a");
+	free(log_path);
+	int tty = isatty(2) && !rq->ctx->quiet;
+	const char **names = xcalloc(st.nagents ? st.nagents : 1, sizeof(*names));
+	for (size_t i = 0; i < st.nagents; i++)
+		names[i] = st.agents[i].cfg->name;
+	st.prog = progress_new(tty ? stderr : NULL, !tty && !rq->ctx->quiet ? stderr : NULL, st.logfile, names,
+			       st.nagents, st.nsamples, st.finished_before);
+	for (size_t i = 0; i < st.nseed; i++)
+		progress_seed_best(st.prog, st.seed_best[i].agent, st.seed_best[i].best);
+	progress_line(st.prog, "run %s in %s: %zu samples (%zu agents x %zu problems), %zu ended earlier; device %s",
+		      st.run_id, st.run_dir, st.nsamples, st.nagents, st.nproblems, st.finished_before, st.env.device);
+
+	int nthreads = thread_count(&st);
+	if ((size_t)nthreads > st.ntasks)
+		nthreads = (int)st.ntasks;
+	pthread_t *th = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*th));
+	struct ticker tk = { &st, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	pthread_t ticker;
+	pthread_create(&ticker, NULL, tick_thread, &tk);
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, sample_thread, &st);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_lock(&tk.mu);
+	tk.done = 1;
+	pthread_cond_signal(&tk.cv);
+	pthread_mutex_unlock(&tk.mu);
+	pthread_join(ticker, NULL);
+	free(th);
+
+	struct progress_counts c;
+	progress_counts(st.prog, &c);
+	size_t never_started = st.ntasks - st.next;
+	r->stopped = atomic_load(rq->stop) && (never_started || st.unfinished);
+	snprintf(r->run_id, sizeof(r->run_id), "%s", st.run_id);
+	r->samples = st.nsamples;
+	r->finished = st.finished_before + st.finished;
+	r->unfinished = st.unfinished + never_started;
+	r->llm_failed = st.llm_failed;
+	r->attempts = c.attempts;
+	r->pass = c.pass;
+	progress_line(st.prog, "%s: %zu of %zu samples ended, %zu unfinished; %zu attempts in this session, %zu pass",
+		      r->stopped ? "stopped" : "finished", r->finished, r->samples, r->unfinished, c.attempts, c.pass);
+	progress_end(st.prog);
+	rc = st.fatal_rc;
+	if (rc)
+		*err = st.fatal;
+	r->run_dir = st.run_dir;
+	st.run_dir = NULL;
+	free(names);
+	state_release(&st);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/* run_int.h - the state of one `run` process, shared by its setup (run_setup.c) and its threads
+ * (run.c); nothing outside harness/run/ sees it. */
+#ifndef SB_RUN_INT_H
+#define SB_RUN_INT_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "../agents/agent.h"
+#include "../agents/session.h"
+#include "../eval/evaluate.h"
+#include "progress.h"
+#include "run.h"
+
+struct run_agent {
+	const struct agent_cfg *cfg;
+	const struct agent_kind *kind;
+	struct llm_client *llm;            /* shared with other agents of the same model */
+	int samples;
+};
+
+struct run_state {
+	const struct run_request *rq;
+	char run_id[128];
+	char *run_dir;
+	struct eval_env env;
+	int env_ready;
+	struct hw_context hw;
+	struct config refcfg;              /* shallow copy of the configuration for torch-eager/compile */
+	struct run_shared sh;
+	struct run_agent *agents;
+	size_t nagents;
+	const struct problem **problems;
+	size_t nproblems;
+	struct llm_client **clients;
+	const struct model_cfg **client_models;
+	size_t nclients;
+	struct agent_task *tasks;          /* samples still to run */
+	size_t ntasks, next;
+	size_t nsamples, finished_before;
+	struct { size_t agent; double best; } *seed_best;
+	size_t nseed;
+	pthread_mutex_t mu;                /* next, the counts below, fatal */
+	size_t finished, unfinished, llm_failed;
+	int fatal_rc;
+	struct sb_error fatal;
+	struct progress *prog;
+	FILE *logfile;
+};
+
+/* Selection, run directory, store, hardware.json, run.json, LLM clients and the task list. */
+int run_setup(struct run_state *st, struct sb_error *err);
+
+#endif

@@ -1,0 +1,347 @@
+/* run_setup.c - what a run decides before its first sample: which agents, problems and samples (from the
+ * command line, the configuration, or on resume the run's own run.json), the run directory, its
+ * hardware.json, one LLM client per model, and the samples that already ended. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agents/session.h"
+#include "../core/fs.h"
+#include "../llm/transcript.h"
+#include "../store/store.h"
+#include "run_int.h"
+
+char *run_dir_for(const char *output_dir, const char *run)
+{
+	struct stat st;
+	char *probe = xstrfmt("%s/%s", run, RUN_FILE);
+	int is_dir = stat(probe, &st) == 0;
+	free(probe);
+	if (is_dir || strchr(run, '/'))
+		return xstrdup(run);
+	return xstrfmt("%s/%s", output_dir, run);
+}
+
+static void push_strings(json_t *array, struct strvec *out)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(array, i, v)
+		strvec_push(out, json_string_value(v) ?: "");
+}
+
+/* The selection a resumed run keeps unless the command line gives another. */
+static json_t *load_run_json(const char *dir, struct sb_error *err)
+{
+	char *path = xstrfmt("%s/%s", dir, RUN_FILE);
+	json_error_t jerr;
+	json_t *j = json_load_file(path, 0, &jerr);
+	if (!j)
+		sb_error_set(err, SB_EINPUT, "%s: %s; is %s a run directory made by 'stitchbench run'?", path, jerr.text, dir);
+	free(path);
+	return j;
+}
+
+static int select_agents(struct run_state *st, json_t *saved, struct sb_error *err)
+{
+	const struct run_request *rq = st->rq;
+	const struct config *cfg = rq->cfg;
+	struct strvec names = STRVEC_INIT;
+	for (size_t i = 0; i < rq->agents.nr; i++)
+		strvec_push(&names, rq->agents.v[i]);
+	if (!names.nr && saved)
+		push_strings(json_object_get(saved, "agents"), &names);
+	if (!names.nr)
+		for (size_t i = 0; i < cfg->nagents; i++)
+			strvec_push(&names, cfg->agents[i].name);
+	if (!names.nr) {
+		strvec_clear(&names);
+		return sb_error_set(err, SB_EINPUT, "%s: no agents: add an agents: list (docs/config.md)",
+				    cfg->path ? cfg->path : "the configuration");
+	}
+	st->agents = xcalloc(names.nr, sizeof(*st->agents));
+	for (size_t i = 0; i < names.nr; i++) {
+		const struct agent_cfg *a = NULL;
+		for (size_t j = 0; j < cfg->nagents && !a; j++)
+			if (!strcmp(cfg->agents[j].name, names.v[i]))
+				a = &cfg->agents[j];
+		if (!a) {
+			struct strbuf known = STRBUF_INIT;
+			for (size_t j = 0; j < cfg->nagents; j++)
+				strbuf_addf(&known, "%s%s", j ? ", " : "", cfg->agents[j].name);
+			sb_error_set(err, SB_EINPUT, "--agents: no agent named '%s' in %s (agents: %s)", names.v[i],
+				     cfg->path ? cfg->path : "the configuration", known.len ? known.buf : "none");
+			strbuf_release(&known);
+			strvec_clear(&names);
+			return SB_EINPUT;
+		}
+		struct run_agent *ra = &st->agents[st->nagents++];
+		ra->cfg = a;
+		ra->kind = agent_kind_find(a->kind);
+		ra->samples = rq->samples > 0 ? rq->samples : a->samples;
+		json_t *saved_n = json_object_get(json_object_get(saved, "samples"), a->name);
+		if (rq->samples <= 0 && json_is_integer(saved_n))
+			ra->samples = (int)json_integer_value(saved_n);
+		if (!ra->kind) {
+			strvec_clear(&names);
+			return sb_error_set(err, SB_EINPUT, "agent %s: kind '%s' is not built into this stitchbench", a->name,
+					    a->kind);
+		}
+	}
+	strvec_clear(&names);
+	return 0;
+}
+
+static int select_problems(struct run_state *st, json_t *saved, struct sb_error *err)
+{
+	const struct run_request *rq = st->rq;
+	static const int all_levels[4] = { 1, 1, 1, 1 };
+	struct strvec sel = STRVEC_INIT;
+	const int *levels = all_levels;
+	for (size_t i = 0; i < rq->problems.nr; i++)
+		strvec_push(&sel, rq->problems.v[i]);
+	if (!sel.nr && saved)
+		push_strings(json_object_get(saved, "problems"), &sel);
+	if (!sel.nr) {
+		/* the configuration's own selection, under its levels */
+		for (size_t i = 0; i < rq->cfg->problems.nselect; i++)
+			strvec_push(&sel, rq->cfg->problems.select[i]);
+		levels = rq->cfg->problems.levels;
+	}
+	int rc = suite_select(rq->suite, levels, (char *const *)sel.v, sel.nr, &st->problems, &st->nproblems, err);
+	strvec_clear(&sel);
+	if (!rc && !st->nproblems)
+		rc = sb_error_set(err, SB_EINPUT, "no problems selected in %s", rq->suite->root);
+	if (rc)
+		sb_error_prefix(err, "selecting problems");
+	return rc;
+}
+
+/* Adds s to the JSON array of strings a unless it is there. */
+static void add_unique(json_t *a, const char *s)
+{
+	json_t *v;
+	size_t i;
+	json_array_foreach(a, i, v)
+		if (!strcmp(json_string_value(v) ?: "", s))
+			return;
+	json_array_append_new(a, json_string(s));
+}
+
+/* run.json: the selection (agents, problems, samples per agent; a resume that adds some extends it) and
+ * one entry per process that worked on the run. */
+static int write_run_json(struct run_state *st, json_t *saved, struct sb_error *err)
+{
+	char now[32];
+	transcript_timestamp(now);
+	json_t *j = saved ? json_incref(saved)
+			  : json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:{}, s:[]}", "format", "stitchbench-run/1", "run_id",
+				      st->run_id, "created", now, "stitchbench", SB_VERSION " (" SB_GIT ")", "agents", "problems",
+				      "samples", "sessions");
+	for (size_t i = 0; i < st->nagents; i++) {
+		add_unique(json_object_get(j, "agents"), st->agents[i].cfg->name);
+		json_object_set_new(json_object_get(j, "samples"), st->agents[i].cfg->name, json_integer(st->agents[i].samples));
+	}
+	for (size_t i = 0; i < st->nproblems; i++) {
+		char ref[16];
+		snprintf(ref, sizeof(ref), "L%d/%d", st->problems[i]->level, st->problems[i]->id);
+		add_unique(json_object_get(j, "problems"), ref);
+	}
+	json_array_append_new(json_object_get(j, "sessions"),
+			      json_pack("{s:s, s:b, s:i, s:s}", "started", now, "resumed", st->rq->resume, "pid",
+					(int)getpid(), "stitchbench", SB_VERSION " (" SB_GIT ")"));
+	char *path = xstrfmt("%s/%s", st->run_dir, RUN_FILE);
+	char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int rc = fs_write_atomic(path, text, strlen(text));
+	if (rc)
+		sb_error_set(err, SB_EIO, "cannot write %s: %s", path, strerror(-rc));
+	free(text);
+	free(path);
+	json_decref(j);
+	return rc ? SB_EIO : 0;
+}
+
+static int write_hardware(struct run_state *st, struct sb_error *err)
+{
+	char *path = xstrfmt("%s/hardware.json", st->run_dir);
+	struct stat sb;
+	int rc = 0;
+	if (stat(path, &sb) != 0) {
+		json_t *j = json_pack("{s:o, s:{s:s, s:s, s:s, s:s, s:s, s:s}}", "context", hw_context_json(&st->hw),
+				      "evaluator", "device", st->env.device, "python", st->env.python, "python_version",
+				      st->env.python_version, "torch", st->env.torch, "torch_cuda", st->env.torch_cuda,
+				      "cache", st->env.cache_root);
+		char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if ((rc = fs_write_atomic(path, text, strlen(text))))
+			sb_error_set(err, SB_EIO, "cannot write %s: %s", path, strerror(-rc));
+		free(text);
+		json_decref(j);
+	}
+	free(path);
+	return rc ? SB_EIO : 0;
+}
+
+static void generated_id(const struct config *cfg, char *out, size_t cap)
+{
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	const char *name = cfg->name && *cfg->name ? cfg->name : "run";
+	snprintf(out, cap, "%s-%s", name, stamp);
+	for (char *p = out; *p; p++)
+		if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z')))
+			*p = '_';
+}
+
+/* The run directory: a new one must not hold a store yet; a resumed one must. */
+static int locate(struct run_state *st, struct sb_error *err)
+{
+	const struct run_request *rq = st->rq;
+	const char *id = rq->run_id ? rq->run_id : rq->cfg->output.run_id;
+	struct stat sb;
+	if (rq->resume) {
+		st->run_dir = run_dir_for(rq->cfg->output.dir, id);
+		const char *base = strrchr(st->run_dir, '/');
+		snprintf(st->run_id, sizeof(st->run_id), "%s", base ? base + 1 : st->run_dir);
+	} else {
+		if (id)
+			snprintf(st->run_id, sizeof(st->run_id), "%s", id);
+		else
+			generated_id(rq->cfg, st->run_id, sizeof(st->run_id));
+		st->run_dir = xstrfmt("%s/%s", rq->cfg->output.dir, st->run_id);
+	}
+	int rc = run_id_check(st->run_id, err);
+	if (rc)
+		return rc;
+	char *db = xstrfmt("%s/%s", st->run_dir, STORE_FILE);
+	int exists = stat(db, &sb) == 0;
+	free(db);
+	if (rq->resume && !exists)
+		return sb_error_set(err, SB_EINPUT, "--resume %s: %s holds no %s; start it with 'stitchbench run' first",
+				    id, st->run_dir, STORE_FILE);
+	if (!rq->resume && exists)
+		return sb_error_set(err, SB_EINPUT, "run %s exists in %s; continue it with --resume %s, or choose another "
+				    "--run-id", st->run_id, st->run_dir, st->run_id);
+	return 0;
+}
+
+static int open_clients(struct run_state *st, struct sb_error *err)
+{
+	struct llm_opts o = LLM_OPTS_INIT;
+	for (size_t i = 0; i < st->nagents; i++) {
+		struct run_agent *ra = &st->agents[i];
+		if (!ra->kind->uses_llm)
+			continue;
+		const struct model_cfg *m = config_find_model(st->rq->cfg, ra->cfg->model);
+		for (size_t k = 0; k < st->nclients && !ra->llm; k++)
+			if (st->client_models[k] == m)
+				ra->llm = st->clients[k];
+		if (ra->llm)
+			continue;
+		st->clients = xrealloc(st->clients, (st->nclients + 1) * sizeof(*st->clients));
+		st->client_models = xrealloc(st->client_models, (st->nclients + 1) * sizeof(*st->client_models));
+		int rc = llm_client_new(m, st->run_dir, &o, &st->clients[st->nclients], err);
+		if (rc) {
+			sb_error_prefix(err, "agent %s", ra->cfg->name);
+			return rc;
+		}
+		st->client_models[st->nclients] = m;
+		ra->llm = st->clients[st->nclients++];
+	}
+	return 0;
+}
+
+static int register_all(struct run_state *st, struct sb_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < st->nagents; i++) {
+		const struct agent_cfg *a = st->agents[i].cfg;
+		rc = store_add_agent(st->sh.store, a->name, a->kind, st->agents[i].kind->uses_llm ? a->model : NULL, err);
+	}
+	for (size_t i = 0; !rc && i < st->nproblems; i++) {
+		const struct problem *p = st->problems[i];
+		char ref[16];
+		snprintf(ref, sizeof(ref), "L%d/%d", p->level, p->id);
+		rc = store_add_problem(st->sh.store, ref, p->name, p->sha256, err);
+	}
+	return rc;
+}
+
+/* The best speedup a finished sample's summary.json records (resume); NAN when none. */
+static double finished_best(const char *run_dir, const char *agent, const char *ref, int sample)
+{
+	char *root = xstrfmt("%s/samples", run_dir);
+	char *p = transcript_path(root, agent, ref, sample, 0);
+	char *slash = strrchr(p, '/');
+	strcpy(slash + 1, "summary.json");
+	json_t *j = json_load_file(p, 0, NULL);
+	json_t *b = json_object_get(json_object_get(j, "best"), "speedup_eager");
+	double best = json_is_number(b) ? json_number_value(b) : NAN;
+	json_decref(j);
+	free(p);
+	free(root);
+	return best;
+}
+
+int run_setup(struct run_state *st, struct sb_error *err)
+{
+	const struct run_request *rq = st->rq;
+	json_t *saved = NULL;
+	int rc = locate(st, err);
+	if (!rc && rq->resume && !(saved = load_run_json(st->run_dir, err)))
+		rc = SB_EINPUT;
+	if (!rc)
+		rc = select_agents(st, saved, err);
+	if (!rc)
+		rc = select_problems(st, saved, err);
+	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0)
+		st->env_ready = 1;
+	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
+		rc = open_clients(st, err);
+	if (!rc) {
+		struct store_run run;
+		hw_context_fill(&st->hw, &st->env);
+		store_run_from_config(&run, st->run_id, rq->cfg, st->env.device, st->env.gpu, st->env.sm, st->env.torch,
+				      rq->suite->root);
+		rc = rundir_open(&st->sh.store, st->run_dir, rq->cfg, &run, err);
+		store_run_release(&run);
+	}
+	if (!rc)
+		rc = write_run_json(st, saved, err);
+	if (!rc)
+		rc = write_hardware(st, err);
+	if (!rc)
+		rc = register_all(st, err);
+	json_decref(saved);
+	if (rc)
+		return rc;
+
+	/* the tasks, problem by problem so early results cover every agent */
+	for (size_t p = 0; p < st->nproblems; p++)
+		for (size_t a = 0; a < st->nagents; a++)
+			for (int k = 0; k < st->agents[a].samples; k++) {
+				struct agent_task t = { st->agents[a].cfg, st->agents[a].kind, st->agents[a].llm,
+							st->agents[a].kind->uses_llm ? st->agents[a].cfg->model : NULL,
+							st->problems[p], "", k };
+				snprintf(t.ref, sizeof(t.ref), "L%d/%d", st->problems[p]->level, st->problems[p]->id);
+				st->nsamples++;
+				if (session_is_finished(st->run_dir, t.agent->name, t.ref, k)) {
+					st->finished_before++;
+					st->seed_best = xrealloc(st->seed_best, (st->nseed + 1) * sizeof(*st->seed_best));
+					st->seed_best[st->nseed].agent = a;
+					st->seed_best[st->nseed++].best = finished_best(st->run_dir, t.agent->name, t.ref, k);
+					continue;
+				}
+				st->tasks = xrealloc(st->tasks, (st->ntasks + 1) * sizeof(*st->tasks));
+				st->tasks[st->ntasks++] = t;
+			}
+	return 0;
+}
