@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,9 +76,16 @@ static void move_fd(int fd, int target)
 }
 
 /* In the child: never returns. Error text goes to the (captured) stderr. */
-static void child_exec(const struct proc_opts *o, int out_w, int err_w, int cmd_r, int reply_w)
+static void child_exec(const struct proc_opts *o, pid_t parent, int out_w, int err_w, int cmd_r, int reply_w)
 {
 	char msg[512] = "";
+	/* Dies with the thread that started it: a killed stitchbench (SIGKILL, OOM) must not leave
+	 * workers behind that hold GPU memory. The fork happened in the thread that also stops the
+	 * process, so the thread-exit semantics of PR_SET_PDEATHSIG do no harm; if the parent is already
+	 * gone, go now. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
 	int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
 	/* Own process group, so a timeout can kill grandchildren (builds, forks) too. */
 	setsid();
@@ -141,11 +149,12 @@ int proc_start(const struct proc_opts *o, struct proc_handle *h)
 		if (pipe2(p[i], O_CLOEXEC) != 0)
 			goto fail;
 	h->t0 = proc_now();
+	pid_t parent = getpid();
 	h->pid = fork();
 	if (h->pid < 0)
 		goto fail;
 	if (h->pid == 0)
-		child_exec(o, p[0][1], p[1][1], p[2][0], p[3][1]);
+		child_exec(o, parent, p[0][1], p[1][1], p[2][0], p[3][1]);
 	close(p[0][1]);
 	close(p[1][1]);
 	h->out_fd = p[0][0];

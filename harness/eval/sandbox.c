@@ -94,8 +94,17 @@ static void become_pid1(void)
 	pid_t pid = fork();
 	if (pid < 0)
 		_exit(126);
-	if (pid == 0)
+	if (pid == 0) {
+		/* the namespace's init dies with the relay, and with it everything inside */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		return;
+	}
+	/* The relay never execs, so it still holds every descriptor stitchbench had at fork time,
+	 * close-on-exec or not, among them the write end of the worker's command pipe: the worker
+	 * would never see end-of-file when stitchbench dies. It needs none of them. */
+	if (close_range(3, ~0U, 0) != 0)
+		for (int fd = 3, max = (int)sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
+			close(fd);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

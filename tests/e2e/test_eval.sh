@@ -38,6 +38,38 @@ check_out "an infinite loop is a timeout" ": timeout"
 if [ "$took" -lt 60 ]; then _report ok "the timeout is reached within the limit ($took s)"; else
 	_report fail "the timeout is reached within the limit" "took $took s"; fi
 
+# stitchbench killed with SIGKILL while the candidate spins: no worker, relay or child may outlive it
+# (they would hold GPU memory on a GPU node). Found by their working folders under a cache of our own.
+killcache="$TMP/killcache"
+procs_under() { # prints the pids whose working folder is under $1
+	local p cwd
+	for p in /proc/[0-9]*; do
+		cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+		case "$cwd" in "$1"/*) echo "${p#/proc/}" ;; esac
+	done
+}
+STITCHBENCH_CACHE="$killcache" "$SB" eval "$FIX/infinite_loop.py" --problem L1/2 "${SANDBOX[@]}" --timeout 300 \
+	>/dev/null 2>&1 &
+sbpid=$!
+for _ in $(seq 1 120); do
+	[ "$(procs_under "$killcache/work" | wc -l)" -ge 2 ] && break
+	sleep 0.5
+done
+sleep 3 # the candidate is inside forward now
+before=$(procs_under "$killcache/work" | wc -l)
+kill -9 "$sbpid"
+wait "$sbpid" 2>/dev/null
+left=""
+for _ in $(seq 1 30); do
+	left=$(procs_under "$killcache/work")
+	[ -z "$left" ] && break
+	sleep 0.5
+done
+if [ "$before" -ge 2 ] && [ -z "$left" ]; then _report ok "a SIGKILLed stitchbench leaves no worker behind ($before were running)"; else
+	_report fail "a SIGKILLed stitchbench leaves no worker behind" "before: $before; left: $(for p in $left; do tr '\0' ' ' </proc/$p/cmdline; echo; done)"
+	for p in $left; do kill -9 "$p" 2>/dev/null; done
+fi
+
 run_sb eval "$FIX/huge_write.py" --problem L1/2 "${SANDBOX[@]}"
 check_out "a 1 GiB write is stopped" ": runtime_error"
 check_out "by the file-size limit" "File too large"
