@@ -165,7 +165,6 @@ static void shared_init(struct run_state *st)
 	pthread_mutex_init(&sh->store_mu, NULL);
 	pthread_mutex_init(&sh->build_mu, NULL);
 	pthread_cond_init(&sh->build_cv, NULL);
-	sh->prebuild = st->hw.gpu;
 	sh->build_slots = cfg->eval.build_jobs > 0 ? cfg->eval.build_jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	sh->stop = st->rq->stop;
 	sh->on_attempt = on_attempt;
@@ -236,6 +235,7 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 		return rc;
 	}
 	st.sh.run_dir = st.run_dir;
+	st.sh.prebuild = st.hw.gpu; /* known once run_setup filled hw (setting it earlier left it 0) */
 	st.sh.slot_env = st.gpu_envs ? st.gpu_envs : &st.env;
 	slot_pool_init(&st.sh.devices, st.gpu_envs ? st.nslots : 1);
 	char *complete = xstrfmt("%s/%s", st.run_dir, RUN_COMPLETE_FILE);
