@@ -215,12 +215,12 @@ used=$(gsql "$gdir/all/results.db" "SELECT count(DISTINCT json_extract(json, '$.
 if [ "$ngpu" -ge 2 ]; then
 	[ "$used" -ge 2 ] && ok "the verdicts were judged on $used different GPUs" \
 		|| bad "the verdicts were judged on more than one GPU" "$(gsql "$gdir/all/results.db" "SELECT json_extract(json, '$.env.device'), count(*) FROM verdicts GROUP BY 1")"
-	$SB run -c "$gexp" --set output.dir="$gdir" --run-id bad --gpus "0,$ngpu" >"$gdir/bad.out" 2>&1; rc=$?
-	[ $rc -eq 3 ] && grep -q "GPU $ngpu does not exist" "$gdir/bad.out" && ok "--gpus with a GPU torch does not see is refused (exit 3)" \
-		|| bad "--gpus with a missing GPU is refused (exit 3)" "exit $rc: $(cat "$gdir/bad.out")"
 else
 	skip=$((skip + 1)); echo "skip the verdicts spread over several GPUs: this node has one GPU (use a node with two or more)"
 fi
+$SB run -c "$gexp" --set output.dir="$gdir" --run-id bad --gpus "0,$ngpu" >"$gdir/bad.out" 2>&1; rc=$?
+[ $rc -eq 3 ] && grep -q "GPU $ngpu does not exist" "$gdir/bad.out" && ok "--gpus with a GPU torch does not see is refused (exit 3)" \
+	|| bad "--gpus with a missing GPU is refused (exit 3)" "exit $rc: $(cat "$gdir/bad.out")"
 if [ -n "${OUT:-}" ]; then cp "$gdir"/*.out "$OUT/" 2>/dev/null; fi
 rm -rf "$gdir"
 fi
