@@ -43,8 +43,8 @@ SlurmdPort=$(free_port)
 AuthType=auth/munge
 AuthInfo=socket=$SD/munge.sock
 CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
+SlurmUser=$(id -un)
+SlurmdUser=$(id -un)
 StateSaveLocation=$SD/state
 SlurmdSpoolDir=$SD/spool
 SlurmctldPidFile=$SD/slurmctld.pid
