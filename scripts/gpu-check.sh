@@ -15,8 +15,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 fi
 # Sections to run (all by default): basic (doctor, suite on the GPU), eval (CUDA candidates), fidelity,
 # prof (libstitchprof, stitchbench profile, profiling overhead; scripts/gpu/prof-check.sh).
-# agents (the demo run with the CUDA cassettes).
-sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents},"
+# agents (the demo run with the CUDA cassettes). gpus (run --gpus all: one evaluation slot per GPU; on
+# one GPU only the single-slot checks run, the rest are skipped: use a node with two or more).
+sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents,gpus},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 
@@ -187,6 +188,41 @@ while IFS= read -r line; do
 done <<<"$(grep '^CHECK' <<<"$story")"
 grep -q '^CHECK' <<<"$story" || bad "demo (CUDA cassettes): results/$id/results.db readable" "$story"
 if [ -n "${OUT:-}" ]; then cp -r "results/$id" "$OUT/demo-run" 2>/dev/null; cp "$demo_log" "$OUT/demo.log"; fi
+fi
+
+# --- gpus: `run --gpus all` spreads evaluations over every GPU, one at a time per GPU ------------
+if want gpus; then
+ngpu=$(nvidia-smi -L | grep -c '^GPU ')
+gdir=$(mktemp -d)
+gexp="$gdir/exp.yaml"
+sed "s|GENERATIONS|$PWD/tests/fixtures/generations|" tests/fixtures/slurm/exp.yaml >"$gexp"
+gstat="SELECT agent, problem, sample, attempt, status FROM verdicts ORDER BY agent, problem, sample, attempt"
+gsql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
+t0=$(date +%s)
+$SB run -c "$gexp" --set output.dir="$gdir" --run-id one --device cuda:0 >"$gdir/one.out" 2>&1; rc1=$?
+t1=$(date +%s)
+$SB run -c "$gexp" --set output.dir="$gdir" --run-id all --gpus all --jobs 8 >"$gdir/all.out" 2>&1; rc2=$?
+t2=$(date +%s)
+echo "     | --device cuda:0: $((t1 - t0)) s; --gpus all ($ngpu GPUs): $((t2 - t1)) s"
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && ok "run --device cuda:0 and run --gpus all both end (exit 0)" \
+	|| bad "run --device cuda:0 and run --gpus all both end" "$(tail -5 "$gdir/one.out" "$gdir/all.out")"
+grep -qE "$ngpu GPU slots?: cuda:0" "$gdir/all.out" && ok "--gpus all opens one slot per GPU ($ngpu)" \
+	|| bad "--gpus all opens one slot per GPU ($ngpu)" "$(head -3 "$gdir/all.out")"
+[ "$(gsql "$gdir/all/results.db" "$gstat" 2>&1)" = "$(gsql "$gdir/one/results.db" "$gstat" 2>&1)" ] \
+	&& ok "--gpus all gives every item the status one GPU gives it" \
+	|| bad "--gpus all gives every item the status one GPU gives it" "$(diff <(gsql "$gdir/one/results.db" "$gstat") <(gsql "$gdir/all/results.db" "$gstat"))"
+used=$(gsql "$gdir/all/results.db" "SELECT count(DISTINCT json_extract(json, '$.env.device')) FROM verdicts WHERE json_extract(json, '$.env.device') != ''" 2>&1)
+if [ "$ngpu" -ge 2 ]; then
+	[ "$used" -ge 2 ] && ok "the verdicts were judged on $used different GPUs" \
+		|| bad "the verdicts were judged on more than one GPU" "$(gsql "$gdir/all/results.db" "SELECT json_extract(json, '$.env.device'), count(*) FROM verdicts GROUP BY 1")"
+else
+	skip=$((skip + 1)); echo "skip the verdicts spread over several GPUs: this node has one GPU (use a node with two or more)"
+fi
+$SB run -c "$gexp" --set output.dir="$gdir" --run-id bad --gpus "0,$ngpu" >"$gdir/bad.out" 2>&1; rc=$?
+[ $rc -eq 3 ] && grep -q "GPU $ngpu does not exist" "$gdir/bad.out" && ok "--gpus with a GPU torch does not see is refused (exit 3)" \
+	|| bad "--gpus with a missing GPU is refused (exit 3)" "exit $rc: $(cat "$gdir/bad.out")"
+if [ -n "${OUT:-}" ]; then cp "$gdir"/*.out "$OUT/" 2>/dev/null; fi
+rm -rf "$gdir"
 fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi

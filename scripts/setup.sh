@@ -14,6 +14,8 @@ packages=(build-essential pkg-config ninja-build libyaml-dev libjansson-dev libs
 	libcmocka-dev gnuplot-nox)
 # Tests: reports are opened in headless Chromium (tests/e2e/test_report.sh).
 packages+=(chromium)
+# Tests: a single-node Slurm started in a temporary folder (tests/e2e/test_slurm.sh).
+packages+=(slurmctld slurmd slurm-client munge)
 
 # The workers need a Python with torch, numpy and pytest. On GPU nodes a CUDA torch is usually
 # already installed with pip: installing Debian's CPU torch beside it would only shadow it, so the

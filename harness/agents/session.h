@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "../core/config.h"
+#include "../core/slots.h"
 #include "../core/types.h"
 #include "../eval/evaluate.h"
 #include "../llm/llm.h"
@@ -28,7 +29,8 @@ struct run_shared {
 	const struct hw_context *hw;
 	struct store *store;               /* guarded by store_mu */
 	pthread_mutex_t store_mu;
-	pthread_mutex_t device_mu;         /* one evaluation at a time on the device */
+	struct slot_pool devices;          /* one evaluation at a time per device slot (run --gpus: one per GPU) */
+	const struct eval_env *slot_env;   /* slot k evaluates with slot_env[k] (its device) */
 	pthread_mutex_t build_mu;          /* GPU runs: builds ahead of the device, up to build_slots at once */
 	pthread_cond_t build_cv;
 	int build_slots;

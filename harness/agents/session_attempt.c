@@ -33,8 +33,8 @@ static void take_build_slot(struct run_shared *sh, int take)
 	pthread_mutex_unlock(&sh->build_mu);
 }
 
-/* Judges the file: on a GPU its build is tried first, outside the device lock, so builds of other
- * samples overlap the one evaluation the device runs. */
+/* Judges the file: on a GPU its build is tried first, outside the device slots, so builds of other
+ * samples overlap the evaluations the devices run (one per slot: run --gpus gives each GPU one). */
 static int judge(struct agent_session *s, const char *rel, int has_code, const char *message, json_t **out,
 		 struct sb_error *err)
 {
@@ -56,11 +56,11 @@ static int judge(struct agent_session *s, const char *rel, int has_code, const c
 			prebuild_run(sh->env, cfg, s->t.problem, path, &pb, err); /* a failure here is retried inside */
 			take_build_slot(sh, 0);
 		}
-		pthread_mutex_lock(&sh->device_mu);
+		int slot = slot_take(&sh->devices);
 		atomic_fetch_add(&sh->evaluating, 1);
-		rc = judge_candidate(sh->env, cfg, s->t.problem, path, &pb, &v, err);
+		rc = judge_candidate(&sh->slot_env[slot], cfg, s->t.problem, path, &pb, &v, err);
 		atomic_fetch_sub(&sh->evaluating, 1);
-		pthread_mutex_unlock(&sh->device_mu);
+		slot_put(&sh->devices, slot);
 		prebuild_release(&pb);
 	}
 	if (!rc)

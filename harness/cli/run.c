@@ -15,16 +15,16 @@
 
 const char cmd_run_help[] =
 	"usage: stitchbench run -c EXP.yaml [--agents A,B] [--problems L1/1-10,L3/*] [--samples N]\n"
-	"                       [--run-id ID] [--jobs N] [options]\n"
+	"                       [--run-id ID] [--jobs N] [--shard I/N] [--gpus 0,1,...|all] [options]\n"
 	"       stitchbench run --resume RUN [--set KEY=VALUE ...]\n\n"
 	"Runs each agent of the experiment on each selected problem, each sample an independent trajectory\n"
 	"(docs/agents.md): stitchcuda (planner, coder stages, verifier feedback, replanner), oneshot,\n"
 	"best-of-n, refine, torch-eager, torch-compile and samples. LLM calls run in parallel up to each\n"
-	"model's max_concurrent; candidates are judged one at a time on the device (eval.device), builds\n"
-	"ahead of it on a GPU. Everything goes to <output.dir>/RUN_ID/: config.yaml, run.json, hardware.json,\n"
-	"results.db (docs/store.md), transcripts/ and prompts/ of every LLM call, candidates/ of every\n"
-	"attempt, samples/ (plans, summary.json per sample), best/ (the best solution per agent, problem and\n"
-	"sample) and run.log.\n\n"
+	"model's max_concurrent; candidates are judged one at a time on the device (eval.device), or one\n"
+	"at a time on each GPU of --gpus, builds ahead of them on a GPU. Everything goes to\n"
+	"<output.dir>/RUN_ID/: config.yaml, run.json, hardware.json, results.db (docs/store.md),\n"
+	"transcripts/ and prompts/ of every LLM call, candidates/ of every attempt, samples/ (plans,\n"
+	"summary.json per sample), best/ (the best solution per agent, problem and sample) and run.log.\n\n"
 	"Ctrl-C or SIGTERM stops cleanly: calls and evaluations in flight finish and are stored, nothing new\n"
 	"starts (a second Ctrl-C ends at once). --resume continues a stopped or killed run: finished samples\n"
 	"are skipped, every LLM call the run recorded is served from its transcript (never sent again) and\n"
@@ -37,14 +37,23 @@ const char cmd_run_help[] =
 	"   --resume RUN             continue RUN (an id under output.dir, or a run directory); its own\n"
 	"                            config.yaml and selection are used, --set and the options above override\n"
 	"   --jobs N                 samples worked on at once (default: the models' max_concurrent summed,\n"
-	"                            plus one)\n"
+	"                            plus one per evaluation slot: one, or one per GPU of --gpus)\n"
 	"   --device cpu|cuda|cuda:N where candidates run (eval.device)\n"
+	"   --gpus 0,1,...|all       one evaluation slot per listed GPU (all: every GPU torch sees, after\n"
+	"                            CUDA_VISIBLE_DEVICES), each candidate judged on its slot's GPU; builds\n"
+	"                            share one CPU pool (eval.build_jobs), LLM calls keep their own limits\n"
+	"   --shard I/N              run only shard I of N (1 <= I <= N): item k of the run's order (problem,\n"
+	"                            agent, sample) belongs to shard k mod N + 1. The run id becomes\n"
+	"                            <id>-shardIofN (<id>: --run-id, output.run_id, else the config's name);\n"
+	"                            'stitchbench merge OUT' joins the N shard runs. On --resume the run's\n"
+	"                            own shard applies (docs/scaleout.md)\n"
 	"   -c, --config FILE        the experiment (docs/config.md); not with --resume\n"
 	"   --set KEY=VALUE          override one config key; --kernelbench-root PATH, --python PATH\n\n"
 	"A progress line (samples, attempts, passes, hacks, each agent's best speedup, ETA) is redrawn on a\n"
 	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log.\n"
 	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, or\n"
-	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n";
+	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n"
+	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those).\n";
 
 struct run_args {
 	struct config_opts cfg;
@@ -53,7 +62,7 @@ struct run_args {
 	int help;
 };
 
-enum { OPT_AGENTS = 1000, OPT_PROBLEMS, OPT_SAMPLES, OPT_RESUME, OPT_RUN_ID, OPT_JOBS, OPT_DEVICE };
+enum { OPT_AGENTS = 1000, OPT_PROBLEMS, OPT_SAMPLES, OPT_RESUME, OPT_RUN_ID, OPT_JOBS, OPT_DEVICE, OPT_SHARD, OPT_GPUS };
 
 static void split_into(const char *list, struct strvec *out)
 {
@@ -81,6 +90,7 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct sb_error
 		{ "problems", required_argument, NULL, OPT_PROBLEMS }, { "samples", required_argument, NULL, OPT_SAMPLES },
 		{ "resume", required_argument, NULL, OPT_RESUME }, { "run-id", required_argument, NULL, OPT_RUN_ID },
 		{ "jobs", required_argument, NULL, OPT_JOBS }, { "device", required_argument, NULL, OPT_DEVICE },
+		{ "shard", required_argument, NULL, OPT_SHARD }, { "gpus", required_argument, NULL, OPT_GPUS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -104,6 +114,14 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct sb_error
 				return rc;
 			break;
 		case OPT_DEVICE: strvec_pushf(&a->cfg.sets, "eval.device=%s", optarg); break;
+		case OPT_SHARD:
+			if ((rc = shard_parse(optarg, &a->rq.shard, err)))
+				return rc;
+			break;
+		case OPT_GPUS:
+			a->rq.gpus = optarg;
+			strvec_push(&a->cfg.sets, "eval.device=cuda"); /* the first slot's GPU replaces it */
+			break;
 		default:
 			return sb_error_set(err, SB_EINPUT, "run: option '%s' %s; see 'stitchbench help run'", argv[optind - 1],
 					    c == ':' ? "needs a value" : "is not known");
@@ -115,6 +133,8 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct sb_error
 		return sb_error_set(err, SB_EINPUT, "run: unexpected argument '%s'; see 'stitchbench help run'", argv[optind]);
 	if (a->resume && a->cfg.config_path)
 		return sb_error_set(err, SB_EINPUT, "run: --resume uses the run's own config.yaml; drop -c (change keys with --set)");
+	if (a->resume && a->rq.shard.count)
+		return sb_error_set(err, SB_EINPUT, "run: --resume keeps the shard the run records in run.json; drop --shard");
 	if (a->resume && a->rq.run_id)
 		return sb_error_set(err, SB_EINPUT, "run: --resume names the run already; drop --run-id");
 	if (!a->resume && !a->cfg.config_path)

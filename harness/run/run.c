@@ -1,6 +1,7 @@
 /* run.c - carrying out a run: sample threads (each runs one agent on one problem and sample at a time),
  * the progress thread, and what happens when a sample ends, fails or is stopped. The LLM clients cap
- * requests in flight per model (their gate); the device mutex lets one evaluation run at a time. */
+ * requests in flight per model (their gate); the device slots let one evaluation run at a time on each
+ * device (one slot, or one per GPU with --gpus). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../agents/session.h"
+#include "../core/fs.h"
 #include "../store/store.h"
 #include "run_int.h"
 
@@ -140,7 +142,8 @@ static int thread_count(const struct run_state *st)
 {
 	if (st->rq->jobs > 0)
 		return st->rq->jobs;
-	int n = 1; /* one sample preparing or waiting for the device beside those waiting on the LLM */
+	/* one sample per device slot preparing or evaluating beside those waiting on the LLM */
+	int n = st->nslots > 0 ? st->nslots : 1;
 	for (size_t i = 0; i < st->nclients; i++)
 		n += st->client_models[i]->max_concurrent;
 	return n;
@@ -160,10 +163,8 @@ static void shared_init(struct run_state *st)
 	sh->env = &st->env;
 	sh->hw = &st->hw;
 	pthread_mutex_init(&sh->store_mu, NULL);
-	pthread_mutex_init(&sh->device_mu, NULL);
 	pthread_mutex_init(&sh->build_mu, NULL);
 	pthread_cond_init(&sh->build_cv, NULL);
-	sh->prebuild = st->hw.gpu;
 	sh->build_slots = cfg->eval.build_jobs > 0 ? cfg->eval.build_jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	sh->stop = st->rq->stop;
 	sh->on_attempt = on_attempt;
@@ -188,10 +189,36 @@ static void state_release(struct run_state *st)
 	if (st->logfile)
 		fclose(st->logfile);
 	pthread_mutex_destroy(&st->sh.store_mu);
-	pthread_mutex_destroy(&st->sh.device_mu);
+	if (st->sh.devices.busy)
+		slot_pool_destroy(&st->sh.devices);
+	free(st->gpu_envs);
 	pthread_mutex_destroy(&st->sh.build_mu);
 	pthread_cond_destroy(&st->sh.build_cv);
 	pthread_mutex_destroy(&st->mu);
+}
+
+/* "device cpu" or "3 GPU slots: cuda:0, cuda:1, cuda:3". */
+static void slots_text(const struct run_state *st, char *out, size_t cap)
+{
+	if (!st->gpu_envs) {
+		snprintf(out, cap, "device %s", st->env.device);
+		return;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "%d GPU slot%s:", st->nslots, st->nslots == 1 ? "" : "s");
+	for (int i = 0; i < st->nslots; i++)
+		strbuf_addf(&sb, "%s %s", i ? "," : "", st->gpu_envs[i].device);
+	snprintf(out, cap, "%s", sb.buf);
+	strbuf_release(&sb);
+}
+
+/* RUN/complete: what `scripts/slurm/submit.sh` reads to skip a shard on re-submission. A failure to
+ * write it only costs a re-run that finds every sample ended, so it is not an error. */
+static void mark_complete(const char *path, size_t samples)
+{
+	char text[64];
+	int n = snprintf(text, sizeof(text), "%zu samples ended\n", samples);
+	fs_write_atomic(path, text, (size_t)n);
 }
 
 int run_execute(const struct run_request *rq, struct run_result *r, struct sb_error *err)
@@ -208,6 +235,11 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 		return rc;
 	}
 	st.sh.run_dir = st.run_dir;
+	st.sh.prebuild = st.hw.gpu; /* known once run_setup filled hw (setting it earlier left it 0) */
+	st.sh.slot_env = st.gpu_envs ? st.gpu_envs : &st.env;
+	slot_pool_init(&st.sh.devices, st.gpu_envs ? st.nslots : 1);
+	char *complete = xstrfmt("%s/%s", st.run_dir, RUN_COMPLETE_FILE);
+	unlink(complete); /* this process may add samples or fail: only its own end says complete again */
 	char *log_path = xstrfmt("%s/run.log", st.run_dir);
 	st.logfile = fopen(log_path, "a");
 	free(log_path);
@@ -219,8 +251,12 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 			       st.nagents, st.nsamples, st.finished_before);
 	for (size_t i = 0; i < st.nseed; i++)
 		progress_seed_best(st.prog, st.seed_best[i].agent, st.seed_best[i].best);
-	progress_line(st.prog, "run %s in %s: %zu samples (%zu agents x %zu problems), %zu ended earlier; device %s",
-		      st.run_id, st.run_dir, st.nsamples, st.nagents, st.nproblems, st.finished_before, st.env.device);
+	char shard[32] = "", devices[256];
+	if (st.shard.count > 0)
+		snprintf(shard, sizeof(shard), ", shard %d/%d", st.shard.index, st.shard.count);
+	slots_text(&st, devices, sizeof(devices));
+	progress_line(st.prog, "run %s in %s: %zu samples (%zu agents x %zu problems%s), %zu ended earlier; %s", st.run_id,
+		      st.run_dir, st.nsamples, st.nagents, st.nproblems, shard, st.finished_before, devices);
 
 	int nthreads = thread_count(&st);
 	if ((size_t)nthreads > st.ntasks)
@@ -257,6 +293,9 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	rc = st.fatal_rc;
 	if (rc)
 		*err = st.fatal;
+	else if (!r->unfinished)
+		mark_complete(complete, r->samples);
+	free(complete);
 	r->run_dir = st.run_dir;
 	st.run_dir = NULL;
 	free(names);

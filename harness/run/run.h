@@ -12,8 +12,11 @@
 #include "../core/error.h"
 #include "../core/strbuf.h"
 #include "../core/suite.h"
+#include "shard.h"
 
 #define RUN_FILE "run.json"
+/* Written when a run process ends with every sample of its selection ended; removed when one starts. */
+#define RUN_COMPLETE_FILE "complete"
 
 struct run_request {
 	const struct sb_ctx *ctx;
@@ -26,6 +29,9 @@ struct run_request {
 	int samples;                   /* > 0: every agent's samples */
 	int jobs;                      /* sample threads; 0 = each model's max_concurrent summed, plus one */
 	atomic_int *stop;              /* set to stop cleanly: no new call or evaluation starts */
+	struct shard shard;            /* count > 0: only this shard's items (docs/scaleout.md); on resume
+	                                  the run's own shard from run.json */
+	const char *gpus;              /* "0,1,3" or "all": one evaluation slot per GPU; NULL: eval.device */
 };
 
 struct run_result {

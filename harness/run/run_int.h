@@ -23,8 +23,11 @@ struct run_state {
 	const struct run_request *rq;
 	char run_id[128];
 	char *run_dir;
+	struct shard shard;                /* the request's, or on resume the run's own (run.json) */
 	struct eval_env env;
 	int env_ready;
+	struct eval_env *gpu_envs;         /* --gpus: one per slot (shallow copies of env) */
+	int nslots;
 	struct hw_context hw;
 	struct config refcfg;              /* shallow copy of the configuration for torch-eager/compile */
 	struct run_shared sh;

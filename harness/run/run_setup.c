@@ -14,6 +14,7 @@
 #include "../core/fs.h"
 #include "../llm/transcript.h"
 #include "../store/store.h"
+#include "gpus.h"
 #include "run_int.h"
 
 char *run_dir_for(const char *output_dir, const char *run)
@@ -143,6 +144,11 @@ static int write_run_json(struct run_state *st, json_t *saved, struct sb_error *
 			  : json_pack("{s:s, s:s, s:s, s:s, s:[], s:[], s:{}, s:[]}", "format", "stitchbench-run/1", "run_id",
 				      st->run_id, "created", now, "stitchbench", SB_VERSION " (" SB_GIT ")", "agents", "problems",
 				      "samples", "sessions");
+	if (!saved && st->shard.count > 0) {
+		char text[32];
+		shard_text(&st->shard, text, sizeof(text));
+		json_object_set_new(j, "shard", json_string(text));
+	}
 	for (size_t i = 0; i < st->nagents; i++) {
 		add_unique(json_object_get(j, "agents"), st->agents[i].cfg->name);
 		json_object_set_new(json_object_get(j, "samples"), st->agents[i].cfg->name, json_integer(st->agents[i].samples));
@@ -214,8 +220,15 @@ static int locate(struct run_state *st, struct sb_error *err)
 	} else {
 		if (id)
 			snprintf(st->run_id, sizeof(st->run_id), "%s", id);
+		else if (st->shard.count > 0) /* every shard must find the same base without talking to the others */
+			snprintf(st->run_id, sizeof(st->run_id), "%s", rq->cfg->name && *rq->cfg->name ? rq->cfg->name : "run");
 		else
 			generated_id(rq->cfg, st->run_id, sizeof(st->run_id));
+		if (st->shard.count > 0) {
+			char base[128];
+			snprintf(base, sizeof(base), "%s", st->run_id);
+			shard_run_id(&st->shard, base, st->run_id, sizeof(st->run_id));
+		}
 		st->run_dir = xstrfmt("%s/%s", rq->cfg->output.dir, st->run_id);
 	}
 	int rc = run_id_check(st->run_id, err);
@@ -291,19 +304,54 @@ static double finished_best(const char *run_dir, const char *agent, const char *
 	return best;
 }
 
+/* A resumed run keeps the shard its run.json records; its selection must stay as it was, since the
+ * partition is taken over the selection's item order. */
+static int resumed_shard(struct run_state *st, json_t *saved, struct sb_error *err)
+{
+	const struct run_request *rq = st->rq;
+	const char *text = json_string_value(json_object_get(saved, "shard"));
+	if (!text || !*text)
+		return 0;
+	int rc = shard_parse(text, &st->shard, err);
+	if (rc) {
+		sb_error_prefix(err, "%s/%s", st->run_dir, RUN_FILE);
+		return rc;
+	}
+	if (rq->agents.nr || rq->problems.nr || rq->samples > 0)
+		return sb_error_set(err, SB_EINPUT, "--resume %s: the run is shard %s, whose items depend on its selection; "
+				    "drop --agents, --problems and --samples (start another sharded run for more work)",
+				    st->run_id, text);
+	return 0;
+}
+
+/* With --gpus the run's own environment (store, hardware.json, templates) describes the first slot. */
+static void use_first_gpu(struct run_state *st)
+{
+	const struct eval_env *g = &st->gpu_envs[0];
+	snprintf(st->env.device, sizeof(st->env.device), "%s", g->device);
+	snprintf(st->env.gpu, sizeof(st->env.gpu), "%s", g->gpu);
+	snprintf(st->env.sm, sizeof(st->env.sm), "%s", g->sm);
+	st->env.l2_bytes = g->l2_bytes;
+}
+
 int run_setup(struct run_state *st, struct sb_error *err)
 {
 	const struct run_request *rq = st->rq;
 	json_t *saved = NULL;
+	st->shard = rq->shard;
 	int rc = locate(st, err);
 	if (!rc && rq->resume && !(saved = load_run_json(st->run_dir, err)))
 		rc = SB_EINPUT;
+	if (!rc && saved)
+		rc = resumed_shard(st, saved, err);
 	if (!rc)
 		rc = select_agents(st, saved, err);
 	if (!rc)
 		rc = select_problems(st, saved, err);
 	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0)
 		st->env_ready = 1;
+	if (!rc && rq->gpus && (rc = gpus_resolve(rq->gpus, &st->env, rq->ctx->home, &st->gpu_envs, &st->nslots, err)) == 0)
+		use_first_gpu(st);
 	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
 		rc = open_clients(st, err);
 	if (!rc) {
@@ -324,10 +372,14 @@ int run_setup(struct run_state *st, struct sb_error *err)
 	if (rc)
 		return rc;
 
-	/* the tasks, problem by problem so early results cover every agent */
+	/* the tasks, problem by problem so early results cover every agent; a shard keeps its own items of
+	 * this order (shard.h) */
+	size_t item = 0;
 	for (size_t p = 0; p < st->nproblems; p++)
 		for (size_t a = 0; a < st->nagents; a++)
 			for (int k = 0; k < st->agents[a].samples; k++) {
+				if (!shard_holds(&st->shard, item++))
+					continue;
 				struct agent_task t = { st->agents[a].cfg, st->agents[a].kind, st->agents[a].llm,
 							st->agents[a].kind->uses_llm ? st->agents[a].cfg->model : NULL,
 							st->problems[p], "", k };
