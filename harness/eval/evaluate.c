@@ -16,7 +16,10 @@
 #include "../core/sha256.h"
 #include "../checks/static_verdict.h"
 #include "../profile/session.h"
+#include "eval_int.h"
+#include "outputs.h"
 #include "refcache.h"
+#include "rtchecks.h"
 #include "timing.h"
 #include "worker_client.h"
 
@@ -140,9 +143,8 @@ static enum verdict_status status_of_kind(const char *kind)
 	return V_RUNTIME_ERROR;
 }
 
-/* A request to the candidate; on any failure fills the verdict and returns -1. */
-static int cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v,
-		    const char *stage, int timeout_s)
+int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
+		  int timeout_s)
 {
 	struct worker_fault f;
 	int rc = worker_call(w, req, reply, deadline, &f);
@@ -214,7 +216,9 @@ struct eval_ctx {
 	int ref_loaded;
 	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
 	uint32_t *seeds;
+	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
 	long long out_bytes;
+	struct rt_session rt;
 };
 
 static void set_cand_env(struct eval_ctx *c)
@@ -264,25 +268,35 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 	return 0;
 }
 
-/* Runs the reference on every correctness seed into a fresh cache entry. */
+/* Runs the reference on every correctness seed and on the rotation check's two seeds into a fresh
+ * cache entry; its meta keeps the input fingerprints, the reference's own call facts (the runtime rules
+ * compare the candidate's with them) and the bytes a call moves. */
 static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_error *err)
 {
 	char *tmp = xstrfmt("%s.tmp-%d", entry, (int)getpid());
-	json_t *meta = json_object(), *inputs = json_array(), *reply;
-	long long max_bytes = 0;
+	json_t *meta = json_object(), *inputs = json_array(), *facts = json_array(), *rot = json_array(), *reply;
+	long long max_bytes = 0, moved = 0;
+	int ntrials = c->cfg->eval.trials;
 	fs_mkdirs(tmp, 0700);
-	for (int k = 0; k < c->cfg->eval.trials; k++) {
-		char *out = xstrfmt("%s/trial_%d.safetensors", tmp, k);
-		json_t *req = json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[k], "out", out);
+	for (int k = 0; k < ntrials + 2; k++) {
+		char *out = k < ntrials ? xstrfmt("%s/trial_%d.safetensors", tmp, k) : xstrfmt("%s/rot_%d.safetensors", tmp, k - ntrials);
+		uint32_t seed = k < ntrials ? c->seeds[k] : c->rot_seeds[k - ntrials];
+		json_t *req = json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)seed, "out", out);
 		free(out);
 		if (ref_ask(&c->ref, req, &reply, "computing the expected outputs", err)) {
 			json_decref(meta);
 			json_decref(inputs);
+			json_decref(facts);
+			json_decref(rot);
 			free(tmp);
 			return NULL;
 		}
-		json_array_append(inputs, json_object_get(reply, "inputs_before"));
-		long long bytes = 0;
+		json_array_append(k < ntrials ? inputs : rot, json_object_get(reply, "inputs_before"));
+		if (k < ntrials)
+			json_array_append_new(facts, json_pack("{s:O, s:O, s:O}", "outputs", json_object_get(reply, "outputs"),
+							       "inputs_storage", json_object_get(reply, "inputs_storage"),
+							       "params_storage", json_object_get(reply, "params_storage")));
+		long long bytes = 0, io = rt_io_bytes(reply);
 		size_t i;
 		json_t *o;
 		json_array_foreach(json_object_get(reply, "outputs"), i, o) {
@@ -295,9 +309,14 @@ static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_er
 		}
 		if (bytes > max_bytes)
 			max_bytes = bytes;
+		if (io > moved)
+			moved = io;
 		json_decref(reply);
 	}
 	json_object_set_new(meta, "inputs", inputs);
+	json_object_set_new(meta, "rotation_inputs", rot);
+	json_object_set_new(meta, "facts", facts);
+	json_object_set_new(meta, "io_bytes", json_integer(moved));
 	json_object_set_new(meta, "output_bytes_max", json_integer(max_bytes));
 	json_object_set_new(meta, "problem", json_string(c->p->sha256));
 	if (refcache_publish(tmp, entry, meta, err)) {
@@ -326,43 +345,37 @@ static int start_cand(struct eval_ctx *c, struct sb_error *err)
 
 /* ---------- correctness ---------- */
 
-static int compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
-			 struct sb_error *err)
+/* H09: NaN written into freed device memory before the second run of the first trial, enough to cover
+ * a call's allocations (twice the largest output, an upper bound already, and room for temporaries);
+ * 0 on the CPU. The trials themselves run on memory as it comes, as they would anywhere else. */
+static long long poison_bytes(const struct eval_ctx *c)
 {
-	struct st_file rf, cf;
-	struct sb_error e2 = { 0 };
-	if (st_open(refpath, &rf, err))
+	if (!strcmp(c->e->device, "cpu"))
+		return 0;
+	long long n = 2 * c->out_bytes + (256LL << 20);
+	return n > (8LL << 30) ? (8LL << 30) : n;
+}
+
+/* Compares a call's outputs with the reference's into t; an unreadable file or a wrong number of outputs
+ * names the verdict at once. *keep (if not NULL) receives the comparison for the runtime checks. */
+static int compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
+			 struct outputs_cmp *keep, struct sb_error *err)
+{
+	struct outputs_cmp r;
+	if (outputs_compare(refpath, candpath, c->cfg->eval.tolerance, &r, err))
 		return -1; /* our own cache is unreadable: a harness error */
-	if (st_open(candpath, &cf, &e2)) {
-		st_close(&rf);
-		t->pass = 0;
-		verdict_fail(c->v, V_INCORRECT, "the candidate's outputs are unreadable: %s", e2.msg);
-		return 1;
-	}
-	t->pass = 1;
-	if (cf.ntensors != rf.ntensors) {
-		t->pass = 0;
-		verdict_fail(c->v, V_INCORRECT, "the candidate returned %zu output%s, the reference %zu", cf.ntensors,
-			     cf.ntensors == 1 ? "" : "s", rf.ntensors);
-	}
-	t->outputs = xcalloc(rf.ntensors ? rf.ntensors : 1, sizeof(*t->outputs));
-	for (size_t i = 0; i < rf.ntensors && i < cf.ntensors; i++) {
-		const struct st_tensor *exp = &rf.tensors[i], *act = st_find(&cf, exp->name);
-		struct output_check *oc = &t->outputs[t->noutputs++];
-		snprintf(oc->name, sizeof(oc->name), "%s", exp->name);
-		if (!act) {
-			oc->cmp.pass = 0;
-			snprintf(oc->cmp.detail, sizeof(oc->cmp.detail), "output %s is missing", exp->name);
-			t->pass = 0;
-			continue;
-		}
-		oc->ndim = act->ndim;
-		compare_tensors(exp, act, tolerance_for(c->cfg->eval.tolerance, exp->dtype), &oc->cmp);
-		t->pass &= oc->cmp.pass;
-	}
-	st_close(&rf);
-	st_close(&cf);
-	return 0;
+	t->pass = r.readable && r.pass;
+	if (r.error[0])
+		verdict_fail(c->v, V_INCORRECT, "%s", r.error);
+	t->noutputs = r.noutputs;
+	t->outputs = xcalloc(r.noutputs ? r.noutputs : 1, sizeof(*t->outputs));
+	memcpy(t->outputs, r.outputs, r.noutputs * sizeof(*t->outputs));
+	int rc = r.readable ? 0 : 1;
+	if (keep)
+		*keep = r;
+	else
+		outputs_cmp_release(&r);
+	return rc;
 }
 
 static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err)
@@ -379,7 +392,7 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
 		json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)t->seed, "out", out,
 					"max_output_bytes", (json_int_t)(2 * c->out_bytes + (16LL << 20)));
-		if (cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
+		if (eval_cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
 			free(out);
 			return 1;
 		}
@@ -387,8 +400,8 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		json_t *before = json_object_get(reply, "inputs_before");
 		t->inputs_mutated = !json_equal(before, json_object_get(reply, "inputs_after"));
 		int same_inputs = json_equal(before, json_array_get(json_object_get(meta, "inputs"), (size_t)k));
-		json_decref(reply);
 		if (!same_inputs) {
+			json_decref(reply);
 			free(out);
 			verdict_fail(v, V_INCORRECT, "trial %d: the inputs drawn in the candidate's process differ from the "
 				     "reference's for the same seed (the candidate changes random number generation)", k);
@@ -397,9 +410,15 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		if (!entry_dir)
 			entry_dir = xstrdup(json_string_value(json_object_get(meta, "_dir")));
 		char *refpath = xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
-		int rc = compare_trial(c, refpath, out, t, err);
+		struct outputs_cmp cmp;
+		int rc = compare_trial(c, refpath, out, t, &cmp, err);
 		free(refpath);
 		free(out);
+		if (rc >= 0) {
+			rt_observe_trial(&c->rt, (size_t)k, reply, &cmp, c->e->device);
+			outputs_cmp_release(&cmp);
+		}
+		json_decref(reply);
 		if (rc < 0) {
 			free(entry_dir);
 			return -1;
@@ -440,6 +459,18 @@ static void judge_trials(struct eval_ctx *c)
 			verdict_fail(v, V_INCORRECT, "trial %zu failed", k);
 		return;
 	}
+}
+
+/* What the runtime checks' extra calls need (rtchecks.h). */
+static struct rt_io runtime_io(struct eval_ctx *c, json_t *meta, double deadline)
+{
+	return (struct rt_io){
+		.cand = &c->cand, .ref = c->ref_loaded ? &c->ref : NULL, .device = c->e->device, .cand_dir = c->cand_dir,
+		.ref_entry = json_string_value(json_object_get(meta, "_dir")), .cache_root = c->e->cache_root,
+		.seeds = c->seeds, .rot_seeds = { c->rot_seeds[0], c->rot_seeds[1] }, .deadline = deadline,
+		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
+		.poison_bytes = poison_bytes(c),
+	};
 }
 
 /* ---------- timing ---------- */
@@ -483,7 +514,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	}
 	/* re-validate what the timed calls returned (H12: honest only while checked) */
 	struct trial_result t = { 0 };
-	rc = compare_trial(c, ref_out, cand_out, &t, err);
+	rc = compare_trial(c, ref_out, cand_out, &t, NULL, err);
 	if (rc == 0) {
 		c->v->timing.revalidated = 1;
 		if (!t.pass) {
@@ -559,6 +590,7 @@ static void ctx_release(struct eval_ctx *c)
 	free(c->ext_dir);
 	free(c->hidden_ref);
 	free(c->seeds);
+	rt_session_release(&c->rt);
 	strvec_clear(&c->cand_env);
 	strvec_clear(&c->ref_env);
 }
@@ -630,12 +662,14 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	if ((rc = make_dirs(&c, err)))
 		goto out;
 	set_cand_env(&c);
-	c.seeds = xcalloc((size_t)cfg->eval.trials, sizeof(uint32_t));
+	c.seeds = xcalloc((size_t)cfg->eval.trials + 2, sizeof(uint32_t));
 	for (int k = 0; k < cfg->eval.trials; k++)
 		c.seeds[k] = trial_seed((uint32_t)cfg->eval.seed, k);
+	for (int k = 0; k < 2; k++) /* the rotation's two sets; the cache holds their outputs too */
+		c.seeds[cfg->eval.trials + k] = c.rot_seeds[k] = trial_seed((uint32_t)cfg->eval.seed, 2000 + k);
 
 	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
-	struct refcache_key key = { p->sha256, c.seeds, cfg->eval.trials, cfg->eval.seed,
+	struct refcache_key key = { p->sha256, c.seeds, cfg->eval.trials + 2, cfg->eval.seed,
 				    e->gpu[0] ? e->gpu : "cpu", e->torch };
 	char *entry = refcache_dir(e->cache_root, &key);
 	meta = refcache_lookup(entry);
@@ -653,32 +687,44 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	}
 	json_object_set_new(meta, "_dir", json_string(entry));
 	c.out_bytes = json_integer_value(json_object_get(meta, "output_bytes_max"));
+	rt_session_init(&c.rt, cfg, cfg->eval.trials, meta, v);
 
 	/* 2. the candidate, in a fresh sandboxed process */
 	double deadline = proc_now() + cfg->eval.timeout_s;
 	if ((rc = start_cand(&c, err)))
 		goto out_entry;
 	double b0 = proc_now();
-	if (cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
+	if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
 		size_t i;
 		json_t *b;
 		json_array_foreach(json_object_get(reply, "builds"), i, b)
 			v->seconds.build += json_number_value(json_object_get(b, "seconds"));
+		rt_observe_load(&c.rt, reply);
 		json_decref(reply);
 		if (!v->seconds.build)
 			v->seconds.build = proc_now() - b0;
 		double c0 = proc_now();
-		rc = run_trials(&c, meta, deadline, err);
+		/* a replaced harness function at import (H08) could fake everything that follows */
+		rc = rt_apply(&c.rt, v) ? 1 : run_trials(&c, meta, deadline, err);
+		if (rc == 0) {
+			judge_trials(&c);
+			rt_apply(&c.rt, v);
+			struct rt_io io = runtime_io(&c, meta, deadline);
+			rc = rt_after_trials(&c.rt, &io, v, err);
+			rt_apply(&c.rt, v);
+		}
 		v->seconds.correctness = proc_now() - c0;
 		if (rc < 0)
 			goto out_entry;
 		if (rc == 0) {
-			judge_trials(&c);
 			if (v->status == V_PASS && !v->message && cfg->eval.perf_trials > 0) {
 				rc = run_timing(&c, deadline, err);
 				if (rc < 0)
 					goto out_entry;
+				struct rt_io io = runtime_io(&c, meta, deadline);
+				if (rc == 0 && v->timing.ran && rt_after_timing(&c.rt, &io, meta, v) == 0)
+					rt_apply(&c.rt, v);
 			}
 			if (v->status == V_PASS && !v->message && wants_profile(e, cfg))
 				run_profile(&c, deadline);
@@ -720,7 +766,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 		set_cand_env(&c);
 		c.out_bytes = 0;
 		if ((rc = start_cand(&c, err)) == 0) {
-			if (cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
+			if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
 				     proc_now() + cfg->eval.timeout_s, &v, "building", cfg->eval.timeout_s) == 0) {
 				json_decref(reply);
 				*ok = 1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../profile/report.h"
+#include "rtchecks.h"
 
 static const char *const status_names[] = {
 	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error",
@@ -42,6 +43,10 @@ void verdict_release(struct verdict *v)
 	if (v->profile)
 		prof_report_release(v->profile);
 	free(v->profile);
+	if (v->runtime)
+		rt_report_release(v->runtime);
+	free(v->runtime);
+	json_decref(v->audit);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -205,6 +210,8 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "reference_cached", json_boolean(v->reference_cached));
 	json_object_set_new(o, "log_tail", jstr(v->log_tail));
 	json_object_set_new(o, "profile", v->profile ? prof_report_json(v->profile, 20) : json_null());
+	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());
+	json_object_set_new(o, "audit", v->audit ? json_incref(v->audit) : json_null());
 	return o;
 }
 
@@ -256,6 +263,13 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	}
 	if (v->profile)
 		prof_report_summary(v->profile, out);
+	if (v->runtime)
+		rt_report_summary(v->runtime, out);
+	for (size_t i = 0; v->audit && i < json_array_size(json_object_get(v->audit, "findings")); i++) {
+		json_t *a = json_array_get(json_object_get(v->audit, "findings"), i);
+		strbuf_addf(out, "  audit of the problem: %s: %s\n", json_string_value(json_object_get(a, "id")) ?: "?",
+			    json_string_value(json_object_get(a, "message")) ?: "");
+	}
 	for (size_t i = 0; i < v->nfindings; i++)
 		strbuf_addf(out, "  finding %s (%s)%s: %s\n", v->findings[i].id, v->findings[i].severity,
 			    v->findings[i].line ? "" : "", v->findings[i].message);
