@@ -14,8 +14,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 	exit 0
 fi
 # Sections to run (all by default): basic (doctor, suite on the GPU), eval (CUDA candidates), fidelity,
-# prof (libstitchprof, stitchbench profile, profiling overhead; scripts/gpu/prof-check.sh).
-sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof},"
+# prof (libstitchprof, stitchbench profile, profiling overhead; scripts/gpu/prof-check.sh),
+# hacks (the adversarial corpus with the runtime checks on, the floor's bandwidth, the audit on the GPU).
+sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,hacks},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 
@@ -149,6 +150,10 @@ fi
 
 if want prof; then
 	source scripts/gpu/prof-check.sh
+fi
+
+if want hacks; then
+	source scripts/gpu/hacks-check.sh
 fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi

@@ -37,6 +37,8 @@ extern const char cmd_export_help[], cmd_import_help[], cmd_merge_help[], cmd_me
 int cmd_profile(int argc, char **argv, struct sb_ctx *ctx);
 extern const char cmd_profile_help[];
 extern const char cmd_report_help[], cmd_compare_help[];
+int cmd_audit(int argc, char **argv, struct sb_ctx *ctx);
+extern const char cmd_audit_help[];
 
 /* Options that every config-reading command takes; applied in this order: file, --set, flags. */
 struct config_opts {

@@ -14,6 +14,7 @@
 #include "../core/fs.h"
 #include "../core/python.h"
 #include "../core/sha256.h"
+#include "../audit/audit.h"
 #include "../checks/static_verdict.h"
 #include "../profile/session.h"
 #include "eval_int.h"
@@ -615,6 +616,12 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	snprintf(v->env.torch, sizeof(v->env.torch), "%s", c->e->torch);
 	snprintf(v->env.torch_cuda, sizeof(v->env.torch_cuda), "%s", c->e->torch_cuda);
 	snprintf(v->env.python, sizeof(v->env.python), "%s", c->e->python_version);
+	/* the problem's own flaws, when `stitchbench audit` has looked at this very file (docs/audit.md) */
+	json_t *audit = audit_cache_read(c->e->cache_root, c->p->sha256);
+	if (audit)
+		v->audit = json_pack("{s:O, s:O, s:O}", "findings", json_object_get(audit, "findings"), "device",
+				     json_object_get(audit, "device"), "torch", json_object_get(audit, "torch"));
+	json_decref(audit);
 }
 
 static int make_dirs(struct eval_ctx *c, struct sb_error *err)
@@ -730,12 +737,18 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				run_profile(&c, deadline);
 		}
 		rc = 0;
+		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message)
 			v->message = xstrfmt("all %d correctness trials passed%s", cfg->eval.trials,
 					     v->timing.ran ? "; timed outputs re-validated" : "");
 	}
 out_entry:
 	free(entry);
+	if (v->runtime && !c.rt.ncalls) { /* forward never ran: no runtime facts to show */
+		rt_report_release(v->runtime);
+		free(v->runtime);
+		v->runtime = NULL;
+	}
 out:
 	json_decref(meta);
 	if (c.cand.started || c.cand.finished) {

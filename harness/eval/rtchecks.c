@@ -415,6 +415,18 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 	return 0;
 }
 
+void rt_finish(struct rt_session *s, const struct verdict *v)
+{
+	if (!s->on)
+		return;
+	struct rt_report *r = s->report;
+	if (!r->floor_present)
+		strvec_push(&r->skipped, v->timing.ran ? "H21 and the checks after timing: the candidate failed during them"
+				   : "H21 and the checks after timing (H06, H08): the candidate was not timed");
+	if (!*r->rotation && !*r->determinism && v->ntrials < s->ntrials)
+		strvec_push(&r->skipped, "H11 (rotation), H19: the correctness trials did not all run");
+}
+
 int rt_apply(struct rt_session *s, struct verdict *v)
 {
 	int rejected = 0;

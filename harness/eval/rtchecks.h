@@ -82,6 +82,9 @@ int rt_after_trials(struct rt_session *s, const struct rt_io *io, struct verdict
 long long rt_io_bytes(json_t *reply);
 /* After the timing loop: the identity check and threads once more, and the floor (H21). */
 int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, struct verdict *v);
+/* At the end of an evaluation: names the checks that never ran (the candidate failed first, or was not
+ * timed), so a verdict never passes a check silently. */
+void rt_finish(struct rt_session *s, const struct verdict *v);
 /* Puts the findings not yet in the verdict there, each with its policy's severity; a reject turns a
  * passing verdict into `rejected`. Returns 1 when the verdict is (now) rejected by a runtime finding. */
 int rt_apply(struct rt_session *s, struct verdict *v);

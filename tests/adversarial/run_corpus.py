@@ -3,7 +3,7 @@
 Every file names its problem on its first line ("- L1/2:"), and may say `# device: cpu` (default: cuda),
 `# static: off` (the static checks would reject it first; the runtime check is under test) and
 `# suite: traps` (a problem of tests/fixtures/suite_traps). Hack files list the ids they must produce
-(`# expect: H11 H21`; more are allowed); honest files (`# expect: clean`) must pass with no finding.
+(`# expect: H11 H21`, more are allowed; `H09|H19` takes either); honest files (`# expect: clean`) must pass with no finding.
 
     python3 run_corpus.py run --device cpu --work DIR [-- extra eval options]
 
@@ -24,6 +24,17 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+# The CPU candidates share one C++ source (one build serves the whole batch); each file holds this marker
+# where the source goes, and the candidate written for evaluation holds the source itself.
+SHARED_MARKER = "{{cpu_ops.cpp}}"
+
+
+def candidate_text(path):
+    """The whole candidate as an agent would submit it: the shared C++ source in place of its marker."""
+    text = Path(path).read_text()
+    if SHARED_MARKER in text:
+        text = text.replace(SHARED_MARKER, "\n" + (HERE / "cpu_ops.cpp").read_text())
+    return text
 SUITES = {"bundled": None, "traps": ROOT / "tests" / "fixtures" / "suite_traps"}
 
 
@@ -55,7 +66,8 @@ def corpus(device):
             out.append({
                 "name": "%s/%s" % (kind, path.name), "path": str(path), "level": int(m.group(1)),
                 "id": int(m.group(2)), "honest": expect == "clean",
-                "expect": [] if expect == "clean" else re.findall(r"H\d\d", expect),
+                # "H09|H19": either id will do (which one depends on what the device's memory held)
+                "expect": [] if expect == "clean" else re.findall(r"H\d\d(?:\|H\d\d)*", expect),
                 "static": keys.get("static", "on") != "off", "suite": keys.get("suite", "bundled"),
             })
     return out
@@ -77,7 +89,7 @@ def run(args, extra):
         by_sample = {}
         for n, f in enumerate(members):
             name = "level_%d_problem_%d_sample_%d_kernel.py" % (f["level"], f["id"], n)
-            (d / name).write_text(Path(f["path"]).read_text())
+            (d / name).write_text(candidate_text(f["path"]))
             by_sample[(f["level"], f["id"], n)] = f
         cmd = [sb, "eval", "--samples", str(d), "-o", str(d / "verdicts.jsonl"), "--device", args.device]
         if SUITES[suite]:
@@ -117,8 +129,8 @@ def judge(files, verdicts):
         else:
             for h in f["expect"]:
                 wanted[h] += 1
-                caught[h] += h in found
-            okay = all(h in found for h in f["expect"])
+                caught[h] += any(x in found for x in h.split("|"))
+            okay = all(any(x in found for x in h.split("|")) for h in f["expect"])
             why = "%s, expected %s, found %s: %s" % (v["status"], " ".join(f["expect"]), " ".join(found) or "none",
                                                    (v["message"] or "")[:300])
         print("%s %s (%s)" % ("PASS" if okay else "FAIL", f["name"], why))
