@@ -60,6 +60,7 @@ struct rt_session {
 	uint64_t *cand_digest, *ref_digest;
 	int *digest_ok, *trial_pass;
 	size_t ntrials;
+	int ref_reproducible;        /* the reference repeats itself under a seed (the cache says so) */
 	struct rt_findings found;
 	size_t applied;              /* findings already in the verdict */
 	struct rt_report *report;    /* owned by the verdict */

@@ -47,6 +47,7 @@ void verdict_release(struct verdict *v)
 		rt_report_release(v->runtime);
 	free(v->runtime);
 	json_decref(v->audit);
+	json_decref(v->rubric);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -212,6 +213,7 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "profile", v->profile ? prof_report_json(v->profile, 20) : json_null());
 	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());
 	json_object_set_new(o, "audit", v->audit ? json_incref(v->audit) : json_null());
+	json_object_set_new(o, "rubric", v->rubric ? json_incref(v->rubric) : json_null());
 	return o;
 }
 
@@ -273,6 +275,21 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	for (size_t i = 0; i < v->nfindings; i++)
 		strbuf_addf(out, "  finding %s (%s)%s: %s\n", v->findings[i].id, v->findings[i].severity,
 			    v->findings[i].line ? "" : "", v->findings[i].message);
+	if (v->rubric) {
+		json_t *total = json_object_get(v->rubric, "total");
+		const char *why = json_string_value(json_object_get(v->rubric, "error"));
+		strbuf_addf(out, "  rubric (%s): ", json_string_value(json_object_get(v->rubric, "model")) ?: "?");
+		if (why)
+			strbuf_addf(out, "not scored: %s\n", why);
+		else
+			strbuf_addf(out, "%.2f\n", json_number_value(total));
+		size_t i;
+		json_t *c;
+		json_array_foreach(json_object_get(v->rubric, "criteria"), i, c)
+			strbuf_addf(out, "    %s %.2f: %s\n", json_string_value(json_object_get(c, "name")) ?: "?",
+				    json_number_value(json_object_get(c, "score")),
+				    json_string_value(json_object_get(c, "reason")) ?: "");
+	}
 	if (v->detail && *v->detail)
 		strbuf_addf(out, "  ---\n%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
 	const struct sandbox_report *sb = &v->sandbox;

@@ -90,6 +90,7 @@ struct verdict {
 	struct prof_report *profile; /* CUPTI profile of extra timed calls (docs/profile.md); NULL: not profiled */
 	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */
 	json_t *audit;               /* the problem's audit ({findings, device, torch}); NULL: never audited */
+	json_t *rubric;              /* the rubric judge's scores (docs/checks.md); NULL: the judge is off */
 };
 
 const char *verdict_status_name(enum verdict_status s);

@@ -7,7 +7,9 @@ Every file names its problem on its first line ("- L1/2:"), and may say `# devic
 
     python3 run_corpus.py run --device cpu --work DIR [-- extra eval options]
 
-lays the selected files out as KernelBench generations folders (one per static/suite group), runs one
+    python3 run_corpus.py show FILE > cand.py      (one file as the whole candidate, for `stitchbench eval`)
+
+`run` lays the selected files out as KernelBench generations folders (one per static/suite group), runs one
 `stitchbench eval --samples` per group, prints one line per file ("PASS name" or "FAIL name: why"), then
 the detection table (lines starting with "#"), and exits 0 when every file behaved.
 Used by tests/e2e/test_adversarial_runtime.sh (CPU) and scripts/gpu-check.sh, section hacks (GPU).
@@ -156,7 +158,12 @@ def main():
     r.add_argument("--device", default="cpu")
     r.add_argument("--work", required=True)
     r.add_argument("--list", action="store_true", help="print the selected files and exit")
+    w = sub.add_parser("show", help="print one corpus file as the whole candidate (shared C++ source put in)")
+    w.add_argument("file")
     args = p.parse_args(argv)
+    if args.cmd == "show":
+        sys.stdout.write(candidate_text(args.file))
+        return 0
     if args.list:
         for f in corpus(args.device):
             print(f["name"], "L%d/%d" % (f["level"], f["id"]), f["suite"], "static" if f["static"] else "no-static",
