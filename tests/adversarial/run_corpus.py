@@ -76,7 +76,7 @@ def corpus(device):
 
 
 def run(args, extra):
-    files = corpus(args.device)
+    files = [f for f in corpus(args.device) if not args.only or args.only in f["name"]]
     if not files:
         raise SystemExit("no corpus files for device %s" % args.device)
     work = Path(args.work)
@@ -158,6 +158,7 @@ def main():
     r.add_argument("--device", default="cpu")
     r.add_argument("--work", required=True)
     r.add_argument("--list", action="store_true", help="print the selected files and exit")
+    r.add_argument("--only", default="", help="only files whose name (honest/x.py, runtime/y.py) contains this")
     w = sub.add_parser("show", help="print one corpus file as the whole candidate (shared C++ source put in)")
     w.add_argument("file")
     args = p.parse_args(argv)
@@ -166,6 +167,8 @@ def main():
         return 0
     if args.list:
         for f in corpus(args.device):
+            if args.only and args.only not in f["name"]:
+                continue
             print(f["name"], "L%d/%d" % (f["level"], f["id"]), f["suite"], "static" if f["static"] else "no-static",
                   "clean" if f["honest"] else " ".join(f["expect"]))
         return 0
