@@ -17,7 +17,8 @@ fi
 # prof (libstitchprof, stitchbench profile, profiling overhead; scripts/gpu/prof-check.sh).
 # agents (the demo run with the CUDA cassettes). gpus (run --gpus all: one evaluation slot per GPU; on
 # one GPU only the single-slot checks run, the rest are skipped: use a node with two or more).
-sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents,gpus},"
+# hacks (the adversarial corpus with the runtime checks on, the floor's bandwidth, the audit on the GPU).
+sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents,gpus,hacks},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 
@@ -223,6 +224,10 @@ $SB run -c "$gexp" --set output.dir="$gdir" --run-id bad --gpus "0,$ngpu" >"$gdi
 	|| bad "--gpus with a missing GPU is refused (exit 3)" "exit $rc: $(cat "$gdir/bad.out")"
 if [ -n "${OUT:-}" ]; then cp "$gdir"/*.out "$OUT/" 2>/dev/null; fi
 rm -rf "$gdir"
+fi
+
+if want hacks; then
+	source scripts/gpu/hacks-check.sh
 fi
 
 if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi

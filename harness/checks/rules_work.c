@@ -262,11 +262,30 @@ static int class_of_method(const struct pyview *v, size_t i)
 	return f >= 0 ? v->funcs[f].cls : -1;
 }
 
+/* Whether token i is an argument of isinstance(...) or issubclass(...): a class named there is compared
+ * with, never called (`isinstance(m, nn.Linear)` to pick a module's weights). */
+static int in_type_test(const struct pytok_list *t, size_t i)
+{
+	for (size_t k = i; k-- > 0;) {
+		if (t->v[k].depth >= t->v[i].depth)
+			continue;
+		if (!pytok_is_op(t, k, "(") || k == 0)
+			return 0;
+		if (pytok_is_name(t, k - 1, "isinstance") || pytok_is_name(t, k - 1, "issubclass"))
+			return 1;
+		/* a tuple of classes, isinstance(m, (nn.Linear, nn.Conv2d)): look at what holds the tuple */
+		if (!pytok_is_op(t, k - 1, ",") && !pytok_is_op(t, k - 1, "("))
+			return 0;
+		i = k;
+	}
+	return 0;
+}
+
 static void handle_torch(struct walk *w, const struct pv_ref *r, int called, const struct site *s)
 {
 	int constant = word_in(path_last(r->path), torch_consts) || path_last(r->path)[0] == '_';
 	char obj[200];
-	if (!torch_work(r->path) || (!called && constant))
+	if (!torch_work(r->path) || (!called && constant) || (!called && in_type_test(w->c->t, r->start)))
 		return;
 	if (r->dynamic || !strcmp(path_last(r->path), "?"))
 		snprintf(obj, sizeof(obj), "a function of %.*s looked up by a name computed at run time (%s)",

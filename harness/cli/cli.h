@@ -39,6 +39,8 @@ extern const char cmd_profile_help[];
 extern const char cmd_report_help[], cmd_compare_help[];
 int cmd_run(int argc, char **argv, struct sb_ctx *ctx);
 extern const char cmd_run_help[];
+int cmd_audit(int argc, char **argv, struct sb_ctx *ctx);
+extern const char cmd_audit_help[];
 
 /* Options that every config-reading command takes; applied in this order: file, --set, flags. */
 struct config_opts {

@@ -19,6 +19,7 @@ const struct cmd commands[] = {
 	{ "report", cmd_report, "write a run's report: Markdown and one self-contained HTML page with gnuplot plots", cmd_report_help },
 	{ "compare", cmd_compare, "per-problem regressions between two runs, noise-aware; exit 1 when something regressed", cmd_compare_help },
 	{ "run", cmd_run, "run agents over problems (stitchcuda and baselines), resumable; everything persisted", cmd_run_help },
+	{ "audit", cmd_audit, "find flawed problems: constant or tiny outputs, identity ops, randomness, integer inputs", cmd_audit_help },
 	{ "help", cmd_help, "show the help of a command", cmd_help_help },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "../checks/rubric.h"
 #include "../core/fs.h"
 #include "../core/sha256.h"
 #include "../core/log.h"
@@ -51,6 +52,9 @@ const char cmd_eval_help[] =
 	"   --kernelbench-root PATH  problems from this suite or KernelBench checkout\n"
 	"   -c, --config FILE        experiment YAML (its eval: and checks: sections apply)\n"
 	"   --set KEY=VALUE          override one config key; --python PATH the workers' interpreter\n\n"
+	"Runtime hack checks run with every evaluation (checks.runtime; docs/checks.md), and a problem that\n"
+	"`stitchbench audit` flagged is marked in the verdict (field audit). With checks.rubric and\n"
+	"checks.judge_model set, a judge model also scores each candidate against the rubric (field rubric).\n\n"
 	"Caches live in $STITCHBENCH_CACHE (default ~/.cache/stitchbench): ref/ (expected outputs),\n"
 	"ext/ (builds, keyed by source hash, arch and torch version), work/ (per-evaluation folders).\n"
 	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass,\n"
@@ -120,6 +124,55 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 	return 0;
 }
 
+/* ---------- the rubric judge (checks.rubric; off by default) ---------- */
+
+struct judge {
+	struct rubric rubric;
+	struct llm_client *client;
+	const char *model;
+};
+
+/* Loads the rubric and starts the judge's client; nothing when checks.rubric is unset. Calls are
+ * persisted under run_dir when there is one (a run), as every LLM call of a run is. */
+static int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err)
+{
+	memset(j, 0, sizeof(*j));
+	if (!cfg->checks.rubric)
+		return 0;
+	if (!cfg->checks.judge_model)
+		return sb_error_set(err, SB_EINPUT, "checks.rubric is set but checks.judge_model is not: name the "
+				    "models[] entry that scores the rubric");
+	int rc = rubric_load(cfg->checks.rubric, &j->rubric, err);
+	if (rc == 0 && (rc = llm_client_new(config_find_model(cfg, cfg->checks.judge_model), run_dir, NULL, &j->client, err)))
+		rubric_release(&j->rubric);
+	j->model = cfg->checks.judge_model;
+	return rc;
+}
+
+static void judge_close(struct judge *j)
+{
+	if (j->client)
+		llm_client_free(j->client);
+	rubric_release(&j->rubric);
+}
+
+/* Scores a verdict's candidate, unless it never loaded (a compile or format error has nothing to judge). */
+static void judge_verdict(struct judge *j, const struct problem *p, int sample, struct verdict *v)
+{
+	if (!j->client || v->status == V_COMPILE_ERROR || v->status == V_FORMAT_ERROR)
+		return;
+	struct strbuf prob = STRBUF_INIT, cand = STRBUF_INIT;
+	struct rubric_result r;
+	strbuf_read_file(&prob, p->path, 1 << 20);
+	strbuf_read_file(&cand, v->candidate_path, 1 << 20);
+	rubric_judge(j->client, j->model, &j->rubric, v->problem, sample, prob.buf ? prob.buf : "", cand.buf ? cand.buf : "", &r);
+	json_decref(v->rubric);
+	v->rubric = rubric_result_json(&r);
+	rubric_result_release(&r);
+	strbuf_release(&prob);
+	strbuf_release(&cand);
+}
+
 /* ---------- one file ---------- */
 
 static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config *cfg, const struct suite *s)
@@ -141,8 +194,13 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		sb_error_set(&err, SB_EINPUT, "%s: %s", a->candidate, stat(a->candidate, &st) ? strerror(errno) : "not a file");
 		return cli_fail(ctx, &err);
 	}
-	if (eval_env_init(&env, cfg, ctx->home, &err))
+	struct judge judge;
+	if (judge_open(&judge, cfg, NULL, &err))
 		return cli_fail(ctx, &err);
+	if (eval_env_init(&env, cfg, ctx->home, &err)) {
+		judge_close(&judge);
+		return cli_fail(ctx, &err);
+	}
 	env.keep_workdirs = a->keep;
 	char *abs = realpath(a->candidate, NULL);
 	int rc = evaluate(&env, cfg, p, abs, &v, &err);
@@ -150,8 +208,11 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 	if (rc) {
 		verdict_release(&v);
 		eval_env_release(&env);
+		judge_close(&judge);
 		return cli_fail(ctx, &err);
 	}
+	judge_verdict(&judge, p, 0, &v);
+	judge_close(&judge);
 	if (a->json) {
 		json_t *j = verdict_to_json(&v);
 		char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -287,6 +348,12 @@ static int append_verdict(FILE *f, const struct verdict *v)
 
 /* ---------- the run store (--run or output.run_id; docs/store.md) ---------- */
 
+/* <output.dir>/<run_id>, where the run's LLM transcripts go; NULL without a run id. */
+static char *run_dir_of(const struct config *cfg)
+{
+	return cfg->output.run_id ? xstrfmt("%s/%s", cfg->output.dir, cfg->output.run_id) : NULL;
+}
+
 /* <output.dir>/<run_id>/results.db with the agent "samples"; *st stays NULL without a run id. */
 static int run_store_open(struct store **st, const struct config *cfg, const struct eval_env *env,
 			  const struct suite *s, struct sb_error *err)
@@ -362,11 +429,16 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	}
 	env.keep_workdirs = a->keep;
 	struct store *run;
-	if (run_store_open(&run, cfg, &env, s, &err)) {
+	struct judge judge = { 0 };
+	char *run_dir = run_dir_of(cfg);
+	if (run_store_open(&run, cfg, &env, s, &err) || judge_open(&judge, cfg, run_dir, &err)) {
+		free(run_dir);
+		store_close(run);
 		free(output);
 		eval_env_release(&env);
 		return cli_fail(ctx, &err);
 	}
+	free(run_dir);
 	size_t todo = 0, unstored = 0;
 	for (size_t i = 0; i < n; i++) {
 		char ref[16];
@@ -417,6 +489,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			verdict_release(&v);
 			continue;
 		}
+		judge_verdict(&judge, x->problem, x->sample, &v);
 		counts[v.status]++;
 		if (append_verdict(f, &v)) {
 			sb_error_set(&err, SB_EIO, "writing %s: %s", output, strerror(errno));
@@ -445,6 +518,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	if (!rc && run)
 		printf("stored in run %s: %s/%s/%s\n", cfg->output.run_id, cfg->output.dir, cfg->output.run_id, STORE_FILE);
 	store_close(run);
+	judge_close(&judge);
 	for (size_t i = 0; i < n; i++)
 		free(items[i].path);
 	for (size_t i = 0; i < np; i++)

@@ -52,6 +52,7 @@ void config_init(struct config *c)
 	c->eval.profile = 1;
 	c->eval.profile_trials = 10;
 	c->checks.static_checks = 1;
+	c->checks.runtime_checks = 1;
 	memcpy(c->checks.policy, default_policy, sizeof(default_policy));
 	c->output.dir = xstrdup("results");
 	c->output.report = 1;

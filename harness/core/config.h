@@ -94,6 +94,7 @@ struct eval_cfg {
 
 struct checks_cfg {
 	int static_checks;      /* run the static rules on each candidate before its workers start */
+	int runtime_checks;     /* the runtime rules: facts of every call, rotation, second run, floor */
 	enum policy_action policy[SB_HACK_IDS]; /* index 0 = H01 */
 	char *rubric;
 	char *judge_model;

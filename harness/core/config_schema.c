@@ -163,6 +163,8 @@ static const struct field checks_fields[] = {
 	{ "static", FT_BOOL, F(checks_cfg, static_checks),
 	  .doc = "run the static hack rules on each candidate before its workers start (docs/checks.md)" },
 	{ "policy", FT_POLICY, F(checks_cfg, policy), .doc = "H01..H22 -> reject or flag" },
+	{ "runtime", FT_BOOL, F(checks_cfg, runtime_checks),
+	  .doc = "run the runtime hack rules (output kinds, aliasing, threads, identity, rotation, second run, floor)" },
 	{ "rubric", FT_STR, F(checks_cfg, rubric), .doc = "rubric YAML for the optional judge; null = off" },
 	{ "judge_model", FT_STR, F(checks_cfg, judge_model), .doc = "a models[].name that scores the rubric" },
 	END

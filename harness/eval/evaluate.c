@@ -14,89 +14,18 @@
 #include "../core/fs.h"
 #include "../core/python.h"
 #include "../core/sha256.h"
+#include "../audit/audit.h"
 #include "../checks/static_verdict.h"
 #include "../profile/session.h"
+#include "eval_int.h"
+#include "outputs.h"
 #include "refcache.h"
+#include "rtchecks.h"
 #include "timing.h"
 #include "worker_client.h"
 
 #define LOG_CAP (64u << 10)
 #define REF_TIMEOUT_S 3600 /* the reference is trusted; its limit only guards against a hung GPU */
-
-/* ---------- environment ---------- */
-
-static char *default_cache_root(void)
-{
-	const char *c = getenv("STITCHBENCH_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-	if (c && *c)
-		return xstrdup(c);
-	if (x && *x)
-		return xstrfmt("%s/stitchbench", x);
-	return xstrfmt("%s/.cache/stitchbench", h && *h ? h : "/tmp");
-}
-
-int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err)
-{
-	struct python_info py;
-	char *probe = xstrfmt("%s/harness/worker/probe.py", home);
-	memset(e, 0, sizeof(*e));
-	int rc = python_discover(cfg->python, probe, &py, NULL, err);
-	free(probe);
-	if (rc)
-		return rc;
-	const char *dev = cfg->eval.device;
-	int index = -1;
-	if (!strcmp(dev, "auto"))
-		index = py.cuda_available && py.ndevices ? 0 : -1;
-	else if (!strcmp(dev, "cuda"))
-		index = 0;
-	else if (starts_with(dev, "cuda:"))
-		index = atoi(dev + 5);
-	if (index >= 0 && (!py.cuda_available || (size_t)index >= py.ndevices)) {
-		rc = sb_error_set(err, SB_EENV, "eval.device %s: %s", dev,
-				  py.cuda_available ? "no such GPU" : "torch sees no GPU here (use --device cpu)");
-		python_info_release(&py);
-		return rc;
-	}
-	e->python = xstrdup(py.path);
-	e->worker_script = xstrfmt("%s/harness/worker/worker.py", home);
-	const char *lib = getenv("STITCHBENCH_PROF_LIB");
-	e->prof_lib = lib && *lib ? xstrdup(lib) : xstrfmt("%s/lib/libstitchprof.so", home);
-	snprintf(e->torch, sizeof(e->torch), "%s", py.torch_version ? py.torch_version : "?");
-	snprintf(e->torch_cuda, sizeof(e->torch_cuda), "%s", py.torch_cuda ? py.torch_cuda : "");
-	snprintf(e->python_version, sizeof(e->python_version), "%s", py.version ? py.version : "?");
-	if (index >= 0) {
-		snprintf(e->device, sizeof(e->device), "cuda:%d", index);
-		snprintf(e->gpu, sizeof(e->gpu), "%s", py.devices[index].name ? py.devices[index].name : "?");
-		snprintf(e->sm, sizeof(e->sm), "%s", py.devices[index].sm);
-		e->l2_bytes = py.devices[index].l2_bytes;
-	} else {
-		snprintf(e->device, sizeof(e->device), "cpu");
-	}
-	python_info_release(&py);
-	e->cache_root = default_cache_root();
-	if ((rc = fs_mkdirs(e->cache_root, 0700)) != 0)
-		return sb_error_set(err, SB_EENV, "cannot create the cache %s: %s (set STITCHBENCH_CACHE)", e->cache_root,
-				    strerror(-rc));
-	return 0;
-}
-
-long long eval_flush_bytes(const struct eval_env *e)
-{
-	if (!strcmp(e->device, "cpu"))
-		return 0;
-	long long l2 = e->l2_bytes ? e->l2_bytes : (64LL << 20); /* unknown L2: assume a large one */
-	return 2 * l2 < (32LL << 20) ? (32LL << 20) : 2 * l2;
-}
-
-void eval_env_release(struct eval_env *e)
-{
-	free(e->python);
-	free(e->worker_script);
-	free(e->prof_lib);
-	free(e->cache_root);
-	memset(e, 0, sizeof(*e));
-}
 
 /* ---------- small pieces ---------- */
 
@@ -140,9 +69,8 @@ static enum verdict_status status_of_kind(const char *kind)
 	return V_RUNTIME_ERROR;
 }
 
-/* A request to the candidate; on any failure fills the verdict and returns -1. */
-static int cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v,
-		    const char *stage, int timeout_s)
+int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
+		  int timeout_s)
 {
 	struct worker_fault f;
 	int rc = worker_call(w, req, reply, deadline, &f);
@@ -214,7 +142,9 @@ struct eval_ctx {
 	int ref_loaded;
 	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
 	uint32_t *seeds;
+	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
 	long long out_bytes;
+	struct rt_session rt;
 };
 
 static void set_cand_env(struct eval_ctx *c)
@@ -264,25 +194,35 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 	return 0;
 }
 
-/* Runs the reference on every correctness seed into a fresh cache entry. */
+/* Runs the reference on every correctness seed and on the rotation check's two seeds into a fresh
+ * cache entry; its meta keeps the input fingerprints, the reference's own call facts (the runtime rules
+ * compare the candidate's with them) and the bytes a call moves. */
 static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_error *err)
 {
 	char *tmp = xstrfmt("%s.tmp-%d", entry, (int)getpid());
-	json_t *meta = json_object(), *inputs = json_array(), *reply;
-	long long max_bytes = 0;
+	json_t *meta = json_object(), *inputs = json_array(), *facts = json_array(), *rot = json_array(), *reply;
+	long long max_bytes = 0, moved = 0;
+	int ntrials = c->cfg->eval.trials;
 	fs_mkdirs(tmp, 0700);
-	for (int k = 0; k < c->cfg->eval.trials; k++) {
-		char *out = xstrfmt("%s/trial_%d.safetensors", tmp, k);
-		json_t *req = json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[k], "out", out);
+	for (int k = 0; k < ntrials + 2; k++) {
+		char *out = k < ntrials ? xstrfmt("%s/trial_%d.safetensors", tmp, k) : xstrfmt("%s/rot_%d.safetensors", tmp, k - ntrials);
+		uint32_t seed = k < ntrials ? c->seeds[k] : c->rot_seeds[k - ntrials];
+		json_t *req = json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)seed, "out", out);
 		free(out);
 		if (ref_ask(&c->ref, req, &reply, "computing the expected outputs", err)) {
 			json_decref(meta);
 			json_decref(inputs);
+			json_decref(facts);
+			json_decref(rot);
 			free(tmp);
 			return NULL;
 		}
-		json_array_append(inputs, json_object_get(reply, "inputs_before"));
-		long long bytes = 0;
+		json_array_append(k < ntrials ? inputs : rot, json_object_get(reply, "inputs_before"));
+		if (k < ntrials)
+			json_array_append_new(facts, json_pack("{s:O, s:O, s:O}", "outputs", json_object_get(reply, "outputs"),
+							       "inputs_storage", json_object_get(reply, "inputs_storage"),
+							       "params_storage", json_object_get(reply, "params_storage")));
+		long long bytes = 0, io = rt_io_bytes(reply);
 		size_t i;
 		json_t *o;
 		json_array_foreach(json_object_get(reply, "outputs"), i, o) {
@@ -295,9 +235,28 @@ static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_er
 		}
 		if (bytes > max_bytes)
 			max_bytes = bytes;
+		if (io > moved)
+			moved = io;
 		json_decref(reply);
 	}
+	/* the first seed once more: a reference that does not repeat itself under a seed makes a candidate's
+	 * second run (H19) meaningless */
+	char *again = xstrfmt("%s/again_0.safetensors", tmp), *first = xstrfmt("%s/trial_0.safetensors", tmp);
+	struct outputs_cmp same = { 0 };
+	if (ntrials > 0 && !ref_ask(&c->ref, json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[0],
+						     "out", again), &reply, "repeating the first trial", err)) {
+		json_decref(reply);
+		if (outputs_compare(first, again, c->cfg->eval.tolerance, &same, err) == 0)
+			json_object_set_new(meta, "reproducible", json_boolean(same.bitwise));
+		outputs_cmp_release(&same);
+		unlink(again);
+	}
+	free(again);
+	free(first);
 	json_object_set_new(meta, "inputs", inputs);
+	json_object_set_new(meta, "rotation_inputs", rot);
+	json_object_set_new(meta, "facts", facts);
+	json_object_set_new(meta, "io_bytes", json_integer(moved));
 	json_object_set_new(meta, "output_bytes_max", json_integer(max_bytes));
 	json_object_set_new(meta, "problem", json_string(c->p->sha256));
 	if (refcache_publish(tmp, entry, meta, err)) {
@@ -326,43 +285,37 @@ static int start_cand(struct eval_ctx *c, struct sb_error *err)
 
 /* ---------- correctness ---------- */
 
-static int compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
-			 struct sb_error *err)
+/* H09: NaN written into freed device memory before the second run of the first trial, enough to cover
+ * a call's allocations (twice the largest output, an upper bound already, and room for temporaries);
+ * 0 on the CPU. The trials themselves run on memory as it comes, as they would anywhere else. */
+static long long poison_bytes(const struct eval_ctx *c)
 {
-	struct st_file rf, cf;
-	struct sb_error e2 = { 0 };
-	if (st_open(refpath, &rf, err))
+	if (!strcmp(c->e->device, "cpu"))
+		return 0;
+	long long n = 2 * c->out_bytes + (256LL << 20);
+	return n > (8LL << 30) ? (8LL << 30) : n;
+}
+
+/* Compares a call's outputs with the reference's into t; an unreadable file or a wrong number of outputs
+ * names the verdict at once. *keep (if not NULL) receives the comparison for the runtime checks. */
+static int compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
+			 struct outputs_cmp *keep, struct sb_error *err)
+{
+	struct outputs_cmp r;
+	if (outputs_compare(refpath, candpath, c->cfg->eval.tolerance, &r, err))
 		return -1; /* our own cache is unreadable: a harness error */
-	if (st_open(candpath, &cf, &e2)) {
-		st_close(&rf);
-		t->pass = 0;
-		verdict_fail(c->v, V_INCORRECT, "the candidate's outputs are unreadable: %s", e2.msg);
-		return 1;
-	}
-	t->pass = 1;
-	if (cf.ntensors != rf.ntensors) {
-		t->pass = 0;
-		verdict_fail(c->v, V_INCORRECT, "the candidate returned %zu output%s, the reference %zu", cf.ntensors,
-			     cf.ntensors == 1 ? "" : "s", rf.ntensors);
-	}
-	t->outputs = xcalloc(rf.ntensors ? rf.ntensors : 1, sizeof(*t->outputs));
-	for (size_t i = 0; i < rf.ntensors && i < cf.ntensors; i++) {
-		const struct st_tensor *exp = &rf.tensors[i], *act = st_find(&cf, exp->name);
-		struct output_check *oc = &t->outputs[t->noutputs++];
-		snprintf(oc->name, sizeof(oc->name), "%s", exp->name);
-		if (!act) {
-			oc->cmp.pass = 0;
-			snprintf(oc->cmp.detail, sizeof(oc->cmp.detail), "output %s is missing", exp->name);
-			t->pass = 0;
-			continue;
-		}
-		oc->ndim = act->ndim;
-		compare_tensors(exp, act, tolerance_for(c->cfg->eval.tolerance, exp->dtype), &oc->cmp);
-		t->pass &= oc->cmp.pass;
-	}
-	st_close(&rf);
-	st_close(&cf);
-	return 0;
+	t->pass = r.readable && r.pass;
+	if (r.error[0])
+		verdict_fail(c->v, V_INCORRECT, "%s", r.error);
+	t->noutputs = r.noutputs;
+	t->outputs = xcalloc(r.noutputs ? r.noutputs : 1, sizeof(*t->outputs));
+	memcpy(t->outputs, r.outputs, r.noutputs * sizeof(*t->outputs));
+	int rc = r.readable ? 0 : 1;
+	if (keep)
+		*keep = r;
+	else
+		outputs_cmp_release(&r);
+	return rc;
 }
 
 static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err)
@@ -379,7 +332,7 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
 		json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)t->seed, "out", out,
 					"max_output_bytes", (json_int_t)(2 * c->out_bytes + (16LL << 20)));
-		if (cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
+		if (eval_cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
 			free(out);
 			return 1;
 		}
@@ -387,8 +340,8 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		json_t *before = json_object_get(reply, "inputs_before");
 		t->inputs_mutated = !json_equal(before, json_object_get(reply, "inputs_after"));
 		int same_inputs = json_equal(before, json_array_get(json_object_get(meta, "inputs"), (size_t)k));
-		json_decref(reply);
 		if (!same_inputs) {
+			json_decref(reply);
 			free(out);
 			verdict_fail(v, V_INCORRECT, "trial %d: the inputs drawn in the candidate's process differ from the "
 				     "reference's for the same seed (the candidate changes random number generation)", k);
@@ -397,9 +350,15 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		if (!entry_dir)
 			entry_dir = xstrdup(json_string_value(json_object_get(meta, "_dir")));
 		char *refpath = xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
-		int rc = compare_trial(c, refpath, out, t, err);
+		struct outputs_cmp cmp;
+		int rc = compare_trial(c, refpath, out, t, &cmp, err);
 		free(refpath);
 		free(out);
+		if (rc >= 0) {
+			rt_observe_trial(&c->rt, (size_t)k, reply, &cmp, c->e->device);
+			outputs_cmp_release(&cmp);
+		}
+		json_decref(reply);
 		if (rc < 0) {
 			free(entry_dir);
 			return -1;
@@ -440,6 +399,18 @@ static void judge_trials(struct eval_ctx *c)
 			verdict_fail(v, V_INCORRECT, "trial %zu failed", k);
 		return;
 	}
+}
+
+/* What the runtime checks' extra calls need (rtchecks.h). */
+static struct rt_io runtime_io(struct eval_ctx *c, json_t *meta, double deadline)
+{
+	return (struct rt_io){
+		.cand = &c->cand, .ref = c->ref_loaded ? &c->ref : NULL, .device = c->e->device, .cand_dir = c->cand_dir,
+		.ref_entry = json_string_value(json_object_get(meta, "_dir")), .cache_root = c->e->cache_root,
+		.seeds = c->seeds, .rot_seeds = { c->rot_seeds[0], c->rot_seeds[1] }, .deadline = deadline,
+		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
+		.poison_bytes = poison_bytes(c),
+	};
 }
 
 /* ---------- timing ---------- */
@@ -483,7 +454,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	}
 	/* re-validate what the timed calls returned (H12: honest only while checked) */
 	struct trial_result t = { 0 };
-	rc = compare_trial(c, ref_out, cand_out, &t, err);
+	rc = compare_trial(c, ref_out, cand_out, &t, NULL, err);
 	if (rc == 0) {
 		c->v->timing.revalidated = 1;
 		if (!t.pass) {
@@ -559,6 +530,7 @@ static void ctx_release(struct eval_ctx *c)
 	free(c->ext_dir);
 	free(c->hidden_ref);
 	free(c->seeds);
+	rt_session_release(&c->rt);
 	strvec_clear(&c->cand_env);
 	strvec_clear(&c->ref_env);
 }
@@ -583,6 +555,12 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	snprintf(v->env.torch, sizeof(v->env.torch), "%s", c->e->torch);
 	snprintf(v->env.torch_cuda, sizeof(v->env.torch_cuda), "%s", c->e->torch_cuda);
 	snprintf(v->env.python, sizeof(v->env.python), "%s", c->e->python_version);
+	/* the problem's own flaws, when `stitchbench audit` has looked at this very file (docs/audit.md) */
+	json_t *audit = audit_cache_read(c->e->cache_root, c->p->sha256);
+	if (audit)
+		v->audit = json_pack("{s:O, s:O, s:O}", "findings", json_object_get(audit, "findings"), "device",
+				     json_object_get(audit, "device"), "torch", json_object_get(audit, "torch"));
+	json_decref(audit);
 }
 
 static int make_dirs(struct eval_ctx *c, struct sb_error *err)
@@ -630,12 +608,14 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	if ((rc = make_dirs(&c, err)))
 		goto out;
 	set_cand_env(&c);
-	c.seeds = xcalloc((size_t)cfg->eval.trials, sizeof(uint32_t));
+	c.seeds = xcalloc((size_t)cfg->eval.trials + 2, sizeof(uint32_t));
 	for (int k = 0; k < cfg->eval.trials; k++)
 		c.seeds[k] = trial_seed((uint32_t)cfg->eval.seed, k);
+	for (int k = 0; k < 2; k++) /* the rotation's two sets; the cache holds their outputs too */
+		c.seeds[cfg->eval.trials + k] = c.rot_seeds[k] = trial_seed((uint32_t)cfg->eval.seed, 2000 + k);
 
 	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
-	struct refcache_key key = { p->sha256, c.seeds, cfg->eval.trials, cfg->eval.seed,
+	struct refcache_key key = { p->sha256, c.seeds, cfg->eval.trials + 2, cfg->eval.seed,
 				    e->gpu[0] ? e->gpu : "cpu", e->torch };
 	char *entry = refcache_dir(e->cache_root, &key);
 	meta = refcache_lookup(entry);
@@ -653,43 +633,61 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	}
 	json_object_set_new(meta, "_dir", json_string(entry));
 	c.out_bytes = json_integer_value(json_object_get(meta, "output_bytes_max"));
+	rt_session_init(&c.rt, cfg, cfg->eval.trials, meta, v);
 
 	/* 2. the candidate, in a fresh sandboxed process */
 	double deadline = proc_now() + cfg->eval.timeout_s;
 	if ((rc = start_cand(&c, err)))
 		goto out_entry;
 	double b0 = proc_now();
-	if (cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
+	if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
 		size_t i;
 		json_t *b;
 		json_array_foreach(json_object_get(reply, "builds"), i, b)
 			v->seconds.build += json_number_value(json_object_get(b, "seconds"));
+		rt_observe_load(&c.rt, reply);
 		json_decref(reply);
 		if (!v->seconds.build)
 			v->seconds.build = proc_now() - b0;
 		double c0 = proc_now();
-		rc = run_trials(&c, meta, deadline, err);
+		/* a replaced harness function at import (H08) could fake everything that follows */
+		rc = rt_apply(&c.rt, v) ? 1 : run_trials(&c, meta, deadline, err);
+		if (rc == 0) {
+			judge_trials(&c);
+			rt_apply(&c.rt, v);
+			struct rt_io io = runtime_io(&c, meta, deadline);
+			rc = rt_after_trials(&c.rt, &io, v, err);
+			rt_apply(&c.rt, v);
+		}
 		v->seconds.correctness = proc_now() - c0;
 		if (rc < 0)
 			goto out_entry;
 		if (rc == 0) {
-			judge_trials(&c);
 			if (v->status == V_PASS && !v->message && cfg->eval.perf_trials > 0) {
 				rc = run_timing(&c, deadline, err);
 				if (rc < 0)
 					goto out_entry;
+				struct rt_io io = runtime_io(&c, meta, deadline);
+				if (rc == 0 && v->timing.ran && rt_after_timing(&c.rt, &io, meta, v) == 0)
+					rt_apply(&c.rt, v);
 			}
 			if (v->status == V_PASS && !v->message && wants_profile(e, cfg))
 				run_profile(&c, deadline);
 		}
 		rc = 0;
+		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message)
 			v->message = xstrfmt("all %d correctness trials passed%s", cfg->eval.trials,
 					     v->timing.ran ? "; timed outputs re-validated" : "");
 	}
 out_entry:
 	free(entry);
+	if (v->runtime && !c.rt.ncalls) { /* forward never ran: no runtime facts to show */
+		rt_report_release(v->runtime);
+		free(v->runtime);
+		v->runtime = NULL;
+	}
 out:
 	json_decref(meta);
 	if (c.cand.started || c.cand.finished) {
@@ -720,7 +718,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 		set_cand_env(&c);
 		c.out_bytes = 0;
 		if ((rc = start_cand(&c, err)) == 0) {
-			if (cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
+			if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
 				     proc_now() + cfg->eval.timeout_s, &v, "building", cfg->eval.timeout_s) == 0) {
 				json_decref(reply);
 				*ok = 1;

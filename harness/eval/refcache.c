@@ -12,7 +12,7 @@
 #include "../core/sha256.h"
 #include "../core/strbuf.h"
 
-#define REFCACHE_FORMAT 1
+#define REFCACHE_FORMAT 2 /* 2: rotation seeds, call facts, io_bytes; fingerprints with a weighted sum */
 
 char *refcache_dir(const char *cache_root, const struct refcache_key *k)
 {

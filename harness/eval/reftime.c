@@ -10,7 +10,7 @@
 
 #include "../core/fs.h"
 #include "../core/sha256.h"
-#include "worker_client.h"
+#include "refworker.h"
 
 #define REFTIME_FORMAT 2 /* 2: one block of back-to-back calls after priming */
 
@@ -36,39 +36,22 @@ static void stats_from_json(json_t *a, struct sample_stats *s)
 	free(x);
 }
 
-/* Asks for one thing; any failure of the trusted reference is the problem's or the machine's. */
-static int ask(struct worker *w, json_t *req, json_t **reply, struct sb_error *err)
-{
-	struct worker_fault f;
-	int rc = worker_call(w, req, reply, proc_now() + 3600, &f);
-	json_decref(req);
-	if (rc)
-		return sb_error_set(err, SB_EENV, "the reference worker failed: %s", f.what);
-	if (!json_is_true(json_object_get(*reply, "ok"))) {
-		rc = sb_error_set(err, SB_EINPUT, "the reference failed: %.400s",
-				  json_string_value(json_object_get(*reply, "message")) ?: "?");
-		json_decref(*reply);
-		return rc;
-	}
-	return 0;
-}
-
 /* Times `which` perf_trials times in one block of back-to-back calls, as KernelBench's baseline
  * does in-process (no other worker competes here); appends the microseconds to `out`. */
-static int time_side(struct worker *w, const char *which, const struct config *cfg, int gpu, json_t *out,
+static int time_side(struct refworker *w, const char *which, const struct config *cfg, int gpu, json_t *out,
 		     struct sb_error *err)
 {
 	json_t *reply, *sets = json_array();
-	if (ask(w, json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", which, "min_ms", cfg->eval.warmup_ms,
-			     "min_calls", cfg->eval.warmup_calls), &reply, err)) {
+	if (refworker_ask(w, json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", which, "min_ms",
+				       cfg->eval.warmup_ms, "min_calls", cfg->eval.warmup_calls), &reply, "warming up", err)) {
 		json_decref(sets);
 		return -1;
 	}
 	json_decref(reply);
 	for (int i = 0; i < cfg->eval.perf_trials; i++)
 		json_array_append_new(sets, json_integer(i));
-	if (ask(w, json_pack("{s:s, s:s, s:o, s:i}", "cmd", "time", "which", which, "sets", sets, "prime_ms",
-			     gpu ? cfg->eval.timing_prime_ms : 0), &reply, err))
+	if (refworker_ask(w, json_pack("{s:s, s:s, s:o, s:i}", "cmd", "time", "which", which, "sets", sets, "prime_ms",
+				       gpu ? cfg->eval.timing_prime_ms : 0), &reply, "timing", err))
 		return -1;
 	json_t *us = json_object_get(reply, "us");
 	size_t i;
@@ -85,38 +68,24 @@ static int time_side(struct worker *w, const char *which, const struct config *c
 static int measure(const struct eval_env *e, const struct config *cfg, const struct problem *p, int compile,
 		   json_t *entry, struct sb_error *err)
 {
-	char *dir = xstrfmt("%s/work/reftime-XXXXXX", e->cache_root);
-	char *parent = xstrfmt("%s/work", e->cache_root);
-	struct worker w;
-	struct strvec env = STRVEC_INIT;
+	struct refworker w;
 	json_t *reply, *eager = json_array(), *compiled = json_array();
 	int rc = -1;
-	fs_mkdirs(parent, 0700);
-	free(parent);
-	if (!mkdtemp(dir)) {
-		free(dir);
-		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work", e->cache_root);
-	}
-	strvec_pushf(&env, "HOME=%s", dir);
-	strvec_pushf(&env, "TMPDIR=%s", dir);
-	strvec_pushf(&env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", e->cache_root);
-	strvec_pushf(&env, "TRITON_CACHE_DIR=%s/triton", e->cache_root);
-	struct worker_spec spec = { e->python, e->worker_script, dir, env.v, NULL, 64 << 10 };
-	if (worker_start(&w, &spec, err))
-		goto out;
+	if (refworker_start(&w, e, "reftime", err))
+		goto stop;
 	long long flush = eval_flush_bytes(e);
 	json_t *seeds = json_pack("[I,I,I]", (json_int_t)trial_seed((uint32_t)cfg->eval.seed, 1000),
 				  (json_int_t)trial_seed((uint32_t)cfg->eval.seed, 1001),
 				  (json_int_t)trial_seed((uint32_t)cfg->eval.seed, 1002));
-	if (ask(&w, json_pack("{s:s, s:s, s:s, s:i, s:b}", "cmd", "load", "problem", p->path, "device", e->device, "seed",
-			      cfg->eval.seed, "compile", compile), &reply, err)) {
+	if (refworker_ask(&w, json_pack("{s:s, s:s, s:s, s:i, s:b}", "cmd", "load", "problem", p->path, "device", e->device,
+					"seed", cfg->eval.seed, "compile", compile), &reply, "loading the problem", err)) {
 		json_decref(seeds);
 		goto stop;
 	}
 	compile = json_is_true(json_object_get(reply, "compile_available"));
 	json_decref(reply);
-	if (ask(&w, json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes", (json_int_t)flush),
-		&reply, err))
+	if (refworker_ask(&w, json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
+					(json_int_t)flush), &reply, "drawing inputs", err))
 		goto stop;
 	json_decref(reply);
 	int gpu = strcmp(e->device, "cpu") != 0;
@@ -128,14 +97,9 @@ static int measure(const struct eval_env *e, const struct config *cfg, const str
 	json_object_set(entry, "compiled_us", compile ? compiled : json_null());
 	rc = 0;
 stop:
-	worker_stop(&w, 5);
-	proc_result_release(&w.log);
-out:
+	refworker_stop(&w);
 	json_decref(eager);
 	json_decref(compiled);
-	strvec_clear(&env);
-	fs_remove_tree(dir);
-	free(dir);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../profile/report.h"
+#include "rtchecks.h"
 
 static const char *const status_names[] = {
 	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error",
@@ -42,6 +43,11 @@ void verdict_release(struct verdict *v)
 	if (v->profile)
 		prof_report_release(v->profile);
 	free(v->profile);
+	if (v->runtime)
+		rt_report_release(v->runtime);
+	free(v->runtime);
+	json_decref(v->audit);
+	json_decref(v->rubric);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -205,6 +211,9 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "reference_cached", json_boolean(v->reference_cached));
 	json_object_set_new(o, "log_tail", jstr(v->log_tail));
 	json_object_set_new(o, "profile", v->profile ? prof_report_json(v->profile, 20) : json_null());
+	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());
+	json_object_set_new(o, "audit", v->audit ? json_incref(v->audit) : json_null());
+	json_object_set_new(o, "rubric", v->rubric ? json_incref(v->rubric) : json_null());
 	return o;
 }
 
@@ -256,9 +265,31 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	}
 	if (v->profile)
 		prof_report_summary(v->profile, out);
+	if (v->runtime)
+		rt_report_summary(v->runtime, out);
+	for (size_t i = 0; v->audit && i < json_array_size(json_object_get(v->audit, "findings")); i++) {
+		json_t *a = json_array_get(json_object_get(v->audit, "findings"), i);
+		strbuf_addf(out, "  audit of the problem: %s: %s\n", json_string_value(json_object_get(a, "id")) ?: "?",
+			    json_string_value(json_object_get(a, "message")) ?: "");
+	}
 	for (size_t i = 0; i < v->nfindings; i++)
 		strbuf_addf(out, "  finding %s (%s)%s: %s\n", v->findings[i].id, v->findings[i].severity,
 			    v->findings[i].line ? "" : "", v->findings[i].message);
+	if (v->rubric) {
+		json_t *total = json_object_get(v->rubric, "total");
+		const char *why = json_string_value(json_object_get(v->rubric, "error"));
+		strbuf_addf(out, "  rubric (%s): ", json_string_value(json_object_get(v->rubric, "model")) ?: "?");
+		if (why)
+			strbuf_addf(out, "not scored: %s\n", why);
+		else
+			strbuf_addf(out, "%.2f\n", json_number_value(total));
+		size_t i;
+		json_t *c;
+		json_array_foreach(json_object_get(v->rubric, "criteria"), i, c)
+			strbuf_addf(out, "    %s %.2f: %s\n", json_string_value(json_object_get(c, "name")) ?: "?",
+				    json_number_value(json_object_get(c, "score")),
+				    json_string_value(json_object_get(c, "reason")) ?: "");
+	}
 	if (v->detail && *v->detail)
 		strbuf_addf(out, "  ---\n%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");
 	const struct sandbox_report *sb = &v->sandbox;

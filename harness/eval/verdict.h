@@ -64,6 +64,7 @@ struct timing_result {
 };
 
 struct prof_report; /* harness/profile/report.h */
+struct rt_report;   /* harness/eval/rtchecks.h */
 
 struct verdict_env {
 	char device[24], gpu[128], sm[8], torch[32], torch_cuda[16], python[16];
@@ -87,6 +88,9 @@ struct verdict {
 	int reference_cached;
 	char *log_tail;              /* the candidate worker's stdout/stderr tail */
 	struct prof_report *profile; /* CUPTI profile of extra timed calls (docs/profile.md); NULL: not profiled */
+	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */
+	json_t *audit;               /* the problem's audit ({findings, device, torch}); NULL: never audited */
+	json_t *rubric;              /* the rubric judge's scores (docs/checks.md); NULL: the judge is off */
 };
 
 const char *verdict_status_name(enum verdict_status s);

@@ -175,6 +175,11 @@ typedef int (*store_audit_fn)(void *arg, const struct store_audit_row *a, struct
  * is optional, others are ignored (docs/store.md). */
 int store_each_audit(struct store *s, store_audit_fn fn, void *arg, int *present, struct sb_error *err);
 
+/* Records the audit of one problem (findings: [{"id", "message"}], possibly empty: audited, no flaw) in
+ * the table `audit`, created on first use, replacing what it held for that problem; adds the problem. */
+int store_put_audit(struct store *s, const char *problem, const char *name, const char *sha256, json_t *findings,
+		    struct sb_error *err);
+
 /* ---------- LLM calls (filled by the LLM client of a run) ---------- */
 
 struct store_llm_call {

@@ -40,6 +40,12 @@ int st_begin(struct store *s, int *nested, struct sb_error *err);
 /* Commits (rc == 0) or rolls back what st_begin started; returns rc, or the commit's error. */
 int st_end(struct store *s, int nested, int rc, struct sb_error *err);
 
+/* The audit rows of one problem (findings: [{"id", "message"}]), replacing its earlier ones; creates the
+ * table first. No transaction of its own. */
+int st_put_audit_rows(struct store *s, const char *problem, const char *sha256, json_t *findings, struct sb_error *err);
+/* Copies the audit table of `from`, if it has one, into `to` (rows already there are kept). */
+int st_copy_audit(struct store *from, struct store *to, struct sb_error *err);
+
 /* ISO 8601 UTC, second resolution. */
 void st_now(char out[32]);
 /* Calls the test hook, if any. */

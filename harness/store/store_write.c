@@ -351,6 +351,10 @@ int store_put_verdict(struct store *s, const struct store_put *p, json_t *verdic
 		rc = 0; /* merge --force: the verdict keeps its own problem_sha256 */
 	if (rc == 0)
 		rc = insert_rows(s, p, run, &f, p->created ? p->created : now, json, err);
+	/* a verdict of an audited problem carries the audit (docs/verdict.md): the store keeps it for reports */
+	json_t *audit = json_object_get(verdict, "audit");
+	if (rc == 0 && json_is_object(audit))
+		rc = st_put_audit_rows(s, f.problem, f.problem_sha, json_object_get(audit, "findings"), err);
 	free(json);
 	return st_end(s, nested, rc, err);
 }

@@ -3,6 +3,7 @@
 #
 # Protocol: one JSON object per line, requests on fd 3, replies on fd 4 (DESIGN §5, docs/worker.md).
 # Anything the loaded code prints goes to stdout/stderr, which the parent captures separately.
+import builtins
 import ctypes
 import hashlib
 import importlib.util
@@ -16,6 +17,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbtensors  # noqa: E402  (next to this file)
 import profiler  # noqa: E402  (NVTX ranges and libstitchprof; next to this file)
+import facts  # noqa: E402  (what the runtime hack checks need to know; next to this file)
 
 import torch  # noqa: E402
 
@@ -39,15 +41,48 @@ def import_file(path, name):
     return module
 
 
+def weighted_sum(d, width=8191):
+    """sum(d[i] * (i % width + 1) * (i // width % 7919 + 1)) over the flat tensor: unlike a plain sum it
+    changes when elements or rows are permuted or swapped. One matrix-vector product and small vectors, so
+    it costs about what the plain sum does and needs no weight per element."""
+    flat = d.reshape(-1)
+    m = flat.numel() // width
+    w = torch.arange(1, width + 1, dtype=torch.float64, device=flat.device)
+    total = 0.0
+    if m:
+        rows = flat[:m * width].view(m, width) @ w
+        total += float((rows * (torch.arange(m, dtype=torch.float64, device=flat.device) % 7919 + 1)).sum())
+    rest = flat[m * width:]
+    if rest.numel():
+        total += float((rest * w[:rest.numel()]).sum()) * (m % 7919 + 1)
+    return total
+
+
 def fingerprint(xs):
-    """Cheap on-device checksums of every tensor input: detects mutation and unequal draws."""
+    """Cheap on-device checksums of every tensor input: detects mutation (H10) and unequal draws."""
     out = []
     for x in xs:
         if isinstance(x, torch.Tensor):
             d = x.detach().to(torch.float64)
-            out.append([float(d.sum()), float((d * d).sum()), int(x.numel()), str(x.dtype), list(x.shape)])
+            out.append([float(d.sum()), float((d * d).sum()), int(x.numel()), str(x.dtype), list(x.shape),
+                        weighted_sum(d)])
         else:
             out.append([repr(x)])
+    return out
+
+
+def signed(xs, seed):
+    """The audit's signed inputs: every floating-point element times an independent random sign (+1 or -1
+    with probability 1/2, from a generator seeded with seed + 1000003); other inputs unchanged. |x| keeps
+    the problem's distribution, and inputs drawn from [0, 1) now cover (-1, 1) (docs/audit.md)."""
+    out = []
+    for i, x in enumerate(xs):
+        if isinstance(x, torch.Tensor) and x.is_floating_point():
+            g = torch.Generator(device=x.device)
+            g.manual_seed(seed + 1000003 + i)
+            sign = torch.randint(0, 2, x.shape, generator=g, device=x.device).to(x.dtype) * 2 - 1
+            x = x * sign
+        out.append(x)
     return out
 
 
@@ -84,6 +119,13 @@ class Worker:
         self.last = {}            # which -> outputs of the last timed call, for re-validation
         self.builds = []
         self.prof = profiler.Profiler()
+        # before any problem or candidate code runs: what H08's identity check compares against
+        self.identity = facts.Identity({"torch": torch, "time": time, "json": json, "ctypes": ctypes,
+                                        "sbtensors": sbtensors, "facts": facts, "builtins": builtins},
+                                       extra=[(__name__, "fingerprint"), (__name__, "as_outputs"),
+                                              (__name__ + ".Worker", "call"), (__name__ + ".Worker", "save"),
+                                              (__name__ + ".Worker", "timed"), (__name__ + ".Worker", "forward")])
+        self.poison_buf = None
 
     # ---- helpers ----
     def cuda(self):
@@ -151,7 +193,8 @@ class Worker:
         if req.get("device", "cpu").startswith("cuda") and torch.cuda.is_available():
             p = torch.cuda.get_device_properties(torch.device(req["device"]))
             info.update(device_name=p.name, sm="%d%d" % (p.major, p.minor), torch_cuda=torch.version.cuda,
-                        l2_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_bytes=int(p.total_memory))
+                        l2_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_bytes=int(p.total_memory),
+                        uuid=str(getattr(p, "uuid", "") or ""))
         return info
 
     @profiler.nvtx_range("build")
@@ -203,37 +246,137 @@ class Worker:
             self.models["compiled"] = torch.compile(model)
             compiled = True
         return {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
-                "compile_available": compiled}
+                "compile_available": compiled, "patched": self.identity.changed()}
 
     def call(self, which, xs):
         fn = self.models[which]
         with torch.no_grad():
             return fn(*xs)
 
-    @profiler.nvtx_range("check")
-    def cmd_run(self, req):
-        """One correctness trial: draw inputs from the seed, run, save the outputs."""
-        xs = self.draw(req["seed"])
-        before = fingerprint(xs)
+    def poison(self, nbytes):
+        """H09: fills freed device memory with NaN, so a kernel that reads memory it never wrote sees NaN
+        rather than a stale result. The caching allocator hands the block's memory to the next
+        allocations; small blocks come from their own pool, so that pool is poisoned too."""
+        if not self.cuda() or nbytes <= 0:
+            return 0
+        done = 0
+        try:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.empty_cache()  # cached free blocks go back to the driver, so the fill below reaches them
+            free, _ = torch.cuda.mem_get_info(self.device)
+            big = min(int(nbytes), int(free * 0.8)) // 4 * 4
+            small = [torch.full((1 << 17,), float("nan"), dtype=torch.float32, device=self.device) for _ in range(32)]
+            done += sum(t.numel() * 4 for t in small)
+            if big > 0:
+                block = torch.empty(big // 4, dtype=torch.float32, device=self.device)
+                block.fill_(float("nan"))
+                done += big
+                del block
+            del small
+            torch.cuda.synchronize(self.device)
+        except RuntimeError:  # no room for the poison: the call runs on whatever memory there is
+            pass
+        return done
+
+    def forward(self, xs, which="model", poison=0):
+        """One call of forward on xs with the facts the runtime checks need: thread counts around it,
+        the functions replaced since start-up, where its inputs and the model's tensors live."""
+        poisoned = self.poison(poison)
+        before = facts.threads()
         t0 = time.perf_counter()
         try:
-            outs = as_outputs(self.call(req.get("which", "model"), xs))
+            outs = as_outputs(self.call(which, xs))
             self.sync()
         except WorkerError:
             raise
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
         run_s = time.perf_counter() - t0
-        reply = {"run_s": run_s, "inputs_before": before, "inputs_after": fingerprint(xs)}
-        reply.update(self.save(outs, req["out"], req.get("max_output_bytes", 0)))
+        after = facts.threads()
+        info = {"run_s": run_s, "threads": facts.thread_delta(before, after), "patched": self.identity.changed(),
+                "inputs_storage": facts.ranges(xs), "params_storage": facts.model_ranges(self.models.get(which))}
+        if self.cuda():
+            info["poisoned_bytes"] = poisoned
+        return outs, info
+
+    @profiler.nvtx_range("check")
+    def cmd_run(self, req):
+        """One correctness trial: draw inputs from the seed, run, save the outputs. The audit adds
+        "signed" (signed inputs), "inputs_out" (save the inputs too) and "again_out" (a second call on
+        the same inputs without reseeding, saved there)."""
+        xs = self.draw(req["seed"])
+        if req.get("signed"):
+            xs = signed(xs, req["seed"])
+        if req.get("inputs_out"):
+            sbtensors.save(req["inputs_out"], {"in%d" % i: x for i, x in enumerate(xs) if isinstance(x, torch.Tensor)})
+        before = fingerprint(xs)
+        outs, reply = self.forward(xs, req.get("which", "model"), req.get("poison_bytes", 0))
+        reply.update(inputs_before=before, inputs_after=fingerprint(xs))
+        limit = req.get("max_output_bytes", 0)
+        reply.update(self.save(outs, req["out"], limit))
+        if req.get("again_out"):
+            del outs
+            again, _ = self.forward(xs, req.get("which", "model"))
+            reply["again"] = self.save(again, req["again_out"], limit)["outputs"]
         return reply
+
+    @profiler.nvtx_range("check")
+    def cmd_rotate(self, req):
+        """H11: draws seeds[0]'s inputs, runs, saves to out[0]; then writes seeds[1]'s values into the
+        same tensors (same objects, same addresses), runs again and saves to out[1]. A candidate that
+        caches by pointer or object identity returns its first result the second time."""
+        first, second = req["seeds"]
+        xs = self.draw(first)
+        outs, info = self.forward(xs, poison=req.get("poison_bytes", 0))
+        limit = req.get("max_output_bytes", 0)
+        reply = {"calls": [dict(info, **self.save(outs, req["out"][0], limit))]}
+        del outs
+        ys = self.draw(second)  # reseeds: forward's own random draws then match the reference's for this seed
+        with torch.no_grad():
+            for i, (x, y) in enumerate(zip(xs, ys)):
+                if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape:
+                    x.copy_(y)
+                else:
+                    xs[i] = y
+        reply["inputs"] = fingerprint(xs)
+        outs, info = self.forward(xs, poison=req.get("poison_bytes", 0))
+        reply["calls"].append(dict(info, **self.save(outs, req["out"][1], limit)))
+        return reply
+
+    def cmd_integrity(self, req):
+        """The identity check and thread counts at this moment (after the timing loop, say)."""
+        return {"patched": self.identity.changed(), "threads": facts.threads()}
+
+    def cmd_bandwidth(self, req):
+        """H21's peak: the bandwidth of a large device-to-device copy (bytes read + bytes written per
+        second), best of `reps` copies after a warm-up, timed with CUDA events."""
+        if not self.cuda():
+            raise WorkerError("runtime_error", "bandwidth needs a CUDA device")
+        n = int(req.get("bytes", 1 << 30)) // 4
+        a = torch.empty(n, dtype=torch.float32, device=self.device).fill_(1.0)
+        b = torch.empty_like(a)
+        for _ in range(3):
+            b.copy_(a)
+        self.sync()
+        best = None
+        for _ in range(int(req.get("reps", 20))):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            b.copy_(a)
+            end.record()
+            end.synchronize()
+            ms = start.elapsed_time(end)
+            best = ms if best is None or ms < best else best
+        del a, b
+        torch.cuda.empty_cache()  # the reference worker keeps timing afterwards: give the memory back
+        return {"bytes_per_s": 2.0 * n * 4 / (best / 1000.0), "copy_bytes": n * 4, "best_ms": best}
 
     def save(self, outs, path, limit):
         total = sum(t.numel() * t.element_size() for t in outs)
         if limit and total > limit:
             raise WorkerError("output_too_large", "the outputs take %d bytes, more than the %d allowed" % (total, limit))
-        descr = [{"name": "out%d" % i, "dtype": str(t.dtype), "shape": list(t.shape), "type": type(t).__name__,
-                  "contiguous": bool(t.is_contiguous()), "layout": str(t.layout)} for i, t in enumerate(outs)]
+        descr = [dict(facts.output_facts(t), name="out%d" % i, dtype=str(t.dtype), shape=list(t.shape))
+                 for i, t in enumerate(outs)]
         try:
             sbtensors.save(path, {"out%d" % i: t for i, t in enumerate(outs)})
         except OSError as exc:

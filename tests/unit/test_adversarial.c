@@ -43,6 +43,28 @@ static void read_expect(struct corpus_file *f, const char *path)
 	strbuf_release(&sb);
 }
 
+/* The whole candidate: the CPU files hold a marker where the corpus's shared C++ source goes
+ * (tests/adversarial/cpu_ops.cpp), as tests/adversarial/run_corpus.py writes them for evaluation. */
+static char *candidate_text(const char *root, const char *path)
+{
+	static const char marker[] = "{{cpu_ops.cpp}}";
+	struct strbuf sb = STRBUF_INIT, shared = STRBUF_INIT, out = STRBUF_INIT;
+	if (strbuf_read_file(&sb, path, 1 << 20) != 0)
+		fail_msg("cannot read %s", path);
+	const char *at = strstr(sb.buf, marker);
+	if (!at)
+		return strbuf_detach(&sb, NULL);
+	char *cpp = xstrfmt("%s/tests/adversarial/cpu_ops.cpp", root);
+	if (strbuf_read_file(&shared, cpp, 1 << 20) != 0)
+		fail_msg("cannot read %s", cpp);
+	free(cpp);
+	strbuf_add(&out, sb.buf, (size_t)(at - sb.buf));
+	strbuf_addf(&out, "\n%s%s", shared.buf, at + strlen(marker));
+	strbuf_release(&sb);
+	strbuf_release(&shared);
+	return strbuf_detach(&out, NULL);
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct corpus_file *)a)->rel, ((const struct corpus_file *)b)->rel);
@@ -67,7 +89,9 @@ static void load_corpus(struct corpus *c, const char *root)
 			read_expect(f, path);
 			struct static_report r;
 			struct sb_error err = { 0 };
-			f->rc = static_check_file(path, &r, &err);
+			char *text = candidate_text(root, path);
+			f->rc = static_check_source(path, text, strlen(text), &r, &err);
+			free(text);
 			if (f->rc)
 				snprintf(f->first, sizeof(f->first), "%s", err.msg);
 			for (size_t i = 0; !f->rc && i < r.n; i++) {

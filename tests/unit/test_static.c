@@ -218,6 +218,15 @@ static void h01_honest_twins(void **state)
 	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, a, b):\n"
 		       "        return ext.matmul(a, b).view(-1)\n",
 		   "");
+	/* a layer class named in a type test picks weights; it is not passed anywhere to run */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+		       "        ws = [m.weight for m in self.net if isinstance(m, nn.Linear)]\n"
+		       "        ok = issubclass(type(self.net[0]), (nn.Linear, nn.Tanh))\n"
+		       "        return ext.mlp(x, ws)\n",
+		   "");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, xs):\n"
+		       "        return list(map(torch.relu, xs)) if isinstance(xs, list) else xs\n",
+		   "H01");
 }
 
 static void h01_follows_calls_and_operators(void **state)

@@ -6,9 +6,7 @@ is checked by scripts/gpu-check.sh (section prof).
 Run with: /usr/bin/python3 -m pytest -q tests/worker/test_profiler.py
 """
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -83,35 +81,12 @@ def test_trials_are_numbered_but_not_tagged_without_a_session():
     assert p.reply() == {}
 
 
-def _worker(requests):
-    """Runs worker.py over its fd 3/4 protocol and returns the replies."""
-    r_req, w_req = os.pipe()
-    r_rep, w_rep = os.pipe()
-    def channel():  # in the child: fd 3 reads requests, fd 4 writes replies (fresh copies first: no overlap)
-        a, b = os.dup(r_req), os.dup(w_rep)
-        os.dup2(a, 3)
-        os.dup2(b, 4)
-
-    # the dup2'd fds 3 and 4 must survive the close_fds sweep that follows preexec_fn
-    proc = subprocess.Popen([sys.executable, str(ROOT / "harness" / "worker" / "worker.py")], pass_fds=(3, 4),
-                            preexec_fn=channel, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(r_req)
-    os.close(w_rep)
-    with os.fdopen(w_req, "w") as w:
-        for req in requests + [{"cmd": "quit"}]:
-            w.write(json.dumps(req) + "\n")
-    with os.fdopen(r_rep) as r:
-        replies = [json.loads(line) for line in r]
-    proc.wait(timeout=120)
-    return replies
-
-
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only answer")
-def test_the_worker_answers_profile_requests_on_the_cpu(tmp_path):
+def test_the_worker_answers_profile_requests_on_the_cpu(tmp_path, worker):
     problem = ROOT / "kernelbench" / "suite" / "level1" / "2_ReLU.py"
     if not problem.exists():
         problem = sorted((ROOT / "kernelbench" / "suite" / "level1").glob("*.py"))[0]
-    replies = _worker([
+    replies = worker([
         {"cmd": "load", "problem": str(problem), "device": "cpu", "seed": 42},
         {"cmd": "timing_setup", "seeds": [1, 2]},
         {"cmd": "profile_start", "lib": str(LIB), "trace": str(tmp_path / "trace")},

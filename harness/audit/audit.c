@@ -1,0 +1,302 @@
+/* audit.c - runs one problem's reference for the audit (several seeds, the same seed twice, the same
+ * inputs twice, signed inputs; docs/audit.md), judges the outputs with audit_rules.c and caches the
+ * findings by the problem file's sha256, where `eval` finds them for its verdicts. */
+#include "audit.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/fs.h"
+#include "../eval/refworker.h"
+#include "../eval/stats.h"
+
+/* ---------- the report ---------- */
+
+void audit_add(struct audit_report *r, const char *id, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
+	snprintf(r->v[r->n].id, sizeof(r->v[r->n].id), "%s", id);
+	r->v[r->n++].message = strbuf_detach(&sb, NULL);
+}
+
+void audit_report_release(struct audit_report *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].message);
+	free(r->v);
+	free(r->failed);
+	memset(r, 0, sizeof(*r));
+}
+
+json_t *audit_report_json(const struct audit_report *r)
+{
+	json_t *f = json_array();
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(f, json_pack("{s:s, s:s}", "id", r->v[i].id, "message", r->v[i].message));
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b}", "problem", r->problem, "name", r->name, "sha256",
+			 r->sha256, "device", r->device, "torch", r->torch, "findings", f, "failed",
+			 r->failed ? json_string(r->failed) : json_null(), "cached", r->cached);
+}
+
+/* ---------- the cache ---------- */
+
+static char *cache_path(const char *root, const char *sha256)
+{
+	return xstrfmt("%s/audit/%s.json", root, sha256);
+}
+
+json_t *audit_cache_read(const char *cache_root, const char *sha256)
+{
+	char *path = cache_path(cache_root, sha256);
+	json_t *j = json_load_file(path, 0, NULL);
+	free(path);
+	if (j && (json_integer_value(json_object_get(j, "format")) != AUDIT_FORMAT ||
+		  strcmp(json_string_value(json_object_get(j, "sha256")) ?: "", sha256))) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+static void cache_write(const char *root, const struct audit_report *r)
+{
+	char *dir = xstrfmt("%s/audit", root), *path = cache_path(root, r->sha256);
+	char *tmp = xstrfmt("%s.tmp-%d", path, (int)getpid()), stamp[32];
+	time_t now = time(NULL);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	json_t *j = audit_report_json(r);
+	json_object_del(j, "cached");
+	json_object_set_new(j, "format", json_integer(AUDIT_FORMAT));
+	json_object_set_new(j, "audited", json_string(stamp));
+	fs_mkdirs(dir, 0700);
+	/* written aside and renamed: `eval` never reads half an entry; a failed write costs a rerun only */
+	if (json_dump_file(j, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) == 0 && rename(tmp, path) != 0)
+		unlink(tmp);
+	json_decref(j);
+	free(dir);
+	free(path);
+	free(tmp);
+}
+
+static void from_cache(json_t *c, struct audit_report *r)
+{
+	size_t i;
+	json_t *f;
+	snprintf(r->device, sizeof(r->device), "%s", json_string_value(json_object_get(c, "device")) ?: "");
+	snprintf(r->torch, sizeof(r->torch), "%s", json_string_value(json_object_get(c, "torch")) ?: "");
+	json_array_foreach(json_object_get(c, "findings"), i, f)
+		audit_add(r, json_string_value(json_object_get(f, "id")) ?: "?", "%s",
+			  json_string_value(json_object_get(f, "message")) ?: "");
+	if (json_is_string(json_object_get(c, "failed")))
+		r->failed = xstrdup(json_string_value(json_object_get(c, "failed")));
+	r->cached = 1;
+}
+
+/* ---------- the runs ---------- */
+
+/* The files of one audit: outputs per seed, the same seed again, the same inputs again, signed inputs. */
+struct runs {
+	struct st_file out[AUDIT_SEEDS], in[AUDIT_SEEDS], rerun, again, sout[2], sin[2];
+	json_t *inputs;            /* the first seed's input fingerprints: [sum, sumsq, numel, dtype, shape, ...] */
+};
+
+static void runs_close(struct runs *x)
+{
+	for (int k = 0; k < AUDIT_SEEDS; k++) {
+		st_close(&x->out[k]);
+		st_close(&x->in[k]);
+	}
+	for (int k = 0; k < 2; k++) {
+		st_close(&x->sout[k]);
+		st_close(&x->sin[k]);
+	}
+	st_close(&x->rerun);
+	st_close(&x->again);
+	json_decref(x->inputs);
+}
+
+static int run_one(struct refworker *w, const char *dir, const char *tag, uint32_t seed, int sign, int again,
+		   struct st_file *out, struct st_file *in, struct st_file *out2, json_t **inputs, struct sb_error *err)
+{
+	char *o = xstrfmt("%s/%s_out.safetensors", dir, tag), *i = xstrfmt("%s/%s_in.safetensors", dir, tag);
+	char *a = xstrfmt("%s/%s_again.safetensors", dir, tag), stage[64];
+	json_t *req = json_pack("{s:s, s:I, s:s, s:s, s:b}", "cmd", "run", "seed", (json_int_t)seed, "out", o,
+				"inputs_out", i, "signed", sign), *reply;
+	if (again)
+		json_object_set_new(req, "again_out", json_string(a));
+	snprintf(stage, sizeof(stage), "running %s", tag);
+	int rc = refworker_ask(w, req, &reply, stage, err);
+	if (rc == 0) {
+		if (inputs)
+			*inputs = json_incref(json_object_get(reply, "inputs_before"));
+		json_decref(reply);
+		rc = st_open(o, out, err) || (in && st_open(i, in, err)) || (again && st_open(a, out2, err)) ? SB_EIO : 0;
+	}
+	free(o);
+	free(i);
+	free(a);
+	return rc;
+}
+
+static int run_all(struct refworker *w, const struct eval_env *e, const struct config *cfg, const struct problem *p,
+		   struct runs *x, struct sb_error *err)
+{
+	json_t *reply;
+	uint32_t seeds[AUDIT_SEEDS];
+	for (int k = 0; k < AUDIT_SEEDS; k++)
+		seeds[k] = trial_seed((uint32_t)cfg->eval.seed, 3000 + k);
+	int rc = refworker_ask(w, json_pack("{s:s, s:s, s:s, s:i}", "cmd", "load", "problem", p->path, "device", e->device,
+					    "seed", cfg->eval.seed), &reply, "loading the problem", err);
+	if (rc)
+		return rc;
+	json_decref(reply);
+	for (int k = 0; k < AUDIT_SEEDS && !rc; k++) {
+		char tag[16];
+		snprintf(tag, sizeof(tag), "seed%d", k);
+		rc = run_one(w, w->dir, tag, seeds[k], 0, k == 0, &x->out[k], &x->in[k], &x->again, k ? NULL : &x->inputs, err);
+	}
+	if (!rc)
+		rc = run_one(w, w->dir, "rerun", seeds[0], 0, 0, &x->rerun, NULL, NULL, NULL, err);
+	for (int k = 0; k < 2 && !rc; k++) {
+		char tag[16];
+		snprintf(tag, sizeof(tag), "signed%d", k);
+		rc = run_one(w, w->dir, tag, seeds[k], 1, 0, &x->sout[k], &x->sin[k], NULL, NULL, err);
+	}
+	return rc;
+}
+
+/* ---------- judging ---------- */
+
+static const struct tolerance exact = { 0, 0 };
+
+static int all_same(const struct st_file *a, const struct st_file *b)
+{
+	if (a->ntensors != b->ntensors)
+		return 0;
+	for (size_t j = 0; j < a->ntensors; j++)
+		if (!audit_rule_same(&a->tensors[j], &b->tensors[j], exact))
+			return 0;
+	return 1;
+}
+
+/* Largest |x| and largest spread across seeds of output j, for messages. */
+static void spread(const struct runs *x, size_t j, double *maxabs, double *range)
+{
+	*maxabs = *range = 0;
+	for (int64_t i = 0; i < x->out[0].tensors[j].numel; i++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (int k = 0; k < AUDIT_SEEDS; k++) {
+			double v = st_value(&x->out[k].tensors[j], i);
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+			*maxabs = fabs(v) > *maxabs ? fabs(v) : *maxabs;
+		}
+		*range = hi - lo > *range ? hi - lo : *range;
+	}
+}
+
+static void judge(const struct config *cfg, struct runs *x, struct audit_report *r)
+{
+	size_t i;
+	json_t *fp;
+	json_array_foreach(x->inputs, i, fp) {
+		const char *dt = json_string_value(json_array_get(fp, 3));
+		if (dt && (strstr(dt, "int") || !strcmp(dt, "torch.bool")))
+			audit_add(r, AUDIT_INTEGER_INPUTS, "input %zu is %s (indices or counts): a candidate must keep it %s, "
+				  "and the signed inputs leave it as drawn", i, dt + (strncmp(dt, "torch.", 6) ? 0 : 6),
+				  strcmp(dt, "torch.bool") ? "integer" : "boolean");
+	}
+	if (!all_same(&x->out[0], &x->rerun))
+		audit_add(r, AUDIT_NONDETERMINISTIC, "two runs with the same seed give different outputs: the randomness "
+			  "is not torch's RNG, so no seed makes the reference reproducible and correctness trials compare "
+			  "against luck");
+	else if (!all_same(&x->out[0], &x->again))
+		audit_add(r, AUDIT_NONDETERMINISTIC, "two calls on the same inputs give different outputs: forward draws "
+			  "random numbers (Dropout in training mode, randn); reseeding torch's RNG before each call, as "
+			  "the evaluation does, makes it reproducible, and a candidate must draw the same numbers");
+	size_t nout = x->out[0].ntensors;
+	for (int k = 1; k < AUDIT_SEEDS; k++)
+		nout = x->out[k].ntensors < nout ? x->out[k].ntensors : nout;
+	for (size_t j = 0; j < nout; j++) {
+		const struct st_tensor *outs[AUDIT_SEEDS], *souts[2];
+		for (int k = 0; k < AUDIT_SEEDS; k++)
+			outs[k] = &x->out[k].tensors[j];
+		int signed_ok = x->sout[0].ntensors > j && x->sout[1].ntensors > j;
+		for (int k = 0; signed_ok && k < 2; k++)
+			souts[k] = &x->sout[k].tensors[j];
+		struct tolerance tol = tolerance_for(cfg->eval.tolerance, outs[0]->dtype);
+		double maxabs, range;
+		spread(x, j, &maxabs, &range);
+		if (audit_rule_zero(outs, AUDIT_SEEDS, tol))
+			audit_add(r, "H16", "every element of out%zu is within the tolerance of zero on all %d seeds (largest "
+				  "|value| %.3g, allowed %.0e): an all-zero output passes%s", j, AUDIT_SEEDS, maxabs, tol.atol,
+				  signed_ok && audit_rule_zero(souts, 2, tol) ? ", on signed inputs too" : "");
+		else if (audit_rule_constant(outs, AUDIT_SEEDS, tol))
+			audit_add(r, "H15", "out%zu is within the tolerance of one constant tensor on all %d seeds (it varies by "
+				  "at most %.3g across seeds): returning that constant passes%s", j, AUDIT_SEEDS, range,
+				  !signed_ok ? "" : audit_rule_constant(souts, 2, tol) ? ", on signed inputs too"
+				  : "; on signed inputs it is not constant");
+		for (size_t in = 0; in < x->in[0].ntensors; in++) {
+			int eq = 1, seq = signed_ok && x->sin[0].ntensors > in && x->sin[1].ntensors > in;
+			for (int k = 0; eq && k < AUDIT_SEEDS; k++)
+				eq = in < x->in[k].ntensors && audit_rule_same(outs[k], &x->in[k].tensors[in], tol);
+			for (int k = 0; eq && seq && k < 2; k++)
+				seq = audit_rule_same(souts[k], &x->sin[k].tensors[in], tol);
+			if (!eq)
+				continue;
+			audit_add(r, "H17", "out%zu equals input %zu within tolerance on all %d seeds: returning the input "
+				  "passes; %s", j, in, AUDIT_SEEDS, seq ? "on signed inputs too, so the operation is the identity"
+				  : "on signed inputs it does not, so the operation is the identity only on this problem's "
+				    "input distribution");
+			break;
+		}
+	}
+}
+
+int audit_problem(const struct eval_env *e, const struct config *cfg, const struct problem *p, int use_cache,
+		  struct audit_report *r, struct sb_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->problem, sizeof(r->problem), "L%d/%d", p->level, p->id);
+	snprintf(r->name, sizeof(r->name), "%s", p->name);
+	memcpy(r->sha256, p->sha256, 65);
+	json_t *c = use_cache ? audit_cache_read(e->cache_root, p->sha256) : NULL;
+	if (c) {
+		from_cache(c, r);
+		json_decref(c);
+		return 0;
+	}
+	snprintf(r->device, sizeof(r->device), "%s", e->device);
+	snprintf(r->torch, sizeof(r->torch), "%s", e->torch);
+	struct refworker w;
+	struct runs x;
+	memset(&x, 0, sizeof(x));
+	int rc = refworker_start(&w, e, "audit", err);
+	if (rc == 0) {
+		struct sb_error why = { 0 };
+		if ((rc = run_all(&w, e, cfg, p, &x, &why)) == SB_EINPUT || rc == SB_EIO) {
+			/* the reference itself fails, or wrote what cannot be read: a finding about the problem */
+			r->failed = xstrdup(why.msg);
+			rc = 0;
+		} else if (rc) {
+			sb_error_set(err, rc, "%s", why.msg);
+		} else {
+			judge(cfg, &x, r);
+		}
+	}
+	runs_close(&x);
+	refworker_stop(&w);
+	if (rc == 0)
+		cache_write(e->cache_root, r);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/* audit.h - `stitchbench audit` (DESIGN §7, rows marked D; docs/audit.md): flaws of a problem itself,
+ * found by running its reference on several seeds and on signed inputs. A flawed problem lets a candidate
+ * pass without doing the work, so verdicts and reports mark it. */
+#ifndef SB_AUDIT_H
+#define SB_AUDIT_H
+
+#include <jansson.h>
+
+#include "../core/config.h"
+#include "../core/types.h"
+#include "../eval/compare.h"
+#include "../eval/evaluate.h"
+#include "../eval/safetensors.h"
+
+#define AUDIT_SEEDS 3          /* seeds the reference runs on, besides the signed inputs */
+#define AUDIT_FORMAT 1         /* of the cache files under $STITCHBENCH_CACHE/audit */
+
+/* Finding ids beside DESIGN §7's: properties of a problem that are not hacks but change what a result means. */
+#define AUDIT_NONDETERMINISTIC "nondeterministic"
+#define AUDIT_INTEGER_INPUTS "integer_inputs"
+
+struct audit_finding {
+	char id[24];                /* "H15", "H16", "H17", "nondeterministic", "integer_inputs" */
+	char *message;
+};
+
+struct audit_report {
+	char problem[16];           /* "L1/2" */
+	char name[128];
+	char sha256[65];
+	char device[24], torch[32];
+	struct audit_finding *v;
+	size_t n;
+	char *failed;               /* the reference could not be audited: why (then no findings) */
+	int cached;                 /* read from the cache, not run now */
+};
+void audit_report_release(struct audit_report *r);
+__attribute__((format(printf, 3, 4)))
+void audit_add(struct audit_report *r, const char *id, const char *fmt, ...);
+/* {"problem", "name", "sha256", "device", "torch", "findings": [{"id", "message"}], "failed"} */
+json_t *audit_report_json(const struct audit_report *r);
+
+/* Audits `p` with a trusted reference worker on e->device (or reads the cache when `use_cache` and it
+ * has an entry for this file); writes the cache. Returns 0 (see r->failed) or non-zero on a harness error. */
+int audit_problem(const struct eval_env *e, const struct config *cfg, const struct problem *p, int use_cache,
+		  struct audit_report *r, struct sb_error *err);
+
+/* The cache entry of a problem file: {"format", "problem", "sha256", "device", "torch", "findings", ...}, or
+ * NULL when it was never audited. */
+json_t *audit_cache_read(const char *cache_root, const char *sha256);
+
+/* ---------- the decisions (audit_rules.c), on the workers' output files ---------- */
+
+/* H15: one constant tensor (the elementwise midrange of the seeds' outputs) is within tolerance of every
+ * seed's output. outs[k] is the same output of seed k. */
+int audit_rule_constant(const struct st_tensor *const *outs, size_t n, struct tolerance tol);
+/* H16: an all-zero tensor is within tolerance of every seed's output. */
+int audit_rule_zero(const struct st_tensor *const *outs, size_t n, struct tolerance tol);
+/* H17 and the nondeterminism checks: same shape and dtype, and every element within tolerance (tol zero
+ * for "identical"). NaN never matches. */
+int audit_rule_same(const struct st_tensor *a, const struct st_tensor *b, struct tolerance tol);
+
+#endif

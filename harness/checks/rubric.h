@@ -1,0 +1,56 @@
+/* rubric.h - the optional rubric judge (checks.rubric, docs/checks.md "Rubric judge"): a YAML file of
+ * weighted criteria, and a judge model that scores a candidate 0-1 on each with a one-line reason. */
+#ifndef SB_RUBRIC_H
+#define SB_RUBRIC_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "../core/error.h"
+#include "../llm/llm.h"
+
+struct rubric_criterion {
+	char *name;                 /* [a-z0-9_]+, unique */
+	double weight;              /* > 0 */
+	char *description;          /* what a score of 1 means, for the judge */
+};
+
+struct rubric {
+	char *path;
+	struct rubric_criterion *v;
+	size_t n;
+};
+
+/* Reads a rubric file: {criteria: [{name, weight, description}, ...]}; errors name file:line:column. */
+int rubric_load(const char *path, struct rubric *r, struct sb_error *err);
+void rubric_release(struct rubric *r);
+
+struct rubric_score {
+	char name[64];
+	double weight, score;       /* score in [0, 1] */
+	char *reason;               /* one line */
+};
+
+struct rubric_result {
+	char model[128];
+	struct rubric_score *v;     /* in the rubric's order */
+	size_t n;
+	double total;               /* sum(weight * score) / sum(weight) */
+	char *error;                /* the judge could not score: why (no scores then) */
+};
+void rubric_result_release(struct rubric_result *r);
+/* {"model", "total", "criteria": [{"name", "weight", "score", "reason"}], "error"} */
+json_t *rubric_result_json(const struct rubric_result *r);
+
+/* The judge's messages: the rubric, the problem and the candidate, and the answer format asked for. */
+char *rubric_prompt(const struct rubric *r, const char *problem_src, const char *candidate_src);
+/* Reads the judge's answer: a JSON object (alone, or in a ```json fence) {"scores": [{"criterion",
+ * "score", "reason"}]} with one entry per criterion. Returns 0, or SB_EINPUT with err saying what is wrong
+ * (missing criterion, a score outside [0, 1], not JSON). */
+int rubric_parse_answer(const struct rubric *r, const char *text, struct rubric_result *out, struct sb_error *err);
+/* Asks the judge (call `call` of (agent "judge", problem, sample)) and parses its answer. A failed call or
+ * an unusable answer is out->error, not an error return: the verdict stands without a score. */
+void rubric_judge(struct llm_client *c, const char *model, const struct rubric *r, const char *problem_ref, int sample,
+		  const char *problem_src, const char *candidate_src, struct rubric_result *out);
+
+#endif

@@ -1,0 +1,294 @@
+/* runtime.c - the runtime hack rules: each turns facts the workers reported, or comparisons the parent
+ * made, into findings with a message that says what was seen and what to do instead (docs/checks.md). */
+#include "runtime.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- facts ---------- */
+
+static void parse_range(json_t *j, struct rt_range *r)
+{
+	r->ptr = (uint64_t)json_integer_value(json_array_get(j, 0));
+	r->nbytes = (uint64_t)json_integer_value(json_array_get(j, 1));
+}
+
+static struct rt_range *parse_ranges(json_t *arr, size_t *n)
+{
+	size_t i;
+	json_t *x;
+	struct rt_range *v = xcalloc(json_array_size(arr) + 1, sizeof(*v));
+	*n = 0;
+	json_array_foreach(arr, i, x)
+		if (json_is_array(x) && json_array_size(x) == 2)
+			parse_range(x, &v[(*n)++]);
+	return v;
+}
+
+static void copy_str(char *dst, size_t cap, json_t *j)
+{
+	const char *s = json_string_value(j);
+	snprintf(dst, cap, "%s", s ? s : "");
+}
+
+void rt_call_parse(json_t *reply, struct rt_call *c)
+{
+	size_t i;
+	json_t *o, *x;
+	memset(c, 0, sizeof(*c));
+	json_t *outs = json_object_get(reply, "outputs");
+	c->out = xcalloc(json_array_size(outs) + 1, sizeof(*c->out));
+	json_array_foreach(outs, i, o) {
+		struct rt_output *r = &c->out[c->nout++];
+		r->has_facts = json_is_boolean(json_object_get(o, "exact"));
+		r->exact = json_is_true(json_object_get(o, "exact"));
+		copy_str(r->type, sizeof(r->type), json_object_get(o, "type"));
+		copy_str(r->layout, sizeof(r->layout), json_object_get(o, "layout"));
+		copy_str(r->device, sizeof(r->device), json_object_get(o, "device"));
+		r->meta = json_is_true(json_object_get(o, "meta"));
+		r->contiguous = json_is_true(json_object_get(o, "contiguous"));
+		x = json_object_get(o, "storage");
+		if ((r->has_storage = json_is_array(x) && json_array_size(x) == 2))
+			parse_range(x, &r->storage);
+	}
+	c->inputs = parse_ranges(json_object_get(reply, "inputs_storage"), &c->ninputs);
+	c->params = parse_ranges(json_object_get(reply, "params_storage"), &c->nparams);
+	json_t *th = json_object_get(reply, "threads");
+	if ((c->has_threads = json_is_object(th))) {
+		c->py_before = (int)json_integer_value(json_array_get(json_object_get(th, "python"), 0));
+		c->py_after = (int)json_integer_value(json_array_get(json_object_get(th, "python"), 1));
+		c->os_before = (int)json_integer_value(json_array_get(json_object_get(th, "os"), 0));
+		c->os_after = (int)json_integer_value(json_array_get(json_object_get(th, "os"), 1));
+		c->os_new = (int)json_integer_value(json_object_get(th, "new"));
+	}
+	json_array_foreach(json_object_get(reply, "patched"), i, x)
+		if (json_is_string(x))
+			strvec_push(&c->patched, json_string_value(x));
+}
+
+void rt_call_release(struct rt_call *c)
+{
+	free(c->out);
+	free(c->inputs);
+	free(c->params);
+	strvec_clear(&c->patched);
+	memset(c, 0, sizeof(*c));
+}
+
+static int overlaps(const struct rt_range *a, const struct rt_range *b)
+{
+	return a->nbytes && b->nbytes && a->ptr < b->ptr + b->nbytes && b->ptr < a->ptr + a->nbytes;
+}
+
+enum rt_alias rt_output_alias(const struct rt_call *c, size_t i, size_t *which)
+{
+	const struct rt_output *o = &c->out[i];
+	if (!o->has_storage)
+		return RT_ALIAS_NONE;
+	for (size_t k = 0; k < c->ninputs; k++)
+		if (overlaps(&o->storage, &c->inputs[k])) {
+			if (which)
+				*which = k;
+			return RT_ALIAS_INPUT;
+		}
+	for (size_t k = 0; k < c->nparams; k++)
+		if (overlaps(&o->storage, &c->params[k]))
+			return RT_ALIAS_PARAM;
+	return RT_ALIAS_NONE;
+}
+
+/* ---------- findings ---------- */
+
+struct rt_finding *rt_findings_add(struct rt_findings *f, const char *id, const char *fmt, ...)
+{
+	size_t same = 0;
+	for (size_t i = 0; i < f->n; i++)
+		same += !strcmp(f->v[i].id, id);
+	if (same >= RT_MAX_PER_ID)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
+	struct rt_finding *x = &f->v[f->n++];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->id, sizeof(x->id), "%s", id);
+	x->message = strbuf_detach(&sb, NULL);
+	return x;
+}
+
+int rt_findings_has(const struct rt_findings *f, const char *id)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].id, id))
+			return 1;
+	return 0;
+}
+
+void rt_findings_release(struct rt_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].message);
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+}
+
+/* ---------- the rules ---------- */
+
+static const struct rt_output *ref_out(const struct rt_call *ref, size_t i)
+{
+	return ref && i < ref->nout && ref->out[i].has_facts ? &ref->out[i] : NULL;
+}
+
+/* "cuda:0" and "cuda" are the same place when the evaluation device has no index. */
+static int same_device(const char *out, const char *want)
+{
+	size_t n = strlen(want);
+	return !strcmp(out, want) || (!strchr(want, ':') && !strncmp(out, want, n) && out[n] == ':');
+}
+
+void rt_rule_plain_outputs(const struct rt_call *cand, const struct rt_call *ref, const char *device, const char *when,
+			   struct rt_findings *f)
+{
+	for (size_t i = 0; i < cand->nout; i++) {
+		const struct rt_output *o = &cand->out[i], *r = ref_out(ref, i);
+		if (!o->has_facts)
+			continue;
+		if (!o->exact && !(r && !r->exact))
+			rt_findings_add(f, "H07", "out%zu of %s is a %s, not a plain torch.Tensor: a tensor subclass can compute "
+					"its values outside the timed call, when they are read; return a plain tensor", i, when,
+					o->type);
+		else if (strcmp(o->layout, "torch.strided") && !(r && strcmp(r->layout, "torch.strided")))
+			rt_findings_add(f, "H07", "out%zu of %s has layout %s: return a dense (strided) tensor as the reference "
+					"does", i, when, o->layout);
+		else if (o->meta && !(r && r->meta))
+			rt_findings_add(f, "H07", "out%zu of %s is a meta tensor (no data): return a tensor that holds the "
+					"result", i, when);
+		else if (device && *o->device && !same_device(o->device, device) && !(r && !same_device(r->device, device)))
+			rt_findings_add(f, "H07", "out%zu of %s is on %s, but the evaluation runs on %s: a copy made when the "
+					"output is read is work outside the timed call; return it on %s", i, when, o->device,
+					device, device);
+	}
+}
+
+void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const char *when, struct rt_findings *f)
+{
+	for (size_t i = 0; i < cand->nout; i++) {
+		size_t which = 0;
+		enum rt_alias a = rt_output_alias(cand, i, &which);
+		enum rt_alias ra = ref && i < ref->nout ? rt_output_alias(ref, i, NULL) : RT_ALIAS_NONE;
+		if (a == RT_ALIAS_NONE || a == ra)
+			continue;
+		if (a == RT_ALIAS_INPUT)
+			rt_findings_add(f, "H17", "out%zu of %s shares memory with input %zu: the candidate returned its input "
+					"(or a view of it), which passes only where the operation is the identity on this "
+					"problem's inputs; compute the result into a new tensor", i, when, which);
+		else
+			rt_findings_add(f, "H11", "out%zu of %s shares memory with a parameter or buffer of ModelNew: it returns "
+					"stored values rather than a result computed from the inputs", i, when);
+	}
+}
+
+void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct rt_findings *f)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct rt_call *c = &calls[k];
+		if (!c->has_threads)
+			continue;
+		if (c->py_after > c->py_before)
+			rt_findings_add(f, "H06", "%d Python thread%s started during forward (%s) %s still running after it "
+					"returned (%d before the call, %d after): work can finish after the timer stops; "
+					"finish all work before returning", c->py_after - c->py_before,
+					c->py_after - c->py_before == 1 ? "" : "s", names[k],
+					c->py_after - c->py_before == 1 ? "was" : "were", c->py_before, c->py_after);
+		else if (k > 0 && c->os_new > 0 && c->os_after > c->os_before)
+			rt_findings_add(f, "H06", "%d new OS thread%s started during forward (%s) %s still alive after it "
+					"returned (%d threads before the call, %d after): work can finish after the timer "
+					"stops; join every thread before returning", c->os_new, c->os_new == 1 ? "" : "s",
+					names[k], c->os_new == 1 ? "was" : "were", c->os_before, c->os_after);
+	}
+}
+
+void rt_rule_patched(const struct strvec *patched, const char *when, struct rt_findings *f)
+{
+	if (!patched->nr)
+		return;
+	struct strbuf names = STRBUF_INIT;
+	for (size_t i = 0; i < patched->nr && i < 8; i++)
+		strbuf_addf(&names, "%s%s", i ? ", " : "", patched->v[i]);
+	if (patched->nr > 8)
+		strbuf_addf(&names, " and %zu more", patched->nr - 8);
+	rt_findings_add(f, "H08", "%s %s replaced %s: replacing the functions a harness times, synchronises or compares "
+			"with can fake its results; leave library functions alone", names.buf,
+			patched->nr == 1 ? "was" : "were", when);
+	strbuf_release(&names);
+}
+
+void rt_rule_same_output(const uint64_t *cand, const uint64_t *ref, const int *known, const uint32_t *seeds, size_t n,
+			 struct rt_findings *f)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			if (!known[i] || !known[j])
+				continue;
+			if (cand[i] == cand[j] && ref[i] != ref[j]) {
+				rt_findings_add(f, "H11", "trials %zu and %zu (seeds %u and %u) returned bitwise identical outputs "
+						"although the reference's differ: the output does not depend on the inputs "
+						"(hard-coded or cached); compute it from the inputs", i, j, seeds[i], seeds[j]);
+				return;
+			}
+		}
+}
+
+const char *rt_rule_determinism(int bitwise, int within_tolerance, uint32_t seed, const char *detail,
+				struct rt_findings *f)
+{
+	if (bitwise)
+		return "bitwise";
+	if (within_tolerance)
+		return "within_tolerance";
+	rt_findings_add(f, "H19", "a second run on the first trial's inputs (seed %u) gave other outputs: %s; "
+			"uninitialised memory, a race or state kept between calls makes the result depend on luck", seed,
+			detail && *detail ? detail : "they differ");
+	return "differs";
+}
+
+const char *rt_rule_rotation(int second_passes, int same_as_first, int ref_same, const char *detail,
+			     struct rt_findings *f)
+{
+	if (second_passes && !(same_as_first && !ref_same))
+		return "changed";
+	if (same_as_first && !ref_same)
+		rt_findings_add(f, "H11", "after new values were written into the same input tensors, forward returned the "
+				"same output as before although the reference's changed: results cached by pointer or "
+				"tensor identity are not results; compute from the values every call");
+	else
+		rt_findings_add(f, "H11", "after new values were written into the same input tensors, the output was "
+				"wrong (%s), though the same values passed in fresh tensors: the candidate reuses results "
+				"by pointer or tensor identity; compute from the values every call",
+				detail && *detail ? detail : "it differs from the reference's");
+	return "stale";
+}
+
+void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const char *name, const char *when,
+			 struct rt_findings *f)
+{
+	if (cand_all_zero && !ref_all_zero && passed)
+		rt_findings_add(f, "H16", "%s of %s is all zeros and still passed: the reference's output is within the "
+				"tolerance of zero, so the comparison cannot tell work from none (a flaw of the problem; "
+				"see stitchbench audit)", name, when);
+}
+
+void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct rt_findings *f)
+{
+	if (nan_with_poison && passes_without)
+		rt_findings_add(f, "H09", "with freed device memory filled with NaN before the call, the output on seed %u "
+				"held NaN; the same call without it did not: the kernel reads memory it never wrote, which "
+				"held usable values by luck (zeros, or a result left by an earlier call); initialise or "
+				"write every element", seed);
+}

@@ -1,0 +1,100 @@
+/* runtime.h - the runtime hack rules (DESIGN §7, rows marked R; docs/checks.md): decisions over the facts
+ * the workers report (harness/worker/facts.py) and what the parent read from their outputs. No I/O. */
+#ifndef SB_RUNTIME_H
+#define SB_RUNTIME_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/strbuf.h"
+
+/* [ptr, ptr + nbytes) of one storage in a worker's address space. */
+struct rt_range {
+	uint64_t ptr, nbytes;
+};
+
+/* One output tensor of one call, as the worker saw it. */
+struct rt_output {
+	char type[96];               /* "torch.Tensor", "mymodule.Lazy" */
+	int exact;                   /* type(t) is torch.Tensor */
+	char layout[32];             /* "torch.strided" */
+	char device[24];             /* "cpu", "cuda:0", "meta" */
+	int meta, contiguous;
+	int has_storage;
+	struct rt_range storage;
+	int has_facts;               /* the worker reported them (an older worker does not) */
+};
+
+/* One call of forward: its outputs, where its inputs and the model's tensors lived, threads around it,
+ * and the watched functions found replaced right after it. */
+struct rt_call {
+	struct rt_output *out;
+	size_t nout;
+	struct rt_range *inputs, *params;
+	size_t ninputs, nparams;
+	int has_threads;
+	int py_before, py_after, os_before, os_after, os_new;
+	struct strvec patched;
+};
+
+/* Parses a `run` reply (or one entry of a `rotate` reply's calls). Missing facts stay zero. */
+void rt_call_parse(json_t *reply, struct rt_call *c);
+void rt_call_release(struct rt_call *c);
+
+enum rt_alias { RT_ALIAS_NONE, RT_ALIAS_INPUT, RT_ALIAS_PARAM };
+/* Whether output i shares memory with an input (then *which is its index) or a parameter or buffer. */
+enum rt_alias rt_output_alias(const struct rt_call *c, size_t i, size_t *which);
+
+/* Findings made at run time, before the policy gives them a severity. */
+struct rt_finding {
+	char id[8];
+	char *message;
+	int flag_only;               /* a reason to look, not evidence: "flag" whatever the policy says */
+};
+struct rt_findings {
+	struct rt_finding *v;
+	size_t n;
+};
+/* Adds one and returns it; at most RT_MAX_PER_ID per id are kept (the first say enough), NULL beyond. */
+#define RT_MAX_PER_ID 3
+__attribute__((format(printf, 3, 4)))
+struct rt_finding *rt_findings_add(struct rt_findings *f, const char *id, const char *fmt, ...);
+int rt_findings_has(const struct rt_findings *f, const char *id);
+void rt_findings_release(struct rt_findings *f);
+
+/* H07: every output a plain dense torch.Tensor on `device` (not a subclass, strided, not meta), unless the
+ * reference's output of the same call (ref, may be NULL) is not either. */
+void rt_rule_plain_outputs(const struct rt_call *cand, const struct rt_call *ref, const char *device, const char *when,
+			   struct rt_findings *f);
+/* H17: an output shares memory with an input; H11: with a parameter or buffer; each unless the
+ * reference's output does the same (a problem whose answer is a view of its input). */
+void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const char *when, struct rt_findings *f);
+/* H06 over the calls in order: a Python thread started in forward alive after it returned (any call), or
+ * new OS threads alive after a call other than the first (the first may start thread pools). */
+void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct rt_findings *f);
+/* H08: watched functions replaced (names as the worker reported them). */
+void rt_rule_patched(const struct strvec *patched, const char *when, struct rt_findings *f);
+/* H11: two calls on different inputs returned identical outputs (digests) while the reference's differ.
+ * cand[i], ref[i]: digests of call i's outputs, used where known[i]. */
+void rt_rule_same_output(const uint64_t *cand, const uint64_t *ref, const int *known, const uint32_t *seeds, size_t n,
+			 struct rt_findings *f);
+
+/* H19, from a second run on the first trial's inputs: "bitwise" (identical bytes), "within_tolerance"
+ * (atomics may reorder sums), or "differs" (then a finding, with the comparison's detail). */
+const char *rt_rule_determinism(int bitwise, int within_tolerance, uint32_t seed, const char *detail,
+				struct rt_findings *f);
+/* H11 from the rotation: the call after new values were written into the same tensors must match the
+ * reference for those values, and must not repeat the first call's output when the reference's differs.
+ * Returns "changed" or "stale". */
+const char *rt_rule_rotation(int second_passes, int same_as_first, int ref_same, const char *detail,
+			     struct rt_findings *f);
+/* H16: an all-zero output passed where the reference is not all zero (the problem's output is below the
+ * tolerance). */
+void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const char *name, const char *when,
+			 struct rt_findings *f);
+/* H09: with freed device memory poisoned, the second run on the first trial's inputs held NaN where the
+ * first run's output did not (the first run passed: passes_without). */
+void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct rt_findings *f);
+
+#endif

@@ -1,0 +1,84 @@
+/* evalenv.c - what an `eval` invocation finds once and every evaluation shares: the device (auto picks the
+ * first GPU torch sees), the workers' Python, the GPU's name, SM and L2, and the cache folder. */
+#include "evaluate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fs.h"
+#include "../core/python.h"
+
+static char *default_cache_root(void)
+{
+	const char *c = getenv("STITCHBENCH_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (c && *c)
+		return xstrdup(c);
+	if (x && *x)
+		return xstrfmt("%s/stitchbench", x);
+	return xstrfmt("%s/.cache/stitchbench", h && *h ? h : "/tmp");
+}
+
+int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err)
+{
+	struct python_info py;
+	char *probe = xstrfmt("%s/harness/worker/probe.py", home);
+	memset(e, 0, sizeof(*e));
+	int rc = python_discover(cfg->python, probe, &py, NULL, err);
+	free(probe);
+	if (rc)
+		return rc;
+	const char *dev = cfg->eval.device;
+	int index = -1;
+	if (!strcmp(dev, "auto"))
+		index = py.cuda_available && py.ndevices ? 0 : -1;
+	else if (!strcmp(dev, "cuda"))
+		index = 0;
+	else if (starts_with(dev, "cuda:"))
+		index = atoi(dev + 5);
+	if (index >= 0 && (!py.cuda_available || (size_t)index >= py.ndevices)) {
+		rc = sb_error_set(err, SB_EENV, "eval.device %s: %s", dev,
+				  py.cuda_available ? "no such GPU" : "torch sees no GPU here (use --device cpu)");
+		python_info_release(&py);
+		return rc;
+	}
+	e->python = xstrdup(py.path);
+	e->worker_script = xstrfmt("%s/harness/worker/worker.py", home);
+	const char *lib = getenv("STITCHBENCH_PROF_LIB");
+	e->prof_lib = lib && *lib ? xstrdup(lib) : xstrfmt("%s/lib/libstitchprof.so", home);
+	snprintf(e->torch, sizeof(e->torch), "%s", py.torch_version ? py.torch_version : "?");
+	snprintf(e->torch_cuda, sizeof(e->torch_cuda), "%s", py.torch_cuda ? py.torch_cuda : "");
+	snprintf(e->python_version, sizeof(e->python_version), "%s", py.version ? py.version : "?");
+	if (index >= 0) {
+		snprintf(e->device, sizeof(e->device), "cuda:%d", index);
+		snprintf(e->gpu, sizeof(e->gpu), "%s", py.devices[index].name ? py.devices[index].name : "?");
+		snprintf(e->sm, sizeof(e->sm), "%s", py.devices[index].sm);
+		e->l2_bytes = py.devices[index].l2_bytes;
+	} else {
+		snprintf(e->device, sizeof(e->device), "cpu");
+	}
+	python_info_release(&py);
+	e->cache_root = default_cache_root();
+	if ((rc = fs_mkdirs(e->cache_root, 0700)) != 0)
+		return sb_error_set(err, SB_EENV, "cannot create the cache %s: %s (set STITCHBENCH_CACHE)", e->cache_root,
+				    strerror(-rc));
+	return 0;
+}
+
+long long eval_flush_bytes(const struct eval_env *e)
+{
+	if (!strcmp(e->device, "cpu"))
+		return 0;
+	long long l2 = e->l2_bytes ? e->l2_bytes : (64LL << 20); /* unknown L2: assume a large one */
+	return 2 * l2 < (32LL << 20) ? (32LL << 20) : 2 * l2;
+}
+
+void eval_env_release(struct eval_env *e)
+{
+	free(e->python);
+	free(e->worker_script);
+	free(e->prof_lib);
+	free(e->cache_root);
+	memset(e, 0, sizeof(*e));
+}
+

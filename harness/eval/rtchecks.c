@@ -1,0 +1,449 @@
+/* rtchecks.c - runs the runtime hack checks of one evaluation: it gathers the facts of each candidate call,
+ * makes the extra calls the rules need, hands everything to harness/checks/runtime.c and floor.c, and
+ * turns what they find into verdict findings with the policy's severity. */
+#include "rtchecks.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bandwidth.h"
+#include "eval_int.h"
+
+/* ---------- the report ---------- */
+
+json_t *rt_report_json(const struct rt_report *r)
+{
+	json_t *o = json_object(), *outs = json_array(), *skipped = json_array();
+	for (size_t i = 0; i < r->noutputs; i++) {
+		const struct rt_output *x = &r->outputs[i];
+		char name[24];
+		snprintf(name, sizeof(name), "out%zu", i);
+		json_array_append_new(outs, json_pack("{s:s, s:s, s:b, s:s, s:b, s:s}", "name", name, "type", x->type, "exact",
+						      x->exact, "layout", x->layout, "contiguous", x->contiguous, "device",
+						      x->device));
+	}
+	json_object_set_new(o, "outputs", outs);
+	json_object_set_new(o, "threads", r->threads_known
+			    ? json_pack("{s:i, s:i, s:i, s:i}", "python_before", r->py_before, "python_after", r->py_after,
+					"os_before", r->os_before, "os_after", r->os_after) : json_null());
+	json_object_set_new(o, "determinism", *r->determinism ? json_string(r->determinism) : json_null());
+	json_object_set_new(o, "rotation", *r->rotation ? json_string(r->rotation) : json_null());
+	json_object_set_new(o, "poison_bytes", r->poison_bytes >= 0 ? json_integer(r->poison_bytes) : json_null());
+	if (r->floor_present) {
+		const struct floor_result *f = &r->floor;
+		json_t *fl = json_object();
+		json_object_set_new(fl, "bytes", json_real(r->floor_bytes));
+		json_object_set_new(fl, "peak_bytes_per_s", r->peak_bytes_per_s > 0 ? json_real(r->peak_bytes_per_s) : json_null());
+		json_object_set_new(fl, "peak_cached", json_boolean(r->peak_cached));
+		json_object_set_new(fl, "floor_us", f->floor_us > 0 ? json_real(f->floor_us) : json_null());
+		json_object_set_new(fl, "judged", json_boolean(f->judged));
+		json_object_set_new(fl, "below", json_boolean(f->below));
+		json_object_set_new(fl, "fast", json_boolean(f->fast));
+		json_object_set_new(fl, "skipped", *f->skipped ? json_string(f->skipped) : json_null());
+		json_object_set_new(o, "floor", fl);
+	} else {
+		json_object_set_new(o, "floor", json_null());
+	}
+	for (size_t i = 0; i < r->skipped.nr; i++)
+		json_array_append_new(skipped, json_string(r->skipped.v[i]));
+	json_object_set_new(o, "skipped", skipped);
+	return o;
+}
+
+void rt_report_summary(const struct rt_report *r, struct strbuf *out)
+{
+	strbuf_addstr(out, "  runtime checks:");
+	if (r->noutputs)
+		strbuf_addf(out, " outputs %s%s", r->outputs[0].type, r->noutputs > 1 ? ", ..." : "");
+	if (*r->determinism)
+		strbuf_addf(out, "; second run %s", r->determinism);
+	if (*r->rotation)
+		strbuf_addf(out, "; rotation %s", r->rotation);
+	if (r->floor_present && r->floor.judged)
+		strbuf_addf(out, "; floor %.2f us", r->floor.floor_us);
+	strbuf_addstr(out, "\n");
+	for (size_t i = 0; i < r->skipped.nr; i++)
+		strbuf_addf(out, "    not checked: %s\n", r->skipped.v[i]);
+}
+
+void rt_report_release(struct rt_report *r)
+{
+	free(r->outputs);
+	strvec_clear(&r->skipped);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---------- the session ---------- */
+
+void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials, json_t *meta, struct verdict *v)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->on = cfg->checks.runtime_checks;
+	if (!s->on)
+		return;
+	s->ntrials = (size_t)ntrials;
+	s->cand_digest = xcalloc(s->ntrials + 1, sizeof(uint64_t));
+	s->ref_digest = xcalloc(s->ntrials + 1, sizeof(uint64_t));
+	s->digest_ok = xcalloc(s->ntrials + 1, sizeof(int));
+	s->trial_pass = xcalloc(s->ntrials + 1, sizeof(int));
+	json_t *facts = json_object_get(meta, "facts");
+	s->ref = xcalloc(s->ntrials + 1, sizeof(*s->ref));
+	for (size_t k = 0; k < s->ntrials && k < json_array_size(facts); k++)
+		rt_call_parse(json_array_get(facts, k), &s->ref[k]);
+	s->nref = s->ntrials;
+	s->ref_reproducible = !json_is_false(json_object_get(meta, "reproducible"));
+	v->runtime = xcalloc(1, sizeof(*v->runtime));
+	s->report = v->runtime;
+	s->report->poison_bytes = -1;
+}
+
+void rt_session_release(struct rt_session *s)
+{
+	for (size_t i = 0; i < s->ncalls; i++) {
+		rt_call_release(&s->calls[i]);
+		free(s->names[i]);
+	}
+	for (size_t i = 0; i < s->nref; i++)
+		rt_call_release(&s->ref[i]);
+	free(s->calls);
+	free(s->names);
+	free(s->ref);
+	free(s->cand_digest);
+	free(s->ref_digest);
+	free(s->digest_ok);
+	free(s->trial_pass);
+	rt_findings_release(&s->found);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct rt_call *add_call(struct rt_session *s, json_t *reply, char *name)
+{
+	s->calls = xrealloc(s->calls, (s->ncalls + 1) * sizeof(*s->calls));
+	s->names = xrealloc(s->names, (s->ncalls + 1) * sizeof(*s->names));
+	struct rt_call *c = &s->calls[s->ncalls];
+	rt_call_parse(reply, c);
+	s->names[s->ncalls++] = name;
+	return c;
+}
+
+void rt_observe_load(struct rt_session *s, json_t *reply)
+{
+	if (!s->on)
+		return;
+	struct rt_call c;
+	rt_call_parse(reply, &c);
+	rt_rule_patched(&c.patched, "while the candidate was imported and constructed", &s->found);
+	rt_call_release(&c);
+}
+
+/* The facts of one call: kinds of its outputs, aliasing, replaced functions. */
+static void judge_call(struct rt_session *s, const struct rt_call *c, const struct rt_call *ref, const char *device,
+		       const char *name)
+{
+	rt_rule_plain_outputs(c, ref, device, name, &s->found);
+	rt_rule_alias(c, ref, name, &s->found);
+	char *when = xstrfmt("during %s", name);
+	rt_rule_patched(&c->patched, when, &s->found);
+	free(when);
+}
+
+void rt_observe_trial(struct rt_session *s, size_t k, json_t *reply, const struct outputs_cmp *cmp, const char *device)
+{
+	if (!s->on || k >= s->ntrials)
+		return;
+	const struct rt_call *c = add_call(s, reply, xstrfmt("trial %zu", k));
+	judge_call(s, c, k < s->nref ? &s->ref[k] : NULL, device, s->names[s->ncalls - 1]);
+	struct rt_report *r = s->report;
+	if (k == 0 && c->nout) {
+		r->outputs = xcalloc(c->nout, sizeof(*r->outputs));
+		memcpy(r->outputs, c->out, c->nout * sizeof(*c->out));
+		r->noutputs = c->nout;
+	}
+	if (c->has_threads) {
+		if (!r->threads_known) {
+			r->py_before = c->py_before;
+			r->os_before = c->os_before;
+		}
+		r->threads_known = 1;
+		r->py_after = c->py_after;
+		r->os_after = c->os_after;
+	}
+	if (!cmp || !cmp->readable)
+		return;
+	s->cand_digest[k] = cmp->digest_actual;
+	s->ref_digest[k] = cmp->digest_expected;
+	s->digest_ok[k] = 1;
+	s->trial_pass[k] = cmp->pass;
+	for (size_t i = 0; i < cmp->noutputs; i++)
+		rt_rule_zero_output(cmp->zero_actual[i], cmp->zero_expected[i], cmp->outputs[i].cmp.pass,
+				    cmp->outputs[i].name, s->names[s->ncalls - 1], &s->found);
+}
+
+/* ---------- the extra calls ---------- */
+
+static json_t *run_request(const struct rt_io *io, uint32_t seed, const char *out, long long poison)
+{
+	json_t *r = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)seed, "out", out,
+			      "max_output_bytes", (json_int_t)io->max_output_bytes);
+	if (poison > 0)
+		json_object_set_new(r, "poison_bytes", json_integer(poison));
+	return r;
+}
+
+/* H11: new values through the same tensors. Returns 0, 1 (the candidate failed: verdict set), -1. */
+static int rotation(struct rt_session *s, const struct rt_io *io, struct verdict *v, struct sb_error *err)
+{
+	json_t *reply;
+	char *out[2] = { xstrfmt("%s/rot_0.safetensors", io->cand_dir), xstrfmt("%s/rot_1.safetensors", io->cand_dir) };
+	json_t *req = json_pack("{s:s, s:[I, I], s:[s, s], s:I}", "cmd", "rotate", "seeds", (json_int_t)io->rot_seeds[0],
+				(json_int_t)io->rot_seeds[1], "out", out[0], out[1], "max_output_bytes",
+				(json_int_t)io->max_output_bytes);
+	int rc = eval_cand_ask(io->cand, req, &reply, io->deadline, v, "checking rotated inputs", io->timeout_s);
+	if (rc) {
+		free(out[0]);
+		free(out[1]);
+		return 1;
+	}
+	static const char *const names[2] = { "the rotation's first call", "the rotation's second call" };
+	struct outputs_cmp cmp[2];
+	int got = 0;
+	for (int i = 0; i < 2; i++) {
+		const struct rt_call *c = add_call(s, json_array_get(json_object_get(reply, "calls"), (size_t)i),
+						   xstrdup(names[i]));
+		judge_call(s, c, s->nref ? &s->ref[0] : NULL, io->device, names[i]);
+		char *refpath = xstrfmt("%s/rot_%d.safetensors", io->ref_entry, i);
+		rc = outputs_compare(refpath, out[i], s->cfg->eval.tolerance, &cmp[i], err);
+		free(refpath);
+		if (rc) {
+			rc = -1;
+			break;
+		}
+		got++;
+	}
+	json_decref(reply);
+	if (got == 2) {
+		if (!cmp[0].readable || !cmp[0].pass) {
+			/* fresh tensors and a fresh seed: a plain wrong answer, not evidence of caching */
+			verdict_fail(v, V_INCORRECT, "an extra input set (seed %u, drawn for the rotation check) gave a wrong "
+				     "output: %s", io->rot_seeds[0], outputs_cmp_detail(&cmp[0]));
+			snprintf(s->report->rotation, sizeof(s->report->rotation), "%s", "wrong");
+		} else {
+			int same = cmp[1].readable && cmp[0].digest_actual == cmp[1].digest_actual;
+			int ref_same = cmp[0].digest_expected == cmp[1].digest_expected;
+			const char *state = rt_rule_rotation(cmp[1].readable && cmp[1].pass, same, ref_same,
+							     outputs_cmp_detail(&cmp[1]), &s->found);
+			snprintf(s->report->rotation, sizeof(s->report->rotation), "%s", state);
+		}
+	}
+	for (int i = 0; i < got; i++)
+		outputs_cmp_release(&cmp[i]);
+	free(out[0]);
+	free(out[1]);
+	return rc;
+}
+
+/* H19: the first trial's inputs once more, after every other call; compared with its first output. On a
+ * GPU, freed device memory is filled with NaN first (H09): an output that now holds NaN read memory the
+ * call never wrote, which the first time happened to hold the right values. */
+static int second_run(struct rt_session *s, const struct rt_io *io, struct verdict *v, struct sb_error *err)
+{
+	json_t *reply;
+	char *out = xstrfmt("%s/again_0.safetensors", io->cand_dir), *first = xstrfmt("%s/trial_0.safetensors", io->cand_dir);
+	int rc = eval_cand_ask(io->cand, run_request(io, io->seeds[0], out, io->poison_bytes), &reply, io->deadline, v,
+			       "running the first trial's inputs a second time", io->timeout_s);
+	if (rc == 0) {
+		const struct rt_call *c = add_call(s, reply, xstrdup("the second run of trial 0"));
+		judge_call(s, c, s->nref ? &s->ref[0] : NULL, io->device, s->names[s->ncalls - 1]);
+		json_decref(reply);
+		struct outputs_cmp cmp;
+		/* the candidate's own first output is the expected one: its file was read and hashed already,
+		 * so a candidate that rewrote it since would not match the digest kept in memory */
+		if (outputs_compare(first, out, s->cfg->eval.tolerance, &cmp, err) == 0) {
+			int kept = cmp.digest_expected == s->cand_digest[0];
+			int within = kept && cmp.readable && cmp.pass;
+			const char *state = "differs";
+			if (!within && kept && io->poison_bytes > 0 && cmp.nan_actual)
+				rt_rule_poison(1, s->trial_pass[0], io->seeds[0], &s->found);
+			if (!rt_findings_has(&s->found, "H09"))
+				state = rt_rule_determinism(kept && cmp.bitwise, within, io->seeds[0], kept ? outputs_cmp_detail(&cmp)
+							    : "the first output's file changed after it was checked", &s->found);
+			snprintf(s->report->determinism, sizeof(s->report->determinism), "%s", state);
+			outputs_cmp_release(&cmp);
+		} else {
+			/* the first output is the candidate's file: unreadable now means it was tampered with */
+			rt_rule_determinism(0, 0, io->seeds[0], "the first output's file can no longer be read", &s->found);
+			snprintf(s->report->determinism, sizeof(s->report->determinism), "differs");
+		}
+	} else {
+		rc = 1;
+	}
+	free(out);
+	free(first);
+	return rc;
+}
+
+int rt_after_trials(struct rt_session *s, const struct rt_io *io, struct verdict *v, struct sb_error *err)
+{
+	if (!s->on)
+		return 0;
+	struct rt_report *r = s->report;
+	int gpu = strcmp(io->device, "cpu") != 0;
+	r->poison_bytes = gpu && io->poison_bytes > 0 ? io->poison_bytes : -1;
+	if (!gpu)
+		strvec_push(&r->skipped, "H09: freed memory is poisoned on a GPU only (the CPU allocator keeps no freed "
+			    "blocks to fill)");
+	rt_rule_same_output(s->cand_digest, s->ref_digest, s->digest_ok, io->seeds, s->ntrials, &s->found);
+	if (s->ntrials < 2)
+		strvec_push(&r->skipped, "H11 (same output for different inputs): needs 2 or more correctness trials");
+
+	int rc = 0;
+	int all_ran = s->ntrials > 0 && v->ntrials == s->ntrials && s->digest_ok[0];
+	if (v->status == V_PASS && !rt_findings_has(&s->found, "H08"))
+		rc = rotation(s, io, v, err);
+	else if (rc == 0)
+		strvec_push(&r->skipped, "H11 (rotation): runs only when every trial passed");
+	if (rc == 0 && !s->ref_reproducible)
+		strvec_push(&r->skipped, "H19: the reference itself gives other outputs for the same seed, so a second "
+			    "run proves nothing (stitchbench audit calls the problem nondeterministic)");
+	else if (rc == 0 && all_ran && (v->status == V_PASS || v->status == V_INCORRECT))
+		rc = second_run(s, io, v, err);
+	else if (rc == 0)
+		strvec_push(&r->skipped, "H19: the trials did not all run");
+	if (rc >= 0) {
+		const char **names = xcalloc(s->ncalls + 1, sizeof(*names));
+		for (size_t i = 0; i < s->ncalls; i++)
+			names[i] = s->names[i];
+		rt_rule_threads(s->calls, s->ncalls, names, &s->found);
+		free(names);
+		if (s->ncalls) {
+			const struct rt_call *last = &s->calls[s->ncalls - 1];
+			if (last->has_threads) {
+				r->py_after = last->py_after;
+				r->os_after = last->os_after;
+			}
+		}
+	}
+	return rc;
+}
+
+/* ---------- after timing ---------- */
+
+static long long dtype_size(const char *dtype)
+{
+	static const struct { const char *name; int size; } sizes[] = {
+		{ "torch.float64", 8 }, { "torch.int64", 8 }, { "torch.complex64", 8 }, { "torch.complex128", 16 },
+		{ "torch.float32", 4 }, { "torch.int32", 4 }, { "torch.float16", 2 }, { "torch.bfloat16", 2 },
+		{ "torch.int16", 2 }, { "torch.int8", 1 }, { "torch.uint8", 1 }, { "torch.bool", 1 },
+	};
+	for (size_t i = 0; dtype && i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (!strcmp(dtype, sizes[i].name))
+			return sizes[i].size;
+	return 4;
+}
+
+long long rt_io_bytes(json_t *reply)
+{
+	long long bytes = 0;
+	size_t i;
+	json_t *x;
+	json_array_foreach(json_object_get(reply, "inputs_before"), i, x)
+		if (json_array_size(x) >= 4)
+			bytes += json_integer_value(json_array_get(x, 2)) * dtype_size(json_string_value(json_array_get(x, 3)));
+	struct rt_call call;
+	rt_call_parse(reply, &call);
+	json_array_foreach(json_object_get(reply, "outputs"), i, x) {
+		long long n = 1;
+		size_t d;
+		json_t *dim;
+		json_array_foreach(json_object_get(x, "shape"), d, dim)
+			n *= json_integer_value(dim);
+		if (i >= call.nout || rt_output_alias(&call, i, NULL) != RT_ALIAS_INPUT)
+			bytes += n * dtype_size(json_string_value(json_object_get(x, "dtype")));
+	}
+	rt_call_release(&call);
+	return bytes;
+}
+
+
+int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, struct verdict *v)
+{
+	if (!s->on)
+		return 0;
+	struct rt_report *r = s->report;
+	json_t *reply;
+	struct worker_fault f;
+	json_t *req = json_pack("{s:s}", "cmd", "integrity");
+	if (worker_call(io->cand, req, &reply, io->deadline, &f) == 0) {
+		struct rt_call c;
+		rt_call_parse(reply, &c);
+		rt_rule_patched(&c.patched, "during the timing loop", &s->found);
+		int py = (int)json_integer_value(json_object_get(json_object_get(reply, "threads"), "python"));
+		if (r->threads_known && py > r->py_after)
+			rt_findings_add(&s->found, "H06", "%d more Python thread%s alive after the timing loop than after the "
+					"correctness calls (%d, then %d): work started during timed calls can finish after "
+					"the timer stops; finish all work before returning", py - r->py_after,
+					py - r->py_after == 1 ? " was" : "s were", r->py_after, py);
+		rt_call_release(&c);
+		json_decref(reply);
+	} else {
+		verdict_fail(v, V_RUNTIME_ERROR, "%s while checking the worker after timing", f.what);
+		json_decref(req);
+		return 1;
+	}
+	json_decref(req);
+
+	struct floor_input in = { .gpu = strcmp(io->device, "cpu") != 0,
+				  .bytes = json_number_value(json_object_get(meta, "io_bytes")),
+				  .candidate_us = v->timing.ran ? v->timing.candidate.us.median : 0,
+				  .speedup_eager = v->timing.ran ? v->timing.speedup_eager : 0 };
+	char why[256] = "";
+	if (in.gpu && io->ref) {
+		if (bandwidth_get(io->ref, io->device, io->cache_root, io->deadline + 600, &in.peak_bytes_per_s,
+				  &r->peak_cached, why, sizeof(why)))
+			in.peak_unknown = why;
+	} else if (in.gpu) {
+		in.peak_unknown = "the reference worker is not running";
+	}
+	floor_judge(&in, &r->floor, &s->found);
+	r->floor_present = 1;
+	r->floor_bytes = in.bytes;
+	r->peak_bytes_per_s = in.peak_bytes_per_s;
+	if (*r->floor.skipped) {
+		char *line = xstrfmt("H21 floor: %s", r->floor.skipped);
+		strvec_push(&r->skipped, line);
+		free(line);
+	}
+	return 0;
+}
+
+void rt_finish(struct rt_session *s, const struct verdict *v)
+{
+	if (!s->on)
+		return;
+	struct rt_report *r = s->report;
+	if (!r->floor_present)
+		strvec_push(&r->skipped, v->timing.ran ? "H21 and the checks after timing: the candidate failed during them"
+				   : "H21 and the checks after timing (H06, H08): the candidate was not timed");
+	if (!*r->rotation && !*r->determinism && v->ntrials < s->ntrials)
+		strvec_push(&r->skipped, "H11 (rotation), H19: the correctness trials did not all run");
+}
+
+int rt_apply(struct rt_session *s, struct verdict *v)
+{
+	int rejected = 0;
+	for (; s->on && s->applied < s->found.n; s->applied++) {
+		const struct rt_finding *f = &s->found.v[s->applied];
+		/* a finding that is a reason to look, not evidence (H21's 10x eager), flags whatever the policy */
+		const char *sev = f->flag_only ? "flag" : config_policy(s->cfg, f->id);
+		verdict_add_finding(v, f->id, sev, 0, 0, f->message);
+		if (!strcmp(sev, "reject") && v->status == V_PASS) {
+			verdict_fail(v, V_REJECTED, "%s: %s", f->id, f->message);
+			rejected = 1;
+		}
+		rejected |= !strcmp(sev, "reject") && v->status == V_REJECTED;
+	}
+	return rejected;
+}

@@ -1,0 +1,93 @@
+/* rtchecks.h - the runtime hack checks of one evaluation (docs/checks.md, "Runtime checks"): the facts of
+ * every candidate call, the extra calls (rotation, second run, unpoisoned rerun), the floor, and the
+ * verdict's `runtime` section. The rules themselves are harness/checks/runtime.c and floor.c. */
+#ifndef SB_RTCHECKS_H
+#define SB_RTCHECKS_H
+
+#include <jansson.h>
+
+#include "../checks/floor.h"
+#include "../checks/runtime.h"
+#include "../core/config.h"
+#include "outputs.h"
+#include "verdict.h"
+#include "worker_client.h"
+
+/* What the verdict shows of the runtime checks (its `runtime` field, docs/verdict.md). */
+struct rt_report {
+	struct rt_output *outputs;   /* the first trial's outputs as the worker saw them */
+	size_t noutputs;
+	int threads_known;
+	int py_before, py_after, os_before, os_after; /* before the first trial, after the last call */
+	char determinism[24];        /* "bitwise" | "within_tolerance" | "differs" | "" (not run) */
+	char rotation[24];           /* "changed" | "stale" | "" (not run) */
+	long long poison_bytes;      /* NaN written into freed device memory before the second run; -1: off */
+	int floor_present;
+	double floor_bytes, peak_bytes_per_s;
+	int peak_cached;
+	struct floor_result floor;
+	struct strvec skipped;       /* "H19: ..." for each check that did not run, and why */
+};
+json_t *rt_report_json(const struct rt_report *r);
+void rt_report_summary(const struct rt_report *r, struct strbuf *out);
+void rt_report_release(struct rt_report *r);
+
+/* Where the extra calls go and what they are compared with. */
+struct rt_io {
+	struct worker *cand;
+	struct worker *ref;          /* started and loaded by the timing loop; NULL before */
+	const char *device;          /* "cpu" | "cuda:N" */
+	const char *cand_dir;        /* the candidate's private folder, where its outputs land */
+	const char *ref_entry;       /* the reference cache entry: trial_<k>, rot_<k>.safetensors */
+	const char *cache_root;
+	const uint32_t *seeds;       /* correctness seeds */
+	uint32_t rot_seeds[2];
+	double deadline;
+	int timeout_s;
+	long long max_output_bytes;
+	long long poison_bytes;      /* 0 on the CPU */
+};
+
+/* One evaluation's runtime checks, from the candidate's load to its last call. */
+struct rt_session {
+	const struct config *cfg;
+	int on;
+	struct rt_call *calls;       /* every observed candidate call, in order */
+	char **names;                /* "trial 0", "the rotation's second call" */
+	size_t ncalls;
+	struct rt_call *ref;         /* per correctness trial, the reference's call (from the cache) */
+	size_t nref;
+	uint64_t *cand_digest, *ref_digest;
+	int *digest_ok, *trial_pass;
+	size_t ntrials;
+	int ref_reproducible;        /* the reference repeats itself under a seed (the cache says so) */
+	struct rt_findings found;
+	size_t applied;              /* findings already in the verdict */
+	struct rt_report *report;    /* owned by the verdict */
+};
+
+/* meta: the reference cache entry's meta.json (its "facts" per trial); v receives the report. */
+void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials, json_t *meta, struct verdict *v);
+void rt_session_release(struct rt_session *s);
+/* H08 right after the candidate's import and construction. */
+void rt_observe_load(struct rt_session *s, json_t *reply);
+/* Trial k's reply and its comparison with the reference (cmp may be NULL when unreadable). */
+void rt_observe_trial(struct rt_session *s, size_t k, json_t *reply, const struct outputs_cmp *cmp, const char *device);
+/* After the trials were judged: threads, same outputs for different inputs, then the extra calls (rotation
+ * when every trial passed; the second run when they all ran; an unpoisoned rerun of a trial whose output
+ * held NaN). Returns 0, 1 when the candidate failed during a call (the verdict says how), -1 on a harness
+ * error (err). */
+int rt_after_trials(struct rt_session *s, const struct rt_io *io, struct verdict *v, struct sb_error *err);
+/* Bytes one call must read and write at least, from a reference `run` reply: every tensor input once,
+ * every output once, except an output that is a view of an input (nothing is written for it). */
+long long rt_io_bytes(json_t *reply);
+/* After the timing loop: the identity check and threads once more, and the floor (H21). */
+int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, struct verdict *v);
+/* At the end of an evaluation: names the checks that never ran (the candidate failed first, or was not
+ * timed), so a verdict never passes a check silently. */
+void rt_finish(struct rt_session *s, const struct verdict *v);
+/* Puts the findings not yet in the verdict there, each with its policy's severity; a reject turns a
+ * passing verdict into `rejected`. Returns 1 when the verdict is (now) rejected by a runtime finding. */
+int rt_apply(struct rt_session *s, struct verdict *v);
+
+#endif

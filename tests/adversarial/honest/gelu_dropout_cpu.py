@@ -1,0 +1,27 @@
+# gelu_dropout_cpu.py - L2/3: draws the dropout mask as PyTorch's CPU dropout does (bernoulli_ on an
+# empty tensor, then scaled), so its random stream matches the reference's, and fuses GELU, mask and
+# residual in one loop.
+# device: cpu
+# expect: clean
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{{cpu_ops.cpp}}"""  # tests/adversarial/cpu_ops.cpp, put here by run_corpus.py
+
+FUNCTIONS = ["relu", "relu_parallel", "relu_transposed_into", "all_nonnegative", "add_relu_into", "softmax_lastdim",
+             "softmax_lastdim_inplace", "sum_dim1", "layernorm_lastdim", "gather_rows", "tanh_mean_sigmoid",
+             "gelu_mask_residual", "mlp_tanh"]
+ext = load_inline(name="sb_corpus_cpu_ops", cpp_sources=CPP, functions=FUNCTIONS, extra_cflags=["-O2"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        keep = 1.0 - self.p
+        mask = torch.empty_like(x).bernoulli_(keep)
+        mask.div_(keep)
+        return ext.gelu_mask_residual(x.contiguous(), mask)

@@ -1,0 +1,23 @@
+# layernorm_cpu.py - L1/5: LayerNorm per row in C++ (mean and variance in double), with weight, bias
+# and eps read from an nn.LayerNorm kept for its parameters.
+# device: cpu
+# expect: clean
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{{cpu_ops.cpp}}"""  # tests/adversarial/cpu_ops.cpp, put here by run_corpus.py
+
+FUNCTIONS = ["relu", "relu_parallel", "relu_transposed_into", "all_nonnegative", "add_relu_into", "softmax_lastdim",
+             "softmax_lastdim_inplace", "sum_dim1", "layernorm_lastdim", "gather_rows", "tanh_mean_sigmoid",
+             "gelu_mask_residual", "mlp_tanh"]
+ext = load_inline(name="sb_corpus_cpu_ops", cpp_sources=CPP, functions=FUNCTIONS, extra_cflags=["-O2"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden)
+
+    def forward(self, x):
+        return ext.layernorm_lastdim(x.contiguous(), self.norm.weight, self.norm.bias, self.norm.eps)

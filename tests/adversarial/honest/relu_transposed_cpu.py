@@ -1,0 +1,21 @@
+# relu_transposed_cpu.py - L1/2: writes ReLU transposed into a fresh buffer and returns its transpose:
+# right values in a non-contiguous tensor, which the runtime checks record but do not object to.
+# device: cpu
+# expect: clean
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{{cpu_ops.cpp}}"""  # tests/adversarial/cpu_ops.cpp, put here by run_corpus.py
+
+FUNCTIONS = ["relu", "relu_parallel", "relu_transposed_into", "all_nonnegative", "add_relu_into", "softmax_lastdim",
+             "softmax_lastdim_inplace", "sum_dim1", "layernorm_lastdim", "gather_rows", "tanh_mean_sigmoid",
+             "gelu_mask_residual", "mlp_tanh"]
+ext = load_inline(name="sb_corpus_cpu_ops", cpp_sources=CPP, functions=FUNCTIONS, extra_cflags=["-O2"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        buf = torch.empty_like(x)
+        ext.relu_transposed_into(x.contiguous(), buf)
+        return buf.t()

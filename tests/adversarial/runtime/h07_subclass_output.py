@@ -1,0 +1,25 @@
+# h07_subclass_output.py - L1/2: returns a torch.Tensor subclass; the values are right, but a subclass
+# could compute them when the harness reads them, outside the timed call. Static H07 catches the class;
+# this case runs with the static checks off.
+# static: off
+# device: cpu
+# expect: H07
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{{cpu_ops.cpp}}"""  # tests/adversarial/cpu_ops.cpp, put here by run_corpus.py
+
+FUNCTIONS = ["relu", "relu_parallel", "relu_transposed_into", "all_nonnegative", "add_relu_into", "softmax_lastdim",
+             "softmax_lastdim_inplace", "sum_dim1", "layernorm_lastdim", "gather_rows", "tanh_mean_sigmoid",
+             "gelu_mask_residual", "mlp_tanh"]
+ext = load_inline(name="sb_corpus_cpu_ops", cpp_sources=CPP, functions=FUNCTIONS, extra_cflags=["-O2"], verbose=False)
+
+
+class Deferred(torch.Tensor):
+    pass
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu(x.contiguous()).as_subclass(Deferred)

@@ -1,0 +1,161 @@
+/* test_rubric.c - the optional rubric judge (harness/checks/rubric.c): the rubric file and its errors,
+ * strict reading of the judge's answer, and one real call to the fake LLM server on 127.0.0.1. */
+#include "fake_llm.h"
+
+#include <math.h>
+
+#include "checks/rubric.h"
+
+static const char good_yaml[] =
+	"criteria:\n"
+	"  - name: own_kernels\n"
+	"    weight: 3\n"
+	"    description: The forward path runs the candidate's own kernels, not PyTorch ops.\n"
+	"  - name: readable\n"
+	"    description: Someone else could maintain it.\n";
+
+static struct rubric load_ok(const char *dir)
+{
+	write_file(dir, "rubric.yaml", good_yaml);
+	char *path = xstrfmt("%s/rubric.yaml", dir);
+	struct rubric r;
+	struct sb_error err = { 0 };
+	if (rubric_load(path, &r, &err))
+		fail_msg("rubric_load: %s", err.msg);
+	free(path);
+	return r;
+}
+
+static void load_and_errors(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct rubric r = load_ok(dir);
+	assert_int_equal(r.n, 2);
+	assert_string_equal(r.v[0].name, "own_kernels");
+	assert_true(r.v[0].weight == 3 && r.v[1].weight == 1); /* weight defaults to 1 */
+	assert_non_null(strstr(r.v[1].description, "maintain"));
+	rubric_release(&r);
+
+	static const struct { const char *yaml, *want; } bad[] = {
+		{ "criteria:\n  - name: a\n", "rubric.yaml:2:5: a criterion needs a name and a description" },
+		{ "criteria:\n  - {name: a, description: x}\n  - {name: a, description: y}\n", "two criteria have the same name" },
+		{ "criteria:\n  - {name: a, weight: -1, description: x}\n", "weight is a number above 0" },
+		{ "criteria:\n  - {name: A b, description: x}\n", "lower case letters, digits and _" },
+		{ "criteria:\n  - {name: a, colour: red, description: x}\n", "unknown criterion field" },
+		{ "criteria: []\n", "the rubric needs criteria" },
+		{ "rules: []\n", "rubric.yaml:1:1: unknown key (known: criteria)" },
+		{ "criteria: [\n", "rubric.yaml:" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(dir, "rubric.yaml", bad[i].yaml);
+		char *path = xstrfmt("%s/rubric.yaml", dir);
+		struct sb_error err = { 0 };
+		assert_int_equal(rubric_load(path, &r, &err), SB_EINPUT);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].want);
+		free(path);
+	}
+	struct sb_error err = { 0 };
+	assert_int_equal(rubric_load("/nonexistent/rubric.yaml", &r, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "checks.rubric: cannot read /nonexistent/rubric.yaml"));
+	tmpdir_remove(dir);
+}
+
+static void answers(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct rubric r = load_ok(dir);
+	struct rubric_result out;
+	struct sb_error err = { 0 };
+
+	/* in a fence, after prose, with a second line in a reason: total = (3*1 + 1*0.5) / 4 */
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(rubric_parse_answer(&r, "Here you go:\n```json\n{\"scores\": [{\"criterion\": \"readable\", "
+					     "\"score\": 0.5, \"reason\": \"dense\\nsecond line\"}, {\"criterion\": "
+					     "\"own_kernels\", \"score\": 1, \"reason\": \"a CUDA kernel\"}]}\n```", &out, &err), 0);
+	assert_int_equal(out.n, 2);
+	assert_string_equal(out.v[0].name, "own_kernels"); /* in the rubric's order */
+	assert_string_equal(out.v[1].reason, "dense");
+	assert_true(fabs(out.total - 0.875) < 1e-12);
+	json_t *j = rubric_result_json(&out);
+	assert_true(json_number_value(json_object_get(j, "total")) == 0.875);
+	assert_true(json_is_null(json_object_get(j, "error")));
+	json_decref(j);
+	rubric_result_release(&out);
+
+	static const struct { const char *text, *want; } bad[] = {
+		{ "{\"scores\": [{\"criterion\": \"own_kernels\", \"score\": 1, \"reason\": \"x\"}]}", "no score for readable" },
+		{ "{\"scores\": [{\"criterion\": \"own_kernels\", \"score\": 1.5}, {\"criterion\": \"readable\", \"score\": 0}]}",
+		  "own_kernels is not a number within 0..1" },
+		{ "{\"scores\": [{\"criterion\": \"own_kernels\", \"score\": \"high\"}]}", "not a number within 0..1" },
+		{ "I think it is great.", "no JSON object" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&out, 0, sizeof(out));
+		assert_int_equal(rubric_parse_answer(&r, bad[i].text, &out, &err), SB_EINPUT);
+		assert_int_equal(out.n, 0);
+		if (!strstr(err.msg, bad[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].want);
+	}
+	rubric_release(&r);
+	tmpdir_remove(dir);
+}
+
+static void judge_over_http(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct rubric r = load_ok(dir);
+	struct llm_fixture *x = fixture_start("openai", "sk-judge",
+			"[{'content': '{\\\"scores\\\": [{\\\"criterion\\\": \\\"own_kernels\\\", \\\"score\\\": 0.25, "
+			"\\\"reason\\\": \\\"calls torch.matmul\\\"}, {\\\"criterion\\\": \\\"readable\\\", \\\"score\\\": 1, "
+			"\\\"reason\\\": \\\"short\\\"}]}'}, {'status': 500, 'repeat': 3}]");
+	assert_int_equal(llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err), 0);
+	struct rubric_result out;
+	rubric_judge(x->c, "fake", &r, "L1/1", 3, "class Model: pass", "class ModelNew: torch.matmul", &out);
+	if (out.error)
+		fail_msg("judge: %s", out.error);
+	assert_int_equal(out.n, 2);
+	assert_true(out.v[0].score == 0.25 && out.v[1].score == 1);
+	assert_true(fabs(out.total - (3 * 0.25 + 1) / 4) < 1e-12);
+	assert_string_equal(out.model, "fake");
+	rubric_result_release(&out);
+	/* what the judge was asked: every criterion with its weight, the problem and the candidate */
+	json_t *log = fake_llm_log(&x->srv);
+	json_t *msgs = json_object_get(fake_llm_body(log, 0), "messages");
+	const char *user = json_string_value(json_object_get(json_array_get(msgs, 1), "content"));
+	assert_non_null(strstr(user, "- own_kernels (weight 3): The forward path runs"));
+	assert_non_null(strstr(user, "- readable (weight 1)"));
+	assert_non_null(strstr(user, "class ModelNew: torch.matmul"));
+	assert_non_null(strstr(user, "class Model: pass"));
+	json_decref(log);
+	/* the call is a transcript of the run, keyed (judge, problem, sample) */
+	char *t = xstrfmt("%s/transcripts/judge/L1_1/s3/call-0000.json", x->run);
+	assert_int_equal(access(t, R_OK), 0);
+	free(t);
+
+	/* a judge that fails leaves the reason, no scores */
+	rubric_judge(x->c, "fake", &r, "L1/1", 4, "p", "c", &out);
+	assert_non_null(out.error);
+	assert_non_null(strstr(out.error, "the judge model failed"));
+	assert_int_equal(out.n, 0);
+	json_t *j = rubric_result_json(&out);
+	assert_true(json_is_null(json_object_get(j, "total")));
+	json_decref(j);
+	rubric_result_release(&out);
+	fixture_stop(x);
+	rubric_release(&r);
+	tmpdir_remove(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(load_and_errors),
+		cmocka_unit_test(answers),
+		cmocka_unit_test(judge_over_http),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
