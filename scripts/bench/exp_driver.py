@@ -1,5 +1,8 @@
-# exp_driver.py - temporary diagnostic: drives two worker.py processes over fd3/fd4 from Python,
-# without the C parent, to tell whether timing spread comes from the worker or the parent.
+# exp_driver.py - a diagnostic: drives two worker.py processes over fd3/fd4 from Python, without the
+# C parent, to tell whether timing spread comes from the worker or the parent.
+# Usage: python3 scripts/bench/exp_driver.py [full|min] [solo|pairs|all]   (PROB=..., DEV=... in the env)
+#   full/min: the workers get this environment or a minimal one; solo: one worker, then each beside the
+#   other, 50 calls back to back; pairs: the two workers alternating blocks of several sizes.
 import json, os, subprocess, sys, statistics
 prob = os.path.abspath(os.environ.get("PROB", "kernelbench/suite/level1/1_Square_GEMM.py"))
 envmode = sys.argv[1] if len(sys.argv) > 1 else "full"
@@ -7,7 +10,7 @@ def start():
     r3, w3 = os.pipe(); r4, w4 = os.pipe()
     os.dup2(r3, 100); os.dup2(w4, 101); os.close(r3); os.close(w4); r3, w4 = 100, 101
     env = dict(os.environ) if envmode == "full" else {"HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-    p = subprocess.Popen([sys.executable, "harness/worker/worker.py"], pass_fds=(3, 4) if False else (),
+    p = subprocess.Popen([sys.executable, "harness/worker/worker.py"],
                          preexec_fn=lambda: (os.dup2(r3, 3), os.dup2(w4, 4)), close_fds=False, env=env)
     os.close(r3); os.close(w4)
     return p, os.fdopen(w3, "w"), os.fdopen(r4, "r")
@@ -25,12 +28,16 @@ def solo(tag, w):
     for seeds in (None, list(range(50)), None):
         us = ask(w, {"cmd": "time", "sets": list(range(50)), "seeds": seeds, "prime_ms": 0})["us"]
         print(envmode, tag, "seeds" if seeds else "no seeds", "median %.1f min %.1f" % (statistics.median(us), min(us)), flush=True)
+what = sys.argv[2] if len(sys.argv) > 2 else "all"
 ws = [setup(start())]
-solo("A alone", ws[0])
+if what != "pairs":
+    solo("A alone", ws[0])
 ws.append(setup(start()))
-solo("A with B", ws[0])
-solo("B with A", ws[1])
-sys.exit(0)
+if what != "pairs":
+    solo("A with B", ws[0])
+    solo("B with A", ws[1])
+if what == "solo":
+    sys.exit(0)
 for block, prime in ((50, 0), (10, 5), (1, 5), (10, 0)):
     res = [[], []]
     for r in range(100 // block + 1):
