@@ -21,6 +21,25 @@ fi
 sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents,gpus,hacks},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
+export STITCHBENCH_CACHE="${STITCHBENCH_CACHE:-$(mktemp -d)/cache}"
+FIX=tests/fixtures/candidates/cuda
+
+# The candidates that eval and prof evaluate one at a time are built first, side by side on the node's
+# cores (a cold CUDA build is the bulk of a section's time), while basic runs.
+pre=()
+want eval && pre+=("$FIX/relu_cuda_ok.py" "$FIX/relu_cuda_wrong.py" "$FIX/illegal_access.py")
+want prof && pre+=("$FIX/prof_check.py" "$FIX/relu_cuda_ok.py" "$FIX/relu_spin.py" tests/adversarial/hacks/h05_side_stream.py)
+prebuild_log=$(mktemp)
+if [ ${#pre[@]} -gt 0 ]; then
+	py0=$(command -v python3)
+	"$py0" scripts/gpu/prebuild.py --ext-dir "$STITCHBENCH_CACHE/ext" $(printf '%s\n' "${pre[@]}" | sort -u) >"$prebuild_log" 2>&1 &
+	prebuild_pid=$!
+fi
+prebuild_wait() {
+	[ -n "${prebuild_pid:-}" ] || return 0
+	wait "$prebuild_pid"; prebuild_pid=
+	sed 's/^/     | /' "$prebuild_log"
+}
 
 # --- doctor sees the GPU through nvidia-smi and libcuda, and torch sees it too -------------
 out=$($SB doctor 2>&1); rc=$?
@@ -81,10 +100,10 @@ else bad "every bundled problem runs on the GPU and takes >= 20 us" "$res"; fi
 fi
 
 # --- the evaluator on the GPU ------------------------------------------------------------
-export STITCHBENCH_CACHE="${STITCHBENCH_CACHE:-$(mktemp -d)/cache}"
-FIX=tests/fixtures/candidates/cuda
+prebuild_wait
 jq_py() { "$py" -c "import json,sys; v=json.load(sys.stdin); $1"; }
 if want eval; then
+echo "     | [$(date -u +%T)] section eval"
 
 vj=$($SB eval $FIX/relu_cuda_ok.py --problem L1/2 --json 2>/tmp/sb-eval-err); rc=$?
 summary=$(jq_py 'print(v["status"], v["timing"]["clock"], "%.3f" % v["speedup"]["vs_eager"], "%.1f" % v["timing"]["eager"]["median_us"], "%.1f" % v["timing"]["candidate"]["median_us"], v["speedup"]["vs_compiled"] is not None, "build %.1f s" % v["seconds"]["build"], "total %.1f s" % v["seconds"]["total"])' <<<"$vj" 2>&1)
@@ -112,6 +131,8 @@ echo "     | illegal access: $msg"
 fi
 
 if want fidelity; then
+echo "     | [$(date -u +%T)] section fidelity"
+prebuild_wait
 # Timing fidelity: every bundled problem's reference, renamed to ModelNew, three times in fresh processes.
 fid=$(mktemp -d)
 for f in kernelbench/suite/level*/[0-9]*_*.py; do
@@ -151,11 +172,15 @@ if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; cp "$fid/log
 fi
 
 if want prof; then
+echo "     | [$(date -u +%T)] section prof"
+prebuild_wait
 	source scripts/gpu/prof-check.sh
 fi
 
 # --- agents: `make demo`'s run with the CUDA cassettes, and the story each answer tells ---------
 if want agents; then
+echo "     | [$(date -u +%T)] section agents"
+prebuild_wait
 id=gpucheck-demo-$(date +%Y%m%d-%H%M%S)
 demo_log=$(mktemp)
 SB_DEMO_DEVICE=cuda SB_DEMO_RUN_ID=$id bash scripts/demo.sh >"$demo_log" 2>&1 || true
@@ -193,6 +218,8 @@ fi
 
 # --- gpus: `run --gpus all` spreads evaluations over every GPU, one at a time per GPU ------------
 if want gpus; then
+echo "     | [$(date -u +%T)] section gpus"
+prebuild_wait
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
 gdir=$(mktemp -d)
 gexp="$gdir/exp.yaml"
@@ -227,6 +254,8 @@ rm -rf "$gdir"
 fi
 
 if want hacks; then
+echo "     | [$(date -u +%T)] section hacks"
+prebuild_wait
 	source scripts/gpu/hacks-check.sh
 fi
 

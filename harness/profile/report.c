@@ -441,9 +441,14 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 	struct strbuf msg = STRBUF_INIT;
 	/* absence is evidence only when nothing was lost */
 	if (r->complete && !r->dropped) {
-		if (!kernels && !copies) {
-			strbuf_addf(&msg, "CUPTI saw no GPU work at all in the %zu profiled calls: the outputs were not "
-				    "computed on the GPU during the call", calls);
+		if (!kernels) {
+			/* copies and memsets alone compute nothing: the outputs were cached, or made elsewhere */
+			if (copies)
+				strbuf_addf(&msg, "CUPTI saw no kernel in the %zu profiled calls, only %d copies or memsets: "
+					    "the outputs were not computed on the GPU during the call", calls, copies);
+			else
+				strbuf_addf(&msg, "CUPTI saw no GPU work at all in the %zu profiled calls: the outputs were not "
+					    "computed on the GPU during the call", calls);
 			finding(out, max, &n, "H04", config_policy(cfg, "H04"), &msg);
 		} else if (!custom && pytorch) {
 			strbuf_addf(&msg, "no kernel of the candidate's own ran in the %zu profiled calls; PyTorch's kernels "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # prof_overhead.py - what profiling costs a timed call of ~100 us (for BENCHMARKS.md and gpu-check's
-# section prof): the evaluator's own timed calls (worker.py) of one custom kernel, without libstitchprof,
-# with it recording, and without again; the verdict is the median CUDA-event time with over without.
+# section prof): the evaluator's own timed calls (worker.py) of one custom kernel, in rounds of a block without
+# libstitchprof and a block with it recording; the verdict is the median over rounds of on/off.
 import argparse
 import os
 import statistics
@@ -14,12 +14,28 @@ import torch  # noqa: E402
 from worker import Worker  # noqa: E402
 
 
+def kernel_durations(trace, name_part):
+    """Durations in us of the kernels whose name holds name_part, from a libstitchprof trace (docs/trace.md)."""
+    names, out = {}, []
+    with open(trace) as f:
+        for line in f:
+            p = line.split()
+            if p and p[0] == "name":
+                names[p[1]] = p[2]
+            elif p and p[0] == "kernel" and name_part in names.get(p[1], ""):
+                out.append((int(p[3]) - int(p[2])) / 1000.0)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--lib", default=os.path.join(ROOT, "lib", "libstitchprof.so"))
     ap.add_argument("--target-us", type=float, default=100.0)
-    ap.add_argument("--calls", type=int, default=300, help="timed calls per block (off, on, off)")
+    ap.add_argument("--calls", type=int, default=60, help="timed calls per block")
+    ap.add_argument("--rounds", type=int, default=10, help="rounds of an off and an on block (plus one discarded)")
     ap.add_argument("--device", default="cuda:0")
+    ap.add_argument("--ext-dir", default=os.path.join(os.environ["STITCHBENCH_CACHE"], "ext")
+                    if os.environ.get("STITCHBENCH_CACHE") else None, help="build cache (default: a new one)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="sb-prof-overhead-")
     dev = torch.device(a.device)
@@ -27,7 +43,7 @@ def main():
     w = Worker()
     w.cmd_load({"problem": os.path.join(ROOT, "kernelbench", "suite", "level1", "2_ReLU.py"),
                 "candidate": os.path.join(ROOT, "tests", "fixtures", "candidates", "cuda", "relu_spin.py"),
-                "device": a.device, "seed": 42, "ext_dir": os.path.join(tmp, "ext")})
+                "device": a.device, "seed": 42, "ext_dir": a.ext_dir or os.path.join(tmp, "ext")})
     l2 = int(getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or (64 << 20))
     w.cmd_timing_setup({"seeds": [11, 12, 13], "flush_bytes": max(2 * l2, 32 << 20)})
     model = w.models["model"]
@@ -45,32 +61,39 @@ def main():
             break
         iters = max(16, int((iters or 16) * min(4.0, max(1.2, a.target_us / max(t, 1.0)))))
     block(50)
-    off1 = block(a.calls)
-    trace = os.path.join(tmp, "trace")
-    started = w.cmd_profile_start({"lib": a.lib, "trace": trace})
-    if not started.get("available"):
-        print("PROF_OVERHEAD_ERROR %s" % started.get("reason"))
-        return 1
-    on = block(a.calls)
-    stopped = w.cmd_profile_stop({})
-    off2 = block(a.calls)
 
-    # the kernel's own duration, from the trace
-    names, durations = {}, []
-    with open(trace) as f:
-        for line in f:
-            p = line.split()
-            if p and p[0] == "name":
-                names[p[1]] = p[2]
-            elif p and p[0] == "kernel" and "relu_spin" in names.get(p[1], ""):
-                durations.append((int(p[3]) - int(p[2])) / 1000.0)
-    m_off = statistics.median(off1 + off2)
-    m_on = statistics.median(on)
-    drift = statistics.median(off2) / statistics.median(off1) - 1
-    print("PROF_OVERHEAD %.2f%% event_us off %.2f on %.2f (off before %.2f, after %.2f, drift %+.2f%%) "
-          "kernel_us %.2f iters %d calls %d dropped %d" % (
-              100 * (m_on / m_off - 1), m_off, m_on, statistics.median(off1), statistics.median(off2), 100 * drift,
-              statistics.median(durations) if durations else float("nan"), iters, len(on), stopped.get("dropped", -1)))
+    # Rounds of one block without and one with a session, the order swapped every round (off-on, on-off),
+    # the first round discarded; the overhead is the median over rounds of on/off. Measured so because
+    # the GPU's clock wanders by more than the overhead: three long blocks (off, on, off) on an H200 saw
+    # the two "off" blocks 11% apart (2026-11-30).
+    ratios, ons, offs, durations, dropped = [], [], [], [], 0
+    for r in range(a.rounds + 1):
+        got = {}
+        for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
+            if side == "off":
+                got["off"] = block(a.calls)
+                continue
+            trace = os.path.join(tmp, "trace%d" % r)
+            started = w.cmd_profile_start({"lib": a.lib, "trace": trace})
+            if not started.get("available"):
+                print("PROF_OVERHEAD_ERROR %s" % started.get("reason"))
+                return 1
+            got["on"] = block(a.calls)
+            stopped = w.cmd_profile_stop({})
+            dropped += max(0, stopped.get("dropped", 0))
+            if r > 0:
+                durations += kernel_durations(trace, "relu_spin")
+        if r == 0:
+            continue
+        ratios.append(statistics.median(got["on"]) / statistics.median(got["off"]))
+        ons += got["on"]
+        offs += got["off"]
+    ratios.sort()
+    print("PROF_OVERHEAD %.2f%% event_us off %.2f on %.2f (per-round on/off %.4f..%.4f over %d rounds of %d+%d calls) "
+          "kernel_us %.2f iters %d dropped %d" % (
+              100 * (statistics.median(ratios) - 1), statistics.median(offs), statistics.median(ons),
+              ratios[0], ratios[-1], len(ratios), a.calls, a.calls,
+              statistics.median(durations) if durations else float("nan"), iters, dropped))
     return 0
 
 

@@ -99,3 +99,13 @@ def test_the_worker_answers_profile_requests_on_the_cpu(tmp_path, worker):
     assert "trials" not in timed and timed["us"][0] > 0
     assert stop["available"] is False
     assert stop["io_bytes"] > 0  # the inputs of set 0 and the outputs of the timed call
+
+
+def test_the_ncu_target_runs_its_calls_on_the_cpu():
+    """What `profile --ncu` runs under Nsight Compute must speak the worker's current protocol: it once
+    asked for timed calls in a form the worker had dropped, and exited 1 under ncu on the GPU."""
+    import subprocess
+    r = subprocess.run([sys.executable, str(ROOT / "harness" / "worker" / "ncu_target.py"),
+                        "--problem", str(ROOT / "kernelbench" / "suite" / "level1" / "2_ReLU.py"),
+                        "--device", "cpu", "--calls", "3"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
