@@ -6,12 +6,8 @@
 #include <string.h>
 
 #include "extract.h"
+#include "refprofile.h"
 #include "session.h"
-
-/* The kernel profile of the reference for the Planner. libstitchprof (issue 4) will provide it on a
- * GPU; until then the Planner is told plainly that there is none. */
-static const char no_profile[] =
-	"No kernel profile of the reference is available in this run; reason from the source and the hardware.";
 
 /* Asks for a plan with template `tmpl`; an answer that is not a valid plan gets one re-ask quoting the
  * parse error. *plan is NULL (and why says why) when the second answer is not one either. */
@@ -64,7 +60,7 @@ static void last_feedback(struct agent_session *s, struct strbuf *out)
 }
 
 /* The placeholders every Coder and Replanner template may use. */
-static void coder_vars(struct agent_session *s, json_t *plan, struct tvars *v)
+static void coder_vars(struct agent_session *s, json_t *plan, const char *profile, struct tvars *v)
 {
 	struct strbuf b = STRBUF_INIT;
 	plan_render(plan, &b);
@@ -77,12 +73,12 @@ static void coder_vars(struct agent_session *s, json_t *plan, struct tvars *v)
 	strbuf_reset(&b);
 	session_history_text(s, &b);
 	tvars_set(v, "history", b.buf);
-	tvars_set(v, "profile", no_profile);
+	tvars_set(v, "profile", profile);
 	strbuf_release(&b);
 }
 
-static int replan(struct agent_session *s, json_t **plan, enum replan_reason why_replan, int n, size_t after,
-		  struct sb_error *err)
+static int replan(struct agent_session *s, json_t **plan, const char *profile, enum replan_reason why_replan, int n,
+		  size_t after, struct sb_error *err)
 {
 	static const char *const reasons[] = {
 		[REPLAN_COMPILE] = "the last attempts did not compile",
@@ -92,7 +88,7 @@ static int replan(struct agent_session *s, json_t **plan, enum replan_reason why
 	struct tvars v = TVARS_INIT;
 	struct strbuf why = STRBUF_INIT, answer = STRBUF_INIT;
 	json_t *fresh;
-	coder_vars(s, *plan, &v);
+	coder_vars(s, *plan, profile, &v);
 	tvars_set(&v, "reason", reasons[why_replan]);
 	int rc = ask_plan(s, "replanner", &v, &fresh, &why, &answer, err);
 	if (!rc && fresh) {
@@ -114,11 +110,13 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 {
 	struct stage_policy pol = session_policy(s);
 	struct tvars v = TVARS_INIT;
-	struct strbuf why = STRBUF_INIT, answer = STRBUF_INIT;
+	struct strbuf why = STRBUF_INIT, answer = STRBUF_INIT, profile = STRBUF_INIT;
 	json_t *plan = NULL;
 	const struct attempt *a;
 	pol.replan = 1;
-	tvars_set(&v, "profile", no_profile);
+	/* the reference's kernels on this GPU, for the Planner and any Replanner (cached per problem) */
+	refprofile_for_planner(session_shared(s), session_task(s)->problem, &profile);
+	tvars_set(&v, "profile", profile.buf);
 	int rc = ask_plan(s, "planner", &v, &plan, &why, &answer, err);
 	tvars_release(&v);
 	if (!rc && !plan) {
@@ -132,8 +130,10 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 	}
 	strbuf_release(&why);
 	strbuf_release(&answer);
-	if (rc || !plan)
+	if (rc || !plan) {
+		strbuf_release(&profile);
 		return rc;
+	}
 	session_keep_plan(s, plan);
 
 	size_t since = 0;
@@ -148,7 +148,7 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 		}
 		if (d.action == ACT_REPLAN) {
 			replans++;
-			if ((rc = replan(s, &plan, d.replan, replans, in.n, err)))
+			if ((rc = replan(s, &plan, profile.buf, d.replan, replans, in.n, err)))
 				break;
 			since = in.n;
 			continue;
@@ -156,7 +156,7 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 		char tmpl[48];
 		snprintf(tmpl, sizeof(tmpl), "coder-%s", stage_name(d.stage));
 		struct llm_response r;
-		coder_vars(s, plan, &v);
+		coder_vars(s, plan, profile.buf, &v);
 		rc = session_ask(s, "system", tmpl, &v, &r, NULL, err);
 		tvars_release(&v);
 		if (!rc)
@@ -166,6 +166,7 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 			break;
 	}
 	json_decref(plan);
+	strbuf_release(&profile);
 	return rc ? rc : session_finish(s, stop, err);
 }
 

@@ -334,6 +334,20 @@ static const struct kind_spec kinds[] = {
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
+/* Is name one of the comma-separated words of list? */
+static int kind_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p += len + (e != NULL);
+	}
+	return 0;
+}
+
 static void disable_all(void)
 {
 	for (size_t i = 0; i < NKINDS; i++)
@@ -376,7 +390,16 @@ int stitchprof_start(const char *path)
 	pthread_mutex_lock(&S.lock);
 	fprintf(f, "meta event_timestamps %s\n", r == CUPTI_SUCCESS ? "on" : cupti_msg(r));
 	pthread_mutex_unlock(&S.lock);
+	/* STITCHPROF_SKIP_KINDS=runtime,driver,...: a diagnostic for measuring what each kind costs
+	 * (scripts/bench/prof_overhead.py); a skipped kind is noted in the trace like a refused one */
+	const char *skip = getenv("STITCHPROF_SKIP_KINDS");
 	for (size_t i = 0; i < NKINDS; i++) {
+		if (skip && !kinds[i].required && kind_listed(skip, kinds[i].name)) {
+			pthread_mutex_lock(&S.lock);
+			fprintf(f, "meta disabled %s skipped_by_STITCHPROF_SKIP_KINDS\n", kinds[i].name);
+			pthread_mutex_unlock(&S.lock);
+			continue;
+		}
 		r = cuptiActivityEnable(kinds[i].kind);
 		if (r == CUPTI_SUCCESS)
 			continue;

@@ -34,6 +34,10 @@ got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["stop
 check_eq "its summary: stopped at the target after 9 calls and 3 plans, the re-ask and both replans noted" "$got" \
 	"target 9 3 plan (call 0): not a valid plan: the answer holds no JSON object; asked again / replan 1 (compile_failures) after 2 attempts / replan 2 (wrong_results) after 4 attempts"
 P="$D/prompts/stitchcuda/L1_2/s0"
+check_true "the planner is told a CPU run has no kernel profile of the reference" \
+	bash -c "grep -A1 '^Profile of the reference:' '$P/call-0000.md' | grep -q '^None: this run is on the CPU'"
+check_true "the replanner gets the same profile text" \
+	bash -c "grep -A1 '^Profile of the reference:' '$P/call-0004.md' | grep -q '^None: this run is on the CPU'"
 check_true "the re-ask quotes the parse error" grep -q "Your answer could not be used as a plan: the answer holds no JSON object" "$P/call-0001.md"
 check_true "repair_compile gets the format_error message" grep -q "no code defining class ModelNew" "$P/call-0003.md"
 check_true "the first replan says why" grep -q "the last attempts did not compile" "$P/call-0004.md"

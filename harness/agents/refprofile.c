@@ -1,0 +1,80 @@
+/* refprofile.c - the reference's kernel profile as the StitchCUDA Planner reads it: which kernels
+ * PyTorch runs for the reference, their share of the time, their launch shapes. A plan that knows the
+ * GEMM takes 85% of the time and the three elementwise kernels 5% each is a better plan. */
+#include "refprofile.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../core/slots.h"
+#include "../profile/refprof.h"
+
+static void add_dims(struct strbuf *out, const int32_t d[3])
+{
+	if (d[1] == 1 && d[2] == 1)
+		strbuf_addf(out, "%d", d[0]);
+	else
+		strbuf_addf(out, "(%d,%d,%d)", d[0], d[1], d[2]);
+}
+
+void refprofile_text(const struct prof_report *r, const char *gpu, struct strbuf *out)
+{
+	size_t ncalls = r->ntrials ? r->ntrials : 1, kernels = 0, shown = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		kernels += r->rows[i].kind == 'k';
+	strbuf_addf(out, "Measured with CUPTI on %s over %zu calls of the reference. One call: %.1f us between "
+		    "CUDA events, %.1f us of kernel time, %.1f us from the first kernel's start to the last one's end.\n",
+		    gpu && *gpu ? gpu : "this GPU", r->ntrials, r->event_us, r->kernel_sum_us, r->span_us);
+	if (!kernels) {
+		strbuf_addstr(out, "No kernel ran in the profiled calls.\n");
+		return;
+	}
+	strbuf_addstr(out, "Kernels and copies by share of the time (library or custom, per call, mean, grid x block):\n");
+	for (size_t i = 0; i < r->nrows && shown < REFPROFILE_MAX_KERNELS; i++, shown++) {
+		const struct prof_row *row = &r->rows[i];
+		strbuf_addf(out, "- %.90s: %.1f%%", row->short_name ? row->short_name : row->name, 100 * row->share);
+		if (row->kind == 'k') {
+			strbuf_addf(out, ", %s, %.3g per call, mean %.1f us, ", row->library ? row->library : "custom",
+				    (double)row->calls / (double)ncalls, row->mean_us);
+			add_dims(out, row->grid);
+			strbuf_addstr(out, " x ");
+			add_dims(out, row->block);
+			if (row->regs)
+				strbuf_addf(out, ", %u registers per thread", row->regs);
+		} else {
+			strbuf_addf(out, ", %.3g per call, mean %.1f us", (double)row->calls / (double)ncalls, row->mean_us);
+		}
+		strbuf_addch(out, '\n');
+	}
+	if (r->nrows > shown) {
+		double rest = 0;
+		for (size_t i = shown; i < r->nrows; i++)
+			rest += r->rows[i].share;
+		strbuf_addf(out, "(%zu more, %.1f%% of the time together)\n", r->nrows - shown, 100 * rest);
+	}
+}
+
+void refprofile_for_planner(const struct run_shared *sh, const struct problem *p, struct strbuf *out)
+{
+	if (!sh->env || strncmp(sh->env->device, "cuda", 4) != 0) {
+		strbuf_addstr(out, "None: this run is on the CPU, where there are no kernels to profile; reason from "
+			      "the source and the hardware.");
+		return;
+	}
+	struct prof_report r;
+	struct sb_error err = { 0 };
+	int cached = 0;
+	prof_report_init(&r);
+	/* a measurement runs the reference on the GPU: one at a time per device, like an evaluation */
+	/* (the pool is shared state with its own lock; the session's view of the run is const otherwise) */
+	int slot = slot_take((struct slot_pool *)&sh->devices);
+	const struct eval_env *e = sh->slot_env ? &sh->slot_env[slot] : sh->env;
+	int rc = refprof_get(e, sh->cfg_reference ? sh->cfg_reference : sh->cfg, p, 0, &r, &cached, &err);
+	slot_put((struct slot_pool *)&sh->devices, slot);
+	if (rc) {
+		strbuf_addf(out, "Not available in this run (%s); reason from the source and the hardware.", err.msg);
+	} else {
+		refprofile_text(&r, e->gpu, out);
+	}
+	prof_report_release(&r);
+}
