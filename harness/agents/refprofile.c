@@ -69,7 +69,7 @@ void refprofile_for_planner(const struct run_shared *sh, const struct problem *p
 	/* (the pool is shared state with its own lock; the session's view of the run is const otherwise) */
 	int slot = slot_take((struct slot_pool *)&sh->devices);
 	const struct eval_env *e = sh->slot_env ? &sh->slot_env[slot] : sh->env;
-	int rc = refprof_get(e, sh->cfg_reference ? sh->cfg_reference : sh->cfg, p, 0, &r, &cached, &err);
+	int rc = refprof_get(e, sh->cfg, p, 0, &r, &cached, &err);
 	slot_put((struct slot_pool *)&sh->devices, slot);
 	if (rc) {
 		strbuf_addf(out, "Not available in this run (%s); reason from the source and the hardware.", err.msg);
