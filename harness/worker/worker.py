@@ -108,6 +108,21 @@ def find_cudart():
     return None
 
 
+def ninja_steps(build_dir):
+    """Seconds per build step (main.o, cuda.cuda.o, the .so) from ninja's log of the last build, so a
+    slow build says which compiler it waited for; {} when ninja left no log."""
+    steps = {}
+    try:
+        with open(os.path.join(build_dir, ".ninja_log")) as f:
+            for line in f:
+                p = line.rstrip("\n").split("\t")
+                if len(p) >= 4 and not line.startswith("#"):
+                    steps[p[3]] = (int(p[1]) - int(p[0])) / 1000.0  # the last build of a target wins
+    except (OSError, ValueError):
+        pass
+    return steps
+
+
 class Worker:
     def __init__(self):
         self.device = torch.device("cpu")
@@ -182,7 +197,7 @@ class Worker:
                 raise WorkerError("compile_error", "load_inline(%r) failed: %s" % (name, exc)) from exc
             finally:
                 worker.builds.append({"name": name, "key": key, "cached": cached,
-                                      "seconds": time.perf_counter() - t0})
+                                      "seconds": time.perf_counter() - t0, "steps": ninja_steps(build_dir)})
 
         ext.load_inline = load_inline
 

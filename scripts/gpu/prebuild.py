@@ -39,7 +39,9 @@ def build(path, a, env):
     except ValueError:
         builds = []
     cached = all(b.get("cached") for b in builds) if builds else False
-    return path, r.returncode, time.time() - t0, len(builds), cached, r.stderr.strip().splitlines()[-1:]
+    steps = " ".join("%s %.1f s" % (k, v) for b in builds if not b.get("cached")
+                     for k, v in sorted((b.get("steps") or {}).items()))
+    return path, r.returncode, time.time() - t0, len(builds), cached, steps, r.stderr.strip().splitlines()[-1:]
 
 
 def main():
@@ -57,10 +59,11 @@ def main():
     os.makedirs(a.ext_dir, exist_ok=True)
     t0, failed = time.time(), 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        for path, rc, secs, n, cached, err in pool.map(lambda p: build(os.path.abspath(p), a, env), a.files):
+        for path, rc, secs, n, cached, steps, err in pool.map(lambda p: build(os.path.abspath(p), a, env), a.files):
             failed += rc != 0
-            print("prebuild %-4s %6.1f s  %d extension(s)%s  %s%s" % ("ok" if rc == 0 else "FAIL", secs, n,
-                  " (cached)" if cached else "", os.path.relpath(path, ROOT), ": " + err[0] if rc and err else ""))
+            print("prebuild %-4s %6.1f s  %d extension(s)%s  %s%s%s" % ("ok" if rc == 0 else "FAIL", secs, n,
+                  " (cached)" if cached else "", os.path.relpath(path, ROOT), ": " + err[0] if rc and err else "",
+                  "  [ninja: %s]" % steps if steps else ""))
     print("prebuild: %d file(s) in %.1f s with %d jobs, %d failed" % (len(a.files), time.time() - t0, a.jobs, failed))
     return 1 if failed else 0
 

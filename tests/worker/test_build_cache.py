@@ -37,6 +37,10 @@ def test_finished_builds_are_imported_unfinished_and_changed_ones_are_built(tmp_
     # one sequence, three compilations: each costs about 20 s on 2 CPU cores
     first = load(tmp_path, 3)
     assert first["value"] == 15 and first["build"]["cached"] is False
+    # ninja's log names the compile and the link, each with its seconds, within the build's own time
+    steps = first["build"]["steps"]
+    assert any(k.endswith(".o") for k in steps) and any(k.endswith(".so") for k in steps), steps
+    assert all(0 <= v <= first["build"]["seconds"] + 1 for v in steps.values()), steps
     build_dir = tmp_path / first["build"]["key"]
     assert (build_dir / ".stitchbench-built").exists()
     before = sources_mtimes(build_dir)
