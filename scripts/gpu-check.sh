@@ -114,6 +114,13 @@ if [ "$rc" = 0 ] && [ "$st" = pass ] && [ "$clock" = cuda_event ] && [ "$hascomp
 	ok "a correct CUDA candidate passes with plausible timings (speedup $sp, eager $eag us, candidate $cand us)"
 else bad "a correct CUDA candidate passes with plausible timings" "$summary $(cat /tmp/sb-eval-err)"; fi
 
+clk=$(jq_py 'c = v["timing"]["gpu_clock"] or {}; print(c.get("available"), c.get("sm_mhz_min"), c.get("sm_mhz_median"), c.get("sm_mhz_max"), c.get("sm_mhz_limit"), ",".join(c.get("reasons") or []) or "-", c.get("note", ""))' <<<"$vj" 2>&1)
+echo "     | GPU clock during timing (available min median max limit reasons): $clk"
+read -r cav _ cmed _ climit _ <<<"$clk"
+[ "$cav" = True ] && [ "${cmed:-0}" -gt 0 ] 2>/dev/null && [ "${climit:-0}" -ge "${cmed:-0}" ] \
+	&& ok "the verdict says at which SM clock it was timed (NVML: median $cmed MHz of $climit)" \
+	|| bad "the verdict says at which SM clock it was timed" "$clk"
+
 vj=$($SB eval $FIX/relu_cuda_wrong.py --problem L1/2 --json --no-compile 2>/tmp/sb-eval-err); rc=$?
 got=$(jq_py 'o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], round(o["max_abs_error"], 3))' <<<"$vj" 2>&1)
 [ "$rc" = 1 ] && [ "$got" = "incorrect 16777212 1.0" ] && ok "a wrong kernel is caught at the right element ($got)" \
@@ -149,8 +156,10 @@ by = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     v = json.loads(line)
     sp = v["speedup"]["vs_eager"] if v["speedup"] else None
+    clk = (v["timing"] or {}).get("gpu_clock") or {}
     by[v["problem"]["ref"]].append((v["status"], sp, v["timing"]["eager"]["median_us"] if v["timing"] else None,
-                                    v["timing"]["pairs"] if v["timing"] else 0))
+                                    v["timing"]["pairs"] if v["timing"] else 0,
+                                    "%s-%s" % (clk.get("sm_mhz_min", "?"), clk.get("sm_mhz_max", "?"))))
 bad = 0
 for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     rows = by[ref]
@@ -158,9 +167,9 @@ for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     worst = max(abs(s - 1) for s in sps) if len(sps) == 3 else float("inf")
     okrow = all(r[0] == "pass" for r in rows) and worst <= 0.01
     bad += not okrow
-    print("%-6s %-4s eager %9.1f us  speedups %s  pairs %s  worst |s-1| %.4f" % (
+    print("%-6s %-4s eager %9.1f us  speedups %s  pairs %s  worst |s-1| %.4f  SM MHz %s" % (
         ref, "ok" if okrow else "FAIL", rows[0][2] or 0, " ".join("%.4f" % s for s in sps),
-        ",".join(str(r[3]) for r in rows), worst))
+        ",".join(str(r[3]) for r in rows), worst, " ".join(r[4] for r in rows)))
 print("FIDELITY_BAD %d" % bad)
 PY
 )

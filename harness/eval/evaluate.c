@@ -415,6 +415,28 @@ static struct rt_io runtime_io(struct eval_ctx *c, json_t *meta, double deadline
 
 /* ---------- timing ---------- */
 
+/* NVML's handle on the GPU the reference worker times on, found by the UUID torch reports; NULL (and
+ * the verdict says why) when there is none. The reference worker is trusted: the candidate never
+ * names the GPU whose clock is read. */
+static struct nvml_gpu *timing_gpu(struct eval_ctx *c, double deadline)
+{
+	struct gpu_clock *gc = &c->v->timing.gpu_clock;
+	json_t *reply = NULL;
+	struct worker_fault f;
+	if (worker_call(&c->ref, json_pack("{s:s, s:s}", "cmd", "hello", "device", c->e->device), &reply, deadline, &f)) {
+		snprintf(gc->note, sizeof(gc->note), "the reference worker did not say which GPU it uses: %s", f.what);
+		return NULL;
+	}
+	const char *uuid = json_string_value(json_object_get(reply, "uuid"));
+	struct nvml_gpu *g = NULL;
+	if (!uuid || !*uuid)
+		snprintf(gc->note, sizeof(gc->note), "torch reports no UUID for %s", c->e->device);
+	else
+		g = nvml_open(uuid, gc->note, sizeof(gc->note));
+	json_decref(reply);
+	return g;
+}
+
 static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 {
 	const struct config *cfg = c->cfg;
@@ -438,7 +460,9 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	char *msg = NULL;
 	snprintf(c->v->timing.clock, sizeof(c->v->timing.clock), "%s", gpu ? "cuda_event" : "host");
 	double t0 = proc_now();
+	plan.nvml = gpu ? timing_gpu(c, t0 + 120) : NULL;
 	int rc = timing_run(&c->ref, &c->cand, &plan, deadline, &c->v->timing, &f, &cand_failed, &msg);
+	nvml_close(plan.nvml);
 	c->v->seconds.timing = proc_now() - t0;
 	if (rc) {
 		if (!cand_failed)

@@ -85,6 +85,41 @@ static void summarise(struct timing_result *t, size_t n, int block, uint32_t see
 	free(r);
 }
 
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (x > y) - (x < y);
+}
+
+/* One clock sample, taken right after a block while the clock still reflects it. */
+static void clock_sample(struct nvml_gpu *g, unsigned *mhz, size_t *n, size_t cap, unsigned long long *reasons)
+{
+	unsigned m;
+	unsigned long long r;
+	if (!g || *n >= cap || nvml_sample(g, &m, &r))
+		return;
+	mhz[(*n)++] = m;
+	*reasons |= r & ~1ULL; /* "idle" is about the moments between calls, not the calls */
+}
+
+static void clock_summarise(struct gpu_clock *c, struct nvml_gpu *g, unsigned *mhz, size_t n, unsigned long long reasons)
+{
+	if (!g)
+		return;
+	if (!n) {
+		snprintf(c->note, sizeof(c->note), "NVML gave no clock reading during timing");
+		return;
+	}
+	qsort(mhz, n, sizeof(*mhz), cmp_unsigned);
+	c->available = 1;
+	c->samples = n;
+	c->mhz_min = mhz[0];
+	c->mhz_max = mhz[n - 1];
+	c->mhz_median = mhz[n / 2];
+	c->mhz_limit = nvml_max_sm_mhz(g);
+	c->reasons = reasons;
+}
+
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
 	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **msg)
 {
@@ -138,7 +173,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	double *rbuf = xcalloc(cap, sizeof(double));
 	double *got[3] = { xcalloc(block, sizeof(double)), xcalloc(block, sizeof(double)),
 			   xcalloc(block, sizeof(double)) };
-	size_t n = 0;
+	size_t n = 0, nclk = 0, clk_cap = 3 * ((size_t)p->max_pairs / (size_t)block + 2);
+	unsigned *clk = xcalloc(clk_cap, sizeof(unsigned));
+	unsigned long long clk_reasons = 0;
 	int rc = -1;
 	snprintf(t->stop_reason, sizeof(t->stop_reason), "max_pairs");
 	for (int round = 0; (int)n < p->max_pairs; round++) {
@@ -176,6 +213,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			for (int j = 0; j < m; j++)
 				got[order[i]][j] = json_number_value(json_array_get(us, j));
 			json_decref(reply);
+			if (round > 0)
+				clock_sample(p->nvml, clk, &nclk, clk_cap, &clk_reasons);
 		}
 		if (round == 0)
 			continue; /* first round: caches, allocator and clocks still settling */
@@ -198,6 +237,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 out:
 	for (int s = 0; s < 3; s++)
 		free(got[s]);
+	if (!rc)
+		clock_summarise(&t->gpu_clock, p->nvml, clk, nclk, clk_reasons);
+	free(clk);
 	if (rc) {
 		free(rbuf);
 		return -1;

@@ -4,6 +4,7 @@
 #define SB_TIMING_H
 
 #include "../core/config.h"
+#include "../core/nvml.h"
 #include "verdict.h"
 #include "worker_client.h"
 
@@ -20,6 +21,7 @@ struct timing_plan {
 	int with_compiled;       /* the reference worker also has a torch.compile'd model */
 	long long max_output_bytes;
 	const char *ref_out, *cand_out; /* where the last timed outputs are saved for re-validation */
+	struct nvml_gpu *nvml;   /* the timed GPU, to sample its clock after each block; NULL: not sampled */
 };
 
 /* Fills v->timing. Returns 0, or -1 with `fault` (which side failed in `*cand_failed`). */

@@ -2,6 +2,8 @@
  * reads after `stitchbench eval`. Non-finite numbers become null: JSON cannot carry them. */
 #include "verdict.h"
 
+#include "../core/nvml.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,6 +129,27 @@ static json_t *compare_json(const struct output_check *oc)
 	return o;
 }
 
+/* null on the CPU; on a GPU the clock readings, or {"available": false, "note"} saying why there are none */
+static json_t *gpu_clock_json(const struct timing_result *t)
+{
+	const struct gpu_clock *g = &t->gpu_clock;
+	if (strcmp(t->clock, "cuda_event") != 0)
+		return json_null();
+	if (!g->available)
+		return json_pack("{s:b, s:s}", "available", 0, "note", g->note);
+	struct strbuf r = STRBUF_INIT;
+	nvml_reason_names(g->reasons, &r);
+	json_t *reasons = json_array();
+	for (char *p = r.buf, *e; p && *p; p = e ? e + 1 : NULL) {
+		e = strchr(p, ',');
+		json_array_append_new(reasons, json_stringn(p, e ? (size_t)(e - p) : strlen(p)));
+	}
+	strbuf_release(&r);
+	return json_pack("{s:b, s:I, s:i, s:i, s:i, s:i, s:o}", "available", 1, "samples", (json_int_t)g->samples,
+			 "sm_mhz_min", (int)g->mhz_min, "sm_mhz_median", (int)g->mhz_median, "sm_mhz_max", (int)g->mhz_max,
+			 "sm_mhz_limit", (int)g->mhz_limit, "reasons", reasons);
+}
+
 static json_t *timing_json(const struct timing_result *t)
 {
 	if (!t->ran)
@@ -142,6 +165,7 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
 	json_object_set_new(o, "order_bias", jreal(t->order_bias));
+	json_object_set_new(o, "gpu_clock", gpu_clock_json(t));
 	json_t *raw = json_object(), *e = json_array(), *c = json_array(), *k = json_array();
 	for (size_t i = 0; i < t->pairs; i++) {
 		json_array_append_new(e, jreal(t->eager_us[i]));
@@ -219,6 +243,26 @@ json_t *verdict_to_json(const struct verdict *v)
 
 /* ---------- text ---------- */
 
+/* The clock line of a GPU verdict, and a warning when the times were taken below the GPU's best. */
+static void print_gpu_clock(struct strbuf *out, const struct timing_result *t)
+{
+	const struct gpu_clock *g = &t->gpu_clock;
+	if (strcmp(t->clock, "cuda_event") != 0)
+		return;
+	if (!g->available) {
+		strbuf_addf(out, "  GPU clock            not read (%s)\n", g->note);
+		return;
+	}
+	struct strbuf r = STRBUF_INIT;
+	nvml_reason_names(g->reasons, &r);
+	strbuf_addf(out, "  GPU clock            SM %u MHz median (%u-%u over %zu blocks), limit %u MHz%s%s\n", g->mhz_median,
+		    g->mhz_min, g->mhz_max, g->samples, g->mhz_limit, r.len ? "; held down by " : "", r.buf);
+	if (r.len || (g->mhz_limit && g->mhz_min < 0.9 * g->mhz_limit))
+		strbuf_addstr(out, "  warning: part of the timing ran below the GPU's full clock; the speedup compares "
+			      "like with like, the absolute times are not the GPU's best\n");
+	strbuf_release(&r);
+}
+
 static void print_side(struct strbuf *out, const char *name, const struct timing_side *s)
 {
 	if (!s->available)
@@ -257,6 +301,7 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
 			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "
 				    "the speedup's interval is wider than noise alone\n", t->order_bias);
+		print_gpu_clock(out, t);
 		if (t->compiled.available)
 			strbuf_addf(out, "  speedup vs compiled  %.3fx  (95%% CI %.3f-%.3f)\n", t->speedup_compiled,
 				    t->speedup_compiled_lo, t->speedup_compiled_hi);

@@ -45,6 +45,16 @@ struct timing_side {
 	struct sample_stats us;      /* per-call microseconds */
 };
 
+/* The GPU's SM clock while the candidate and the reference were timed (NVML, sampled after every
+ * block): times taken at a throttled or still-idle clock are not the GPU's best and say so. */
+struct gpu_clock {
+	int available;               /* NVML answered */
+	char note[160];              /* why not, when not */
+	size_t samples;
+	unsigned mhz_min, mhz_median, mhz_max, mhz_limit; /* limit: the highest SM clock the GPU allows */
+	unsigned long long reasons;  /* every sample's clock-event reasons OR'ed (NVML bits; idle left out) */
+};
+
 struct timing_result {
 	int ran;
 	char clock[16];              /* "cuda_event" | "host" */
@@ -60,6 +70,7 @@ struct timing_result {
 	 * that lands on the second call, say) and the speedup's spread is not just noise. */
 	double order_bias;
 	int revalidated;             /* timed outputs re-checked against the reference */
+	struct gpu_clock gpu_clock;
 	double *eager_us, *candidate_us, *compiled_us; /* raw per-round samples */
 };
 
