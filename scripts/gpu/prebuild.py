@@ -28,6 +28,12 @@ print(json.dumps(r))
 """
 
 
+def shown(path):
+    """The path as a reader of the log wants it: inside the repository relative to it, else its name."""
+    rel = os.path.relpath(path, ROOT)
+    return os.path.basename(path) if rel.startswith("..") else rel
+
+
 def build(path, a, env):
     t0 = time.time()
     r = subprocess.run([sys.executable, "-c", DRIVER, os.path.join(ROOT, "harness", "worker"),
@@ -62,7 +68,7 @@ def main():
         for path, rc, secs, n, cached, steps, err in pool.map(lambda p: build(os.path.abspath(p), a, env), a.files):
             failed += rc != 0
             print("prebuild %-4s %6.1f s  %d extension(s)%s  %s%s%s" % ("ok" if rc == 0 else "FAIL", secs, n,
-                  " (cached)" if cached else "", os.path.relpath(path, ROOT), ": " + err[0] if rc and err else "",
+                  " (cached)" if cached else "", shown(path), ": " + err[0] if rc and err else "",
                   "  [ninja: %s]" % steps if steps else ""))
     print("prebuild: %d file(s) in %.1f s with %d jobs, %d failed" % (len(a.files), time.time() - t0, a.jobs, failed))
     return 1 if failed else 0
