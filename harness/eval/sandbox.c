@@ -29,7 +29,9 @@ static const char *const env_allow[] = {
 	"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
 	"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "PYTHONPATH", "VIRTUAL_ENV", "CC", "CXX",
 	"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
-	"TZ", NULL,
+	"TZ",
+	/* libstitchprof's modes and diagnostics (docs/profile.md): how it records, not what the code sees */
+	"STITCHPROF_ATTRIBUTION", "STITCHPROF_SKIP_KINDS", NULL,
 };
 
 void sandbox_env(struct strvec *env, const char *const *set)

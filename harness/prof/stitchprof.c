@@ -44,8 +44,15 @@ static struct session {
 	uint64_t trial_id, trial_begin;
 	uint32_t trial_stream;
 	demangle_fn demangle;
+	int by_callback;         /* calls tied to trials by the callback API, not external correlation */
+	CUpti_SubscriberHandle subscriber;
 	char err[512];
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Callback attribution (STITCHPROF_ATTRIBUTION=callback): the open trial of this thread and the
+ * correlation ids of the CUDA calls it made, kept without a lock and written at the trial's end. */
+static __thread uint64_t tl_trial;
+static __thread struct { uint32_t *corr; size_t n, cap; } tl_calls;
 
 static int fail(const char *fmt, ...)
 {
@@ -313,24 +320,69 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	free(buffer);
 }
 
+/* Every runtime and driver API call enters here in callback mode; only the calls of a thread with an
+ * open trial are kept. The id is the one CUPTI puts on the kernel, copy, event or sync it caused. */
+static void CUPTIAPI api_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+	(void)ud;
+	(void)domain;
+	(void)cbid;
+	const CUpti_CallbackData *cb = data;
+	if (!tl_trial || cb->callbackSite != CUPTI_API_ENTER)
+		return;
+	if (tl_calls.n == tl_calls.cap) {
+		size_t cap = tl_calls.cap ? 2 * tl_calls.cap : 256;
+		uint32_t *t = realloc(tl_calls.corr, cap * sizeof(*t));
+		if (!t)
+			return; /* out of memory: this call goes unattributed, as a drop would */
+		tl_calls.corr = t;
+		tl_calls.cap = cap;
+	}
+	tl_calls.corr[tl_calls.n++] = cb->correlationId;
+}
+
+/* Writes the open trial's calls as `ext` lines (the same lines external correlation gives); the
+ * caller holds the lock and is the trial's own thread. */
+static void write_trial_calls(uint64_t trial)
+{
+	for (size_t i = 0; i < tl_calls.n; i++)
+		fprintf(S.out, "ext %llu %u\n", (unsigned long long)trial, tl_calls.corr[i]);
+	S.n.ext += tl_calls.n;
+	tl_calls.n = 0;
+}
+
+static int start_callbacks(void)
+{
+	CUptiResult r = cuptiSubscribe(&S.subscriber, (CUpti_CallbackFunc)api_callback, NULL);
+	if (r != CUPTI_SUCCESS)
+		return fail("CUPTI refused a callback subscriber: %s", cupti_msg(r));
+	if ((r = cuptiEnableDomain(1, S.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API)) != CUPTI_SUCCESS ||
+	    (r = cuptiEnableDomain(1, S.subscriber, CUPTI_CB_DOMAIN_DRIVER_API)) != CUPTI_SUCCESS) {
+		cuptiUnsubscribe(S.subscriber);
+		return fail("CUPTI refused the API callbacks: %s", cupti_msg(r));
+	}
+	return 0;
+}
+
 /* ---------- the session ---------- */
 
 struct kind_spec {
 	CUpti_ActivityKind kind;
 	const char *name;
 	int required;
+	int attribution;         /* only there to tie calls to trials: off in callback mode */
 };
 
 static const struct kind_spec kinds[] = {
-	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "concurrent_kernel", 1 },
-	{ CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 0 },
-	{ CUPTI_ACTIVITY_KIND_MEMSET, "memset", 0 },
-	{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization", 0 },
-	{ CUPTI_ACTIVITY_KIND_CUDA_EVENT, "cuda_event", 0 },
-	{ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external_correlation", 0 },
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "concurrent_kernel", 1, 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 0, 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, "memset", 0, 0 },
+	{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization", 0, 0 },
+	{ CUPTI_ACTIVITY_KIND_CUDA_EVENT, "cuda_event", 0, 0 },
+	{ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external_correlation", 0, 1 },
 	/* external correlation records are emitted per traced API call, so the APIs are traced too */
-	{ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", 0 },
-	{ CUPTI_ACTIVITY_KIND_DRIVER, "driver", 0 },
+	{ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", 0, 1 },
+	{ CUPTI_ACTIVITY_KIND_DRIVER, "driver", 0, 1 },
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -352,6 +404,19 @@ static void disable_all(void)
 {
 	for (size_t i = 0; i < NKINDS; i++)
 		cuptiActivityDisable(kinds[i].kind);
+}
+
+/* Undoes a start that failed half-way; the trace file is closed, not finished (it has no end line). */
+static void abandon_start(FILE *f)
+{
+	if (S.by_callback)
+		cuptiUnsubscribe(S.subscriber);
+	disable_all();
+	pthread_mutex_lock(&S.lock);
+	S.out = NULL;
+	fclose(f);
+	names_free();
+	pthread_mutex_unlock(&S.lock);
 }
 
 int stitchprof_start(const char *path)
@@ -390,10 +455,25 @@ int stitchprof_start(const char *path)
 	pthread_mutex_lock(&S.lock);
 	fprintf(f, "meta event_timestamps %s\n", r == CUPTI_SUCCESS ? "on" : cupti_msg(r));
 	pthread_mutex_unlock(&S.lock);
+	/* STITCHPROF_ATTRIBUTION=callback ties calls to trials through the callback API instead of
+	 * external correlation, which needs every runtime and driver call traced as an activity record
+	 * (measured on an H200: half of the host-side cost of profiling; BENCHMARKS.md, 2026-11-30) */
+	const char *how = getenv("STITCHPROF_ATTRIBUTION");
+	S.by_callback = how && !strcmp(how, "callback");
+	if (S.by_callback && start_callbacks()) {
+		S.by_callback = 0; /* start_callbacks left nothing subscribed */
+		abandon_start(f);
+		return -1;
+	}
+	pthread_mutex_lock(&S.lock);
+	fprintf(f, "meta attribution %s\n", S.by_callback ? "callback" : "external_correlation");
+	pthread_mutex_unlock(&S.lock);
 	/* STITCHPROF_SKIP_KINDS=runtime,driver,...: a diagnostic for measuring what each kind costs
 	 * (scripts/bench/prof_overhead.py); a skipped kind is noted in the trace like a refused one */
 	const char *skip = getenv("STITCHPROF_SKIP_KINDS");
 	for (size_t i = 0; i < NKINDS; i++) {
+		if (S.by_callback && kinds[i].attribution)
+			continue;
 		if (skip && !kinds[i].required && kind_listed(skip, kinds[i].name)) {
 			pthread_mutex_lock(&S.lock);
 			fprintf(f, "meta disabled %s skipped_by_STITCHPROF_SKIP_KINDS\n", kinds[i].name);
@@ -415,12 +495,7 @@ int stitchprof_start(const char *path)
 	pthread_mutex_unlock(&S.lock);
 	return 0;
 fatal:
-	disable_all();
-	pthread_mutex_lock(&S.lock);
-	S.out = NULL;
-	fclose(f);
-	names_free();
-	pthread_mutex_unlock(&S.lock);
+	abandon_start(f);
 	return fail("CUPTI refused to start: %s (no usable NVIDIA driver here, or another profiler such as nsys, ncu or torch.profiler holds CUPTI)",
 		    cupti_msg(r));
 }
@@ -428,6 +503,8 @@ fatal:
 /* Writes the trial line of the open trial; the caller holds the lock and has popped its id. */
 static void write_trial(uint64_t end)
 {
+	if (S.by_callback)
+		write_trial_calls(S.trial_id);
 	if (S.trial_stream == UINT32_MAX)
 		fprintf(S.out, "trial %llu - %llu %llu\n", (unsigned long long)S.trial_id,
 			(unsigned long long)S.trial_begin, (unsigned long long)end);
@@ -442,7 +519,10 @@ static void write_trial(uint64_t end)
 static uint64_t pop_trial(void)
 {
 	uint64_t now = 0, popped = 0;
-	cuptiActivityPopExternalCorrelationId(EXT_KIND, &popped);
+	if (S.by_callback)
+		tl_trial = 0;
+	else
+		cuptiActivityPopExternalCorrelationId(EXT_KIND, &popped);
 	cuptiGetTimestamp(&now);
 	return now;
 }
@@ -467,9 +547,14 @@ int stitchprof_trial_begin(uint64_t id, uintptr_t stream)
 	if (cuptiGetStreamIdEx(NULL, (CUstream)stream, 0, &sid) != CUPTI_SUCCESS)
 		sid = UINT32_MAX;
 	cuptiGetTimestamp(&begin);
-	CUptiResult r = cuptiActivityPushExternalCorrelationId(EXT_KIND, id);
-	if (r != CUPTI_SUCCESS)
-		return fail("cannot tag trial %llu: %s", (unsigned long long)id, cupti_msg(r));
+	if (S.by_callback) {
+		tl_calls.n = 0;
+		tl_trial = id;
+	} else {
+		CUptiResult r = cuptiActivityPushExternalCorrelationId(EXT_KIND, id);
+		if (r != CUPTI_SUCCESS)
+			return fail("cannot tag trial %llu: %s", (unsigned long long)id, cupti_msg(r));
+	}
 	pthread_mutex_lock(&S.lock);
 	S.trial_id = id;
 	S.trial_stream = sid;
@@ -526,6 +611,12 @@ int stitchprof_stop(void)
 		pthread_mutex_unlock(&S.lock);
 	}
 	int rc = stitchprof_flush();
+	if (S.by_callback) {
+		cuptiUnsubscribe(S.subscriber);
+		free(tl_calls.corr);
+		tl_calls.corr = NULL;
+		tl_calls.n = tl_calls.cap = 0;
+	}
 	disable_all();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* anything recorded while disabling */
 	pthread_mutex_lock(&S.lock);

@@ -75,6 +75,8 @@ def main():
     ap.add_argument("--target-us", type=float, default=100.0)
     ap.add_argument("--calls", type=int, default=60, help="timed calls per block")
     ap.add_argument("--rounds", type=int, default=10, help="rounds of an off and an on block (plus one discarded)")
+    ap.add_argument("--attribution", default="external_correlation,callback",
+                    help="libstitchprof attribution modes to measure, comma-separated")
     ap.add_argument("--lead-us", type=int, default=300,
                     help="device-side spin before each call's start event in the GPU-bound measurement")
     ap.add_argument("--device", default="cuda:0")
@@ -106,11 +108,16 @@ def main():
         iters = max(16, int((iters or 16) * min(4.0, max(1.2, a.target_us / max(t, 1.0)))))
     block(50)
 
-    for lead_us, tag in ((a.lead_us, "PROF_OVERHEAD_GPU"), (0, "PROF_OVERHEAD_HOST")):
-        line = rounds(w, a, tmp, lead_us, iters)
-        if line is None:
-            return 1
-        print("%s %s" % (tag, line))
+    # libstitchprof reads STITCHPROF_ATTRIBUTION at each start: both ways of tying calls to trials
+    # are measured in this one process, the default (external correlation) first
+    for mode in a.attribution.split(","):
+        os.environ["STITCHPROF_ATTRIBUTION"] = mode
+        suffix = "" if mode == "external_correlation" else "_" + mode.upper()
+        for lead_us, tag in ((a.lead_us, "PROF_OVERHEAD_GPU"), (0, "PROF_OVERHEAD_HOST")):
+            line = rounds(w, a, tmp, lead_us, iters)
+            if line is None:
+                return 1
+            print("%s%s %s attribution %s" % (tag, suffix, line, mode))
     return 0
 
 

@@ -22,8 +22,12 @@ else
 fi
 
 # --- the known program: cuBLAS GEMM + 2 custom kernels on the current stream + 1 on a side stream --
+# Twice: calls tied to trials by external correlation (the default), then by the callback API
+# (STITCHPROF_ATTRIBUTION=callback, docs/profile.md); the recorded fixture comes from the default.
+for attribution in external_correlation callback; do
 rec="$TRACES/recorded_${GPU_TAG}_prof_check.trace"
-pj=$($SB profile "$FIX/prof_check.py" --problem L1/1 --calls 10 --json --trace-out "$rec" 2>/tmp/sb-prof-err); rc=$?
+[ "$attribution" = callback ] && rec="$TRACES/callback_${GPU_TAG}_prof_check.trace"
+pj=$(STITCHPROF_ATTRIBUTION=$attribution $SB profile "$FIX/prof_check.py" --problem L1/1 --calls 10 --json --trace-out "$rec" 2>/tmp/sb-prof-err); rc=$?
 check=$(jq_py '
 p = v["profile"]; rows = {k["name"]: k for k in p["kernels"]}
 def row(n):
@@ -60,10 +64,12 @@ print("     | end_event %s, event %.1f us, kernels %.1f us (sum), span %.1f us, 
 echo "$check" | tail -n +2
 $SB profile --trace "$rec" --rows 8 2>&1 | sed 's/^/     | /'
 if [ "$rc" = 0 ] && [ "$(head -1 <<<"$check")" = OK ]; then
-	ok "prof_check.py: names, counts, streams and custom/library labels as written (GEMM + 2 custom on the timed stream, 1 on a side stream)"
+	ok "prof_check.py ($attribution): names, counts, streams and custom/library labels as written (GEMM + 2 custom on the timed stream, 1 on a side stream)"
 else
-	bad "prof_check.py: names, counts, streams and custom/library labels as written" "exit $rc; $(head -1 <<<"$check"); $(tail -5 /tmp/sb-prof-err)"
+	bad "prof_check.py ($attribution): names, counts, streams and custom/library labels as written" "exit $rc; $(head -1 <<<"$check"); $(tail -5 /tmp/sb-prof-err)"
 fi
+done
+rec="$TRACES/recorded_${GPU_TAG}_prof_check.trace"
 [ -s "$rec" ] && [ -s "$rec.calls" ] && ok "a recorded fixture was kept: $rec (copy it and its .calls to tests/fixtures/traces/)" \
 	|| bad "a recorded fixture was kept" "$(ls -l "$TRACES")"
 
@@ -125,12 +131,11 @@ fi
 # GPU-bound: what CUPTI adds to the kernel's time on the GPU (the host kept ahead by a device-side spin);
 # host-bound: timed as the evaluator times, where CUPTI's slower launches show as well (printed, not judged:
 # the verdict's timed calls never run under CUPTI, profiling happens in calls of its own after them).
-ov=$("$py" scripts/bench/prof_overhead.py 2>&1 | tail -5)
+ov=$("$py" scripts/bench/prof_overhead.py 2>&1 | tail -8)
 gline=$(grep '^PROF_OVERHEAD_GPU ' <<<"$ov")
 hline=$(grep '^PROF_OVERHEAD_HOST ' <<<"$ov")
-echo "     | $gline"
-echo "     | $hline"
-[ -n "$gline$hline" ] && printf '%s\n%s\n' "$gline" "$hline" >>"$PROF_OUT/prof.txt"
+grep '^PROF_OVERHEAD' <<<"$ov" | sed 's/^/     | /'
+grep '^PROF_OVERHEAD' <<<"$ov" >>"$PROF_OUT/prof.txt"
 pct=$(awk '{print $2}' <<<"$gline" | tr -d '%')
 if [ -n "$pct" ] && "$py" -c "import sys; sys.exit(0 if abs(float('$pct')) < 2 else 1)"; then
 	ok "profiling adds less than 2% to a ~100 us kernel on the GPU ($pct%; host-bound: $(awk '{print $2}' <<<"$hline"))"
