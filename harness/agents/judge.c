@@ -1,5 +1,6 @@
-/* judge.c - generations-folder names and judging with an optional prebuild, shared by `eval --samples`
- * and the agents of `run`, so a failed build yields the same compile_error verdict in both. */
+/* judge.c - generations-folder names, judging with an optional prebuild and the rubric judge, shared by
+ * `eval` and the agents of `run`, so a failed build yields the same compile_error verdict in both and a
+ * configured rubric scores the candidates of both alike. */
 #include "judge.h"
 
 #include <stdio.h>
@@ -49,4 +50,47 @@ int judge_candidate(const struct eval_env *e, const struct config *cfg, const st
 	v->detail = b->detail;
 	b->detail = NULL;
 	return 0;
+}
+
+/* ---------- the rubric judge (checks.rubric; off by default) ---------- */
+
+int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err)
+{
+	memset(j, 0, sizeof(*j));
+	if (!cfg->checks.rubric)
+		return 0;
+	if (!cfg->checks.judge_model)
+		return sb_error_set(err, SB_EINPUT, "checks.rubric is set but checks.judge_model is not: name the "
+				    "models[] entry that scores the rubric");
+	int rc = rubric_load(cfg->checks.rubric, &j->rubric, err);
+	if (rc == 0 && (rc = llm_client_new(config_find_model(cfg, cfg->checks.judge_model), run_dir, NULL, &j->client, err)))
+		rubric_release(&j->rubric);
+	j->model = cfg->checks.judge_model;
+	return rc;
+}
+
+void judge_close(struct judge *j)
+{
+	if (j->client)
+		llm_client_free(j->client);
+	rubric_release(&j->rubric);
+	memset(j, 0, sizeof(*j));
+}
+
+void judge_rubric(const struct judge *j, const struct problem *p, const char *agent, int sample, int call,
+		  struct verdict *v)
+{
+	if (!j || !j->client || v->status == V_COMPILE_ERROR || v->status == V_FORMAT_ERROR)
+		return;
+	struct strbuf prob = STRBUF_INIT, cand = STRBUF_INIT;
+	struct rubric_result r;
+	strbuf_read_file(&prob, p->path, 1 << 20);
+	strbuf_read_file(&cand, v->candidate_path, 1 << 20);
+	rubric_judge(j->client, j->model, &j->rubric, agent, v->problem, sample, call, prob.buf ? prob.buf : "",
+		     cand.buf ? cand.buf : "", &r);
+	json_decref(v->rubric);
+	v->rubric = rubric_result_json(&r);
+	rubric_result_release(&r);
+	strbuf_release(&prob);
+	strbuf_release(&cand);
 }

@@ -1,13 +1,15 @@
-/* judge.h - what `eval --samples` and `run` share around the evaluator: KernelBench generations-folder
- * names, and judging a candidate whose build may already have been tried (DESIGN §6: builds on all
- * cores first, then one evaluation at a time per device). */
+/* judge.h - what `eval` and `run` share around the evaluator: KernelBench generations-folder names,
+ * judging a candidate whose build may already have been tried (DESIGN §6: builds on all cores first,
+ * then one evaluation at a time per device), and the optional rubric judge (checks.rubric). */
 #ifndef SB_JUDGE_H
 #define SB_JUDGE_H
 
+#include "../checks/rubric.h"
 #include "../core/config.h"
 #include "../core/error.h"
 #include "../core/types.h"
 #include "../eval/evaluate.h"
+#include "../llm/llm.h"
 
 /* level_1_problem_19_sample_0_kernel.py: returns 1 and fills the numbers when name is such a file. */
 int gen_name_parse(const char *name, int *level, int *id, int *sample);
@@ -30,5 +32,28 @@ int prebuild_run(const struct eval_env *e, const struct config *cfg, const struc
  * twice; b->detail moves into the verdict), otherwise evaluate(). b may be NULL. */
 int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
 		    struct prebuild *b, struct verdict *v, struct sb_error *err);
+
+/* The rubric judge (checks.rubric and checks.judge_model; off by default; docs/checks.md "Rubric
+ * judge"): a judge model scores a verdict's candidate against the rubric, into the verdict's field
+ * `rubric`, beside the rule findings. Safe to use from several threads once open (the client is). */
+struct judge {
+	struct rubric rubric;
+	struct llm_client *client;  /* NULL: no rubric configured, judge_rubric does nothing */
+	const char *model;          /* checks.judge_model */
+};
+
+/* Loads the rubric and starts the judge model's client; nothing (j->client NULL) when checks.rubric is
+ * unset. A rubric without checks.judge_model is SB_EINPUT. Calls are persisted as transcripts under
+ * run_dir when there is one (a run), as every LLM call of a run is; NULL persists nothing. */
+int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err);
+void judge_close(struct judge *j);
+
+/* Scores v's candidate (v->candidate_path against p's file) unless the judge is off or the candidate
+ * never loaded (compile_error, format_error: nothing to judge). The call's key is (agent, v->problem,
+ * sample, call): `eval` uses ("judge", sample, 0), `run` ("judge.<agent>", sample, attempt), so a run's
+ * judge calls never share a transcript with each other or with its agents' calls. A failed call or an
+ * unusable answer is rubric.error in the verdict, never a failure of the evaluation. */
+void judge_rubric(const struct judge *j, const struct problem *p, const char *agent, int sample, int call,
+		  struct verdict *v);
 
 #endif

@@ -18,6 +18,7 @@
 #include "stage.h"
 
 struct store;
+struct judge;
 
 /* What every session of a run shares; filled by the run (harness/run/run.c). */
 struct run_shared {
@@ -27,6 +28,7 @@ struct run_shared {
 	const struct config *cfg_reference; /* torch-eager/torch-compile: static checks off, every id "flag" */
 	const struct eval_env *env;
 	const struct hw_context *hw;
+	const struct judge *judge;         /* the rubric judge (checks.rubric); its client is NULL when off */
 	struct store *store;               /* guarded by store_mu */
 	pthread_mutex_t store_mu;
 	struct slot_pool devices;          /* one evaluation at a time per device slot (run --gpus: one per GPU) */

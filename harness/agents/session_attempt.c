@@ -33,14 +33,33 @@ static void take_build_slot(struct run_shared *sh, int take)
 	pthread_mutex_unlock(&sh->build_mu);
 }
 
-/* Judges the file: on a GPU its build is tried first, outside the device slots, so builds of other
- * samples overlap the evaluations the devices run (one per slot: run --gpus gives each GPU one). */
-static int judge(struct agent_session *s, const char *rel, int has_code, const char *message, json_t **out,
-		 struct sb_error *err)
+/* Scores the candidate of attempt idx against the rubric when one is configured, after the device slot
+ * is given back (the judge model is an LLM call, not device work). The call's key is ("judge.<agent>",
+ * problem, sample, idx): its transcript lies in the run beside the agent's own calls, which keep their
+ * numbering, so a run with a rubric replays the agents' cassettes of one without. */
+static void score_rubric(struct agent_session *s, int idx, struct verdict *v)
 {
 	struct run_shared *sh = s->sh;
-	const struct config *cfg = s->t.kind == &agent_torch_eager || s->t.kind == &agent_torch_compile
-				   ? sh->cfg_reference : sh->cfg;
+	if (!sh->judge || !sh->judge->client)
+		return;
+	char *agent = xstrfmt("judge.%s", s->t.agent->name);
+	atomic_fetch_add(&sh->llm_in_flight, 1);
+	judge_rubric(sh->judge, s->t.problem, agent, s->t.sample, idx, v);
+	atomic_fetch_sub(&sh->llm_in_flight, 1);
+	free(agent);
+}
+
+/* Judges the file: on a GPU its build is tried first, outside the device slots, so builds of other
+ * samples overlap the evaluations the devices run (one per slot: run --gpus gives each GPU one). An
+ * answer without code is a format_error with nothing to build, run or show the rubric judge; the
+ * harness's own torch-eager and torch-compile code is not shown to the judge either (it is the same in
+ * every run and would only cost calls). */
+static int judge_attempt(struct agent_session *s, int idx, const char *rel, int has_code, const char *message,
+			 json_t **out, struct sb_error *err)
+{
+	struct run_shared *sh = s->sh;
+	int reference = s->t.kind == &agent_torch_eager || s->t.kind == &agent_torch_compile;
+	const struct config *cfg = reference ? sh->cfg_reference : sh->cfg;
 	struct verdict v;
 	struct prebuild pb = { 0 };
 	int rc = 0;
@@ -62,6 +81,8 @@ static int judge(struct agent_session *s, const char *rel, int has_code, const c
 		atomic_fetch_sub(&sh->evaluating, 1);
 		slot_put(&sh->devices, slot);
 		prebuild_release(&pb);
+		if (!rc && !reference)
+			score_rubric(s, idx, &v);
 	}
 	if (!rc)
 		*out = verdict_to_json(&v);
@@ -137,7 +158,7 @@ static int submit(struct agent_session *s, enum agent_stage stage, const char *c
 		free(path);
 		return AGENT_ESTOPPED;
 	} else {
-		if ((rc = judge(s, path, code != NULL, message, &vj, err))) {
+		if ((rc = judge_attempt(s, idx, path, code != NULL, message, &vj, err))) {
 			free(path);
 			return rc;
 		}

@@ -218,8 +218,9 @@ int rubric_parse_answer(const struct rubric *r, const char *text, struct rubric_
 	return 0;
 }
 
-void rubric_judge(struct llm_client *c, const char *model, const struct rubric *r, const char *problem_ref, int sample,
-		  const char *problem_src, const char *candidate_src, struct rubric_result *out)
+void rubric_judge(struct llm_client *c, const char *model, const struct rubric *r, const char *agent,
+		  const char *problem_ref, int sample, int call, const char *problem_src, const char *candidate_src,
+		  struct rubric_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->model, sizeof(out->model), "%s", model);
@@ -228,7 +229,7 @@ void rubric_judge(struct llm_client *c, const char *model, const struct rubric *
 		{ "system", "You review GPU kernel code written to replace a PyTorch reference. You answer in JSON only." },
 		{ "user", prompt },
 	};
-	struct llm_request req = { msgs, 2, "judge", problem_ref, sample, 0, 0 };
+	struct llm_request req = { msgs, 2, agent, problem_ref, sample, call, 0 };
 	struct llm_response resp = { 0 };
 	struct sb_error err = { 0 };
 	if (llm_chat(c, &req, &resp, &err))

@@ -48,9 +48,11 @@ char *rubric_prompt(const struct rubric *r, const char *problem_src, const char 
  * "score", "reason"}]} with one entry per criterion. Returns 0, or SB_EINPUT with err saying what is wrong
  * (missing criterion, a score outside [0, 1], not JSON). */
 int rubric_parse_answer(const struct rubric *r, const char *text, struct rubric_result *out, struct sb_error *err);
-/* Asks the judge (call `call` of (agent "judge", problem, sample)) and parses its answer. A failed call or
- * an unusable answer is out->error, not an error return: the verdict stands without a score. */
-void rubric_judge(struct llm_client *c, const char *model, const struct rubric *r, const char *problem_ref, int sample,
-		  const char *problem_src, const char *candidate_src, struct rubric_result *out);
+/* Asks the judge and parses its answer. The call's key is (agent, problem_ref, sample, call): `eval`
+ * uses agent "judge" and call 0, `run` "judge.<agent>" and the attempt (harness/agents/judge.h). A
+ * failed call or an unusable answer is out->error, not an error return: the verdict stands without a score. */
+void rubric_judge(struct llm_client *c, const char *model, const struct rubric *r, const char *agent,
+		  const char *problem_ref, int sample, int call, const char *problem_src, const char *candidate_src,
+		  struct rubric_result *out);
 
 #endif

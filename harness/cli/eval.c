@@ -12,7 +12,6 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "../checks/rubric.h"
 #include "../core/fs.h"
 #include "../core/sha256.h"
 #include "../core/log.h"
@@ -124,55 +123,6 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 	return 0;
 }
 
-/* ---------- the rubric judge (checks.rubric; off by default) ---------- */
-
-struct judge {
-	struct rubric rubric;
-	struct llm_client *client;
-	const char *model;
-};
-
-/* Loads the rubric and starts the judge's client; nothing when checks.rubric is unset. Calls are
- * persisted under run_dir when there is one (a run), as every LLM call of a run is. */
-static int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err)
-{
-	memset(j, 0, sizeof(*j));
-	if (!cfg->checks.rubric)
-		return 0;
-	if (!cfg->checks.judge_model)
-		return sb_error_set(err, SB_EINPUT, "checks.rubric is set but checks.judge_model is not: name the "
-				    "models[] entry that scores the rubric");
-	int rc = rubric_load(cfg->checks.rubric, &j->rubric, err);
-	if (rc == 0 && (rc = llm_client_new(config_find_model(cfg, cfg->checks.judge_model), run_dir, NULL, &j->client, err)))
-		rubric_release(&j->rubric);
-	j->model = cfg->checks.judge_model;
-	return rc;
-}
-
-static void judge_close(struct judge *j)
-{
-	if (j->client)
-		llm_client_free(j->client);
-	rubric_release(&j->rubric);
-}
-
-/* Scores a verdict's candidate, unless it never loaded (a compile or format error has nothing to judge). */
-static void judge_verdict(struct judge *j, const struct problem *p, int sample, struct verdict *v)
-{
-	if (!j->client || v->status == V_COMPILE_ERROR || v->status == V_FORMAT_ERROR)
-		return;
-	struct strbuf prob = STRBUF_INIT, cand = STRBUF_INIT;
-	struct rubric_result r;
-	strbuf_read_file(&prob, p->path, 1 << 20);
-	strbuf_read_file(&cand, v->candidate_path, 1 << 20);
-	rubric_judge(j->client, j->model, &j->rubric, v->problem, sample, prob.buf ? prob.buf : "", cand.buf ? cand.buf : "", &r);
-	json_decref(v->rubric);
-	v->rubric = rubric_result_json(&r);
-	rubric_result_release(&r);
-	strbuf_release(&prob);
-	strbuf_release(&cand);
-}
-
 /* ---------- one file ---------- */
 
 static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config *cfg, const struct suite *s)
@@ -211,7 +161,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		judge_close(&judge);
 		return cli_fail(ctx, &err);
 	}
-	judge_verdict(&judge, p, 0, &v);
+	judge_rubric(&judge, p, "judge", 0, 0, &v);
 	judge_close(&judge);
 	if (a->json) {
 		json_t *j = verdict_to_json(&v);
@@ -489,7 +439,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			verdict_release(&v);
 			continue;
 		}
-		judge_verdict(&judge, x->problem, x->sample, &v);
+		judge_rubric(&judge, x->problem, "judge", x->sample, 0, &v);
 		counts[v.status]++;
 		if (append_verdict(f, &v)) {
 			sb_error_set(&err, SB_EIO, "writing %s: %s", output, strerror(errno));

@@ -162,6 +162,7 @@ static void shared_init(struct run_state *st)
 	sh->cfg_reference = &st->refcfg;
 	sh->env = &st->env;
 	sh->hw = &st->hw;
+	sh->judge = &st->judge;
 	pthread_mutex_init(&sh->store_mu, NULL);
 	pthread_mutex_init(&sh->build_mu, NULL);
 	pthread_cond_init(&sh->build_cv, NULL);
@@ -178,6 +179,7 @@ static void state_release(struct run_state *st)
 		llm_client_free(st->clients[i]);
 	free(st->clients);
 	free(st->client_models);
+	judge_close(&st->judge);
 	store_close(st->sh.store);
 	if (st->env_ready)
 		eval_env_release(&st->env);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "../agents/agent.h"
+#include "../agents/judge.h"
 #include "../agents/session.h"
 #include "../eval/evaluate.h"
 #include "progress.h"
@@ -38,6 +39,7 @@ struct run_state {
 	struct llm_client **clients;
 	const struct model_cfg **client_models;
 	size_t nclients;
+	struct judge judge;                /* the rubric judge (checks.rubric); off: judge.client NULL */
 	struct agent_task *tasks;          /* samples still to run */
 	size_t ntasks, next;
 	size_t nsamples, finished_before;
@@ -51,7 +53,8 @@ struct run_state {
 	FILE *logfile;
 };
 
-/* Selection, run directory, store, hardware.json, run.json, LLM clients and the task list. */
+/* Selection, run directory, store, hardware.json, run.json, LLM clients (the rubric judge's too) and the
+ * task list. */
 int run_setup(struct run_state *st, struct sb_error *err);
 
 #endif

@@ -354,6 +354,8 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		use_first_gpu(st);
 	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
 		rc = open_clients(st, err);
+	if (!rc) /* likewise a missing rubric file; the judge's transcripts go to the run like the agents' */
+		rc = judge_open(&st->judge, rq->cfg, st->run_dir, err);
 	if (!rc) {
 		struct store_run run;
 		hw_context_fill(&st->hw, &st->env);

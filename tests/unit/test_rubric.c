@@ -114,7 +114,7 @@ static void judge_over_http(void **state)
 			"\\\"reason\\\": \\\"short\\\"}]}'}, {'status': 500, 'repeat': 3}]");
 	assert_int_equal(llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err), 0);
 	struct rubric_result out;
-	rubric_judge(x->c, "fake", &r, "L1/1", 3, "class Model: pass", "class ModelNew: torch.matmul", &out);
+	rubric_judge(x->c, "fake", &r, "judge", "L1/1", 3, 0, "class Model: pass", "class ModelNew: torch.matmul", &out);
 	if (out.error)
 		fail_msg("judge: %s", out.error);
 	assert_int_equal(out.n, 2);
@@ -131,16 +131,20 @@ static void judge_over_http(void **state)
 	assert_non_null(strstr(user, "class ModelNew: torch.matmul"));
 	assert_non_null(strstr(user, "class Model: pass"));
 	json_decref(log);
-	/* the call is a transcript of the run, keyed (judge, problem, sample) */
+	/* the call is a transcript of the run, keyed (judge, problem, sample) as `eval` keys it */
 	char *t = xstrfmt("%s/transcripts/judge/L1_1/s3/call-0000.json", x->run);
 	assert_int_equal(access(t, R_OK), 0);
 	free(t);
 
-	/* a judge that fails leaves the reason, no scores */
-	rubric_judge(x->c, "fake", &r, "L1/1", 4, "p", "c", &out);
+	/* a judge that fails leaves the reason, no scores; under the key `run` gives it (judge.<agent>,
+	 * the attempt as the call) its transcript lies apart from the agent's own calls */
+	rubric_judge(x->c, "fake", &r, "judge.coder", "L1/1", 4, 2, "p", "c", &out);
 	assert_non_null(out.error);
 	assert_non_null(strstr(out.error, "the judge model failed"));
 	assert_int_equal(out.n, 0);
+	t = xstrfmt("%s/transcripts/judge.coder/L1_1/s4/call-0002.json", x->run);
+	assert_int_equal(access(t, R_OK), 0);
+	free(t);
 	json_t *j = rubric_result_json(&out);
 	assert_true(json_is_null(json_object_get(j, "total")));
 	json_decref(j);
