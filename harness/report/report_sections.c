@@ -47,7 +47,7 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 {
 	const struct metrics *m = &d->m;
 	doc_heading(doc, 2, "summary", "Results");
-	if (!m->nagents) {
+	if (!m->nagents && !m->nunavailable) {
 		doc_para(doc, "No verdicts are stored in these runs yet.");
 		return;
 	}
@@ -63,6 +63,15 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		doc_heading(doc, 3, id, m->agents[a].name);
 		snprintf(id, sizeof(id), "agent-%zu-table", a + 1);
 		metrics_detail_table(m, a, doc_table(doc, id, 1));
+	}
+	for (size_t u = 0; u < m->nunavailable; u++) {
+		char id[32];
+		snprintf(id, sizeof(id), "agent-%zu", m->nagents + u + 1);
+		doc_heading(doc, 3, id, m->unavailable[u].agent);
+		struct strbuf note = STRBUF_INIT;
+		metrics_unavailable_note(m, u, &note);
+		doc_para(doc, "%s", note.buf);
+		strbuf_release(&note);
 	}
 	struct strbuf note = STRBUF_INIT;
 	metrics_intervals_note(&note);
