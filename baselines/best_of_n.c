@@ -28,4 +28,4 @@ static int best_of_n_run(struct agent_session *s, struct sb_error *err)
 	return session_finish(s, stop_reason_name(stop), err);
 }
 
-const struct agent_kind agent_best_of_n = { "best-of-n", 1, best_of_n_run };
+const struct agent_kind agent_best_of_n = { "best-of-n", 1, best_of_n_run, 0 };

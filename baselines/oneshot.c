@@ -13,4 +13,4 @@ static int oneshot_run(struct agent_session *s, struct sb_error *err)
 	return rc ? rc : session_finish(s, "attempts", err);
 }
 
-const struct agent_kind agent_oneshot = { "oneshot", 1, oneshot_run };
+const struct agent_kind agent_oneshot = { "oneshot", 1, oneshot_run, 0 };

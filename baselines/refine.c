@@ -53,4 +53,4 @@ static int refine_run(struct agent_session *s, struct sb_error *err)
 	return rc ? rc : session_finish(s, stop_reason_name(stop), err);
 }
 
-const struct agent_kind agent_refine = { "refine", 1, refine_run };
+const struct agent_kind agent_refine = { "refine", 1, refine_run, 0 };

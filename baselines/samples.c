@@ -33,4 +33,4 @@ static int samples_run(struct agent_session *s, struct sb_error *err)
 	return rc ? rc : session_finish(s, "attempts", err);
 }
 
-const struct agent_kind agent_samples = { "samples", 0, samples_run };
+const struct agent_kind agent_samples = { "samples", 0, samples_run, 0 };

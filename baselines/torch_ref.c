@@ -51,5 +51,7 @@ static int compile_run(struct agent_session *s, struct sb_error *err)
 	return reference_run(s, compile_tail, err);
 }
 
-const struct agent_kind agent_torch_eager = { "torch-eager", 0, eager_run };
-const struct agent_kind agent_torch_compile = { "torch-compile", 0, compile_run };
+const struct agent_kind agent_torch_eager = { "torch-eager", 0, eager_run, 0 };
+/* needs_compile: `run` skips it under a torch without torch.compile (one message, samples ended as
+ * "unavailable") rather than recording a runtime_error per problem that would read as a 0% agent. */
+const struct agent_kind agent_torch_compile = { "torch-compile", 0, compile_run, 1 };

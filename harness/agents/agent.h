@@ -20,6 +20,7 @@ struct agent_kind {
 	const char *name;        /* agents[].kind */
 	int uses_llm;
 	int (*run)(struct agent_session *s, struct sb_error *err);
+	int needs_compile;       /* runs torch.compile: a run without it ends its samples as "unavailable" */
 };
 
 extern const struct agent_kind agent_stitchcuda, agent_oneshot, agent_best_of_n, agent_refine,

@@ -170,4 +170,4 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 	return rc ? rc : session_finish(s, stop, err);
 }
 
-const struct agent_kind agent_stitchcuda = { "stitchcuda", 1, stitchcuda_run };
+const struct agent_kind agent_stitchcuda = { "stitchcuda", 1, stitchcuda_run, 0 };

@@ -166,6 +166,12 @@ static void check_python(struct tally *t, const struct sb_ctx *ctx, const struct
 			     py.torch_cuda ? "a CUDA build that sees no device" : "a CPU-only build",
 			     have_gpu ? "install a CUDA build of torch to evaluate on the GPU" : "CPU evaluation only");
 		}
+		char why[96];
+		if (python_torch_compile(&py, why, sizeof(why)))
+			line(t, "ok", "compile", "torch.compile is available (the torch-compile baseline, speedups vs compiled)");
+		else
+			line(t, "warn", "compile", "%s: run skips the torch-compile baseline (its samples end as unavailable) "
+			     "and speedups vs torch.compile are n/a", why);
 		python_info_release(&py);
 	}
 	strbuf_release(&tried);

@@ -91,6 +91,7 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	if (!rc)
 		rc = metrics_compute(in.rows, in.nrows, in.calls, in.ncalls, by, &m, &err);
 	if (!rc) {
+		metrics_add_unavailable(&m, in.unavailable, in.nunavailable);
 		struct strbuf diff = STRBUF_INIT, coverage = STRBUF_INIT;
 		run_inputs_settings_diff(v, n, &diff);
 		run_inputs_coverage(&m, v, n, &coverage);
@@ -107,7 +108,7 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			puts(text);
 			free(text);
 			json_decref(j);
-		} else if (!m.nagents) {
+		} else if (!m.nagents && !m.nunavailable) {
 			printf("no verdicts yet in %s\n", n == 1 ? v[0].arg : "these runs");
 		} else {
 			struct strbuf out = STRBUF_INIT;

@@ -31,6 +31,9 @@ const char cmd_run_help[] =
 	"starts (a second Ctrl-C ends at once). --resume continues a stopped or killed run: finished samples\n"
 	"are skipped, every LLM call the run recorded is served from its transcript (never sent again) and\n"
 	"every stored attempt is read back, not judged again.\n\n"
+	"An agent this environment cannot run (torch-compile under a torch without torch.compile, < 2.0) is\n"
+	"skipped with one line: its samples end as \"unavailable\" with no attempts, and metrics and report\n"
+	"show it as unavailable, not as 0%.\n\n"
 	"Options:\n"
 	"   --agents A,B             only these agents (by name; default every agent of the config)\n"
 	"   --problems SEL,...       problem selectors: L1/19, L1/1-10, L3/*, L2 (default problems.select)\n"
@@ -242,8 +245,11 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 	if (rc) {
 		rc = cli_fail(ctx, &err);
 	} else {
-		printf("run %s: %zu of %zu samples ended, %zu unfinished%s; %zu attempts in this session, %zu pass\n",
-		       r.run_id, r.finished, r.samples, r.unfinished, r.stopped ? " (stopped)" : "", r.attempts, r.pass);
+		char unavail[48] = "";
+		if (r.unavailable) /* ended unrun, not failed: they do not change the exit code */
+			snprintf(unavail, sizeof(unavail), " (%zu unavailable)", r.unavailable);
+		printf("run %s: %zu of %zu samples ended%s, %zu unfinished%s; %zu attempts in this session, %zu pass\n",
+		       r.run_id, r.finished, r.samples, unavail, r.unfinished, r.stopped ? " (stopped)" : "", r.attempts, r.pass);
 		printf("results: %s/ (results.db, config.yaml, run.json, hardware.json, run.log, transcripts/, prompts/, "
 		       "candidates/, samples/, best/)\n", r.run_dir);
 		if (r.unfinished)

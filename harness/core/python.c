@@ -38,7 +38,6 @@ int python_probe(const char *python, const char *probe_script, struct python_inf
 	const char *argv[] = { python, probe_script, NULL };
 	struct proc_opts o = { .argv = argv, .timeout_ms = PROBE_TIMEOUT_MS, .out_cap = 1 << 20, .err_cap = 64 << 10 };
 	struct proc_result r;
-	json_error_t jerr;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -57,8 +56,17 @@ int python_probe(const char *python, const char *probe_script, struct python_inf
 		proc_result_release(&r);
 		return rc;
 	}
-	json_t *j = json_loads(r.out.buf, 0, &jerr);
+	rc = python_info_parse(python, r.out.buf, out, err);
 	proc_result_release(&r);
+	return rc;
+}
+
+int python_info_parse(const char *python, const char *text, struct python_info *out, struct sb_error *err)
+{
+	json_error_t jerr;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	json_t *j = json_loads(text, 0, &jerr);
 	if (!json_is_object(j)) {
 		json_decref(j);
 		return sb_error_set(err, SB_EENV, "%s: the probe printed no JSON (%s)", python, jerr.text);
@@ -77,9 +85,21 @@ int python_probe(const char *python, const char *probe_script, struct python_inf
 	out->torch_version = json_strdup(j, "torch");
 	out->torch_cuda = json_strdup(j, "torch_cuda");
 	out->cuda_available = json_is_true(json_object_get(j, "cuda_available"));
+	json_t *tc = json_object_get(j, "torch_compile");
+	out->torch_compile = json_is_boolean(tc) ? json_is_true(tc) : -1;
 	parse_devices(json_object_get(j, "devices"), out);
 	json_decref(j);
 	return 0;
+}
+
+int python_torch_compile(const struct python_info *p, char *why, size_t cap)
+{
+	const char *v = p->torch_version ? p->torch_version : "?";
+	/* "1.13.0a0" -> 1, "2.1.0+cu121" -> 2; an unparsable version counts as old */
+	int has = p->torch_compile >= 0 ? p->torch_compile : atoi(v) >= 2;
+	if (!has)
+		snprintf(why, cap, "torch %s has no torch.compile (needs torch 2.0 or later)", v);
+	return has;
 }
 
 void python_info_release(struct python_info *p)

@@ -22,6 +22,7 @@ struct python_info {
 	char *torch_version;   /* "1.13.0a0" */
 	char *torch_cuda;      /* CUDA torch was built with, or NULL for a CPU build */
 	int cuda_available;
+	int torch_compile;     /* the probe found torch.compile: 1, 0, or -1 when it did not say */
 	struct py_device *devices;
 	size_t ndevices;
 };
@@ -33,6 +34,13 @@ int python_discover(const char *configured, const char *probe_script, struct pyt
 		    struct strbuf *tried, struct sb_error *err);
 /* Runs the probe with one interpreter; 0 when it imports torch. */
 int python_probe(const char *python, const char *probe_script, struct python_info *out, struct sb_error *err);
+/* Fills out from the probe's JSON text (what python_probe does after running it); python names the
+ * interpreter in errors. SB_EENV when the text is not the probe's object or torch failed to import. */
+int python_info_parse(const char *python, const char *text, struct python_info *out, struct sb_error *err);
 void python_info_release(struct python_info *p);
+/* Whether the torch-compile baseline can run under this torch: 1, or 0 with why (a sentence such as
+ * "torch 1.13.1 has no torch.compile (needs torch 2.0 or later)"). Decided from the probe's torch_compile,
+ * or from the version when the probe did not say (torch.compile appeared in torch 2.0). */
+int python_torch_compile(const struct python_info *p, char *why, size_t cap);
 
 #endif

@@ -49,6 +49,7 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	snprintf(e->torch, sizeof(e->torch), "%s", py.torch_version ? py.torch_version : "?");
 	snprintf(e->torch_cuda, sizeof(e->torch_cuda), "%s", py.torch_cuda ? py.torch_cuda : "");
 	snprintf(e->python_version, sizeof(e->python_version), "%s", py.version ? py.version : "?");
+	e->compile_available = python_torch_compile(&py, e->compile_missing, sizeof(e->compile_missing));
 	if (index >= 0) {
 		snprintf(e->device, sizeof(e->device), "cuda:%d", index);
 		snprintf(e->gpu, sizeof(e->gpu), "%s", py.devices[index].name ? py.devices[index].name : "?");

@@ -20,6 +20,8 @@ struct eval_env {
 	char torch_cuda[16];      /* CUDA torch was built with; empty for a CPU build */
 	char python_version[16];
 	long long l2_bytes;
+	int compile_available;    /* torch has torch.compile (python_torch_compile) */
+	char compile_missing[96]; /* why not, when it has not: "torch 1.13.0a0 has no torch.compile (...)" */
 	int keep_workdirs;        /* leave work/ folders behind for inspection */
 	char *prof_lib;           /* lib/libstitchprof.so ($STITCHBENCH_PROF_LIB overrides) */
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */

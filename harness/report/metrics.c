@@ -301,8 +301,22 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 	return 0;
 }
 
+void metrics_add_unavailable(struct metrics *m, const struct metric_unavailable *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t a = 0;
+		while (a < m->nagents && strcmp(m->agents[a].name, v[i].agent))
+			a++;
+		if (a < m->nagents)
+			continue;
+		m->unavailable = xrealloc(m->unavailable, (m->nunavailable + 1) * sizeof(*m->unavailable));
+		m->unavailable[m->nunavailable++] = v[i];
+	}
+}
+
 void metrics_release(struct metrics *m)
 {
+	free(m->unavailable);
 	for (size_t i = 0; i < m->nagents; i++) {
 		free(m->agents[i].name);
 		free(m->agents[i].problems);

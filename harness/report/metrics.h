@@ -80,10 +80,17 @@ struct metric_agent {
 	size_t nproblems;
 };
 
+/* An agent its run could not run at all (store_put_unavailable): it has no numbers, which is not 0%. */
+struct metric_unavailable {
+	const char *agent, *reason;
+};
+
 struct metrics {
 	enum metrics_by by;
 	struct metric_agent *agents;  /* sorted by name */
 	size_t nagents;
+	struct metric_unavailable *unavailable; /* agents without verdicts that their run marked unavailable */
+	size_t nunavailable;
 };
 
 /* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). The rows
@@ -91,6 +98,9 @@ struct metrics {
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
 		    enum metrics_by by, struct metrics *out, struct sb_error *err);
 void metrics_release(struct metrics *m);
+/* Adds the agents that are unavailable and have no verdicts (an agent with verdicts ran somewhere: its
+ * numbers stand). The strings must outlive *m. */
+void metrics_add_unavailable(struct metrics *m, const struct metric_unavailable *v, size_t n);
 
 /* Rows and calls read from stores, with owned strings. */
 struct metric_input {
@@ -98,6 +108,8 @@ struct metric_input {
 	size_t nrows;
 	struct metric_call *calls;
 	size_t ncalls;
+	struct metric_unavailable *unavailable; /* the stores' unavailable agents (suffixed like rows) */
+	size_t nunavailable;
 	struct strvec strings;        /* owns the strings the rows point at */
 	/* Optional: called for each verdict as its row is appended (rows[index]), for readers that need more
 	 * of the verdict than the metrics do (stage, status, JSON); a non-zero return stops the load. */
@@ -121,6 +133,8 @@ void metrics_table(const struct metrics *m, struct strbuf *out);
 /* The same tables as models, for other renderers (report HTML): the summary, and agent a's details. */
 void metrics_summary_table(const struct metrics *m, struct table *t);
 void metrics_detail_table(const struct metrics *m, size_t a, struct table *t);
+/* The sentence that stands for unavailable agent u's numbers. */
+void metrics_unavailable_note(const struct metrics *m, size_t u, struct strbuf *out);
 /* The line under the tables saying how intervals were made. */
 void metrics_intervals_note(struct strbuf *out);
 json_t *metrics_json(const struct metrics *m);

@@ -58,17 +58,31 @@ static int load_call(void *arg, const struct store_llm_call *call, struct sb_err
 	return 0;
 }
 
+static int load_unavailable(void *arg, const char *agent, const char *reason, struct sb_error *err)
+{
+	struct load_ctx *c = arg;
+	struct metric_input *in = c->in;
+	(void)err;
+	in->unavailable = xrealloc(in->unavailable, (in->nunavailable + 1) * sizeof(*in->unavailable));
+	in->unavailable[in->nunavailable].agent = keep(in, agent, c->suffix);
+	in->unavailable[in->nunavailable++].reason = keep(in, reason, NULL);
+	return 0;
+}
+
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err)
 {
 	struct load_ctx c = { in, suffix };
 	int rc = store_each_verdict(s, load_row, &c, err);
-	return rc ? rc : store_each_llm_call(s, load_call, &c, err);
+	if (!rc)
+		rc = store_each_llm_call(s, load_call, &c, err);
+	return rc ? rc : store_each_unavailable(s, load_unavailable, &c, err);
 }
 
 void metric_input_release(struct metric_input *in)
 {
 	free(in->rows);
 	free(in->calls);
+	free(in->unavailable);
 	strvec_clear(&in->strings);
 	memset(in, 0, sizeof(*in));
 }
@@ -186,6 +200,17 @@ void metrics_summary_table(const struct metrics *m, struct table *t)
 			strbuf_release(&cell);
 		}
 	}
+	for (size_t u = 0; u < m->nunavailable; u++) {
+		table_text(t, m->unavailable[u].agent);
+		for (int i = 0; i < ncols; i++)
+			table_cell(t, "unavailable");
+	}
+}
+
+void metrics_unavailable_note(const struct metrics *m, size_t u, struct strbuf *out)
+{
+	strbuf_addf(out, "Unavailable in this run: %s. Its samples ended without attempts, so it has no numbers "
+		    "(not 0%%).", m->unavailable[u].reason);
 }
 
 void metrics_detail_table(const struct metrics *m, size_t a, struct table *t)
@@ -233,6 +258,16 @@ void metrics_table(const struct metrics *m, struct strbuf *out)
 		metrics_detail_table(m, a, &t);
 		table_markdown(&t, out);
 		table_release(&t);
+	}
+	for (size_t u = 0; u < m->nunavailable; u++) {
+		strbuf_addstr(out, "\n### ");
+		md_escape(out, m->unavailable[u].agent);
+		strbuf_addstr(out, "\n\n");
+		struct strbuf note = STRBUF_INIT;
+		metrics_unavailable_note(m, u, &note);
+		md_escape(out, note.buf);
+		strbuf_addch(out, '\n');
+		strbuf_release(&note);
 	}
 	strbuf_addch(out, '\n');
 	metrics_intervals_note(out);
@@ -291,6 +326,9 @@ json_t *metrics_json(const struct metrics *m)
 		}
 		json_array_append_new(agents, json_pack("{s:s, s:o}", "agent", m->agents[a].name, "levels", levels));
 	}
+	for (size_t u = 0; u < m->nunavailable; u++) /* no levels: no numbers, which is not 0% */
+		json_array_append_new(agents, json_pack("{s:s, s:s, s:{}}", "agent", m->unavailable[u].agent, "unavailable",
+							m->unavailable[u].reason, "levels"));
 	return json_pack("{s:s, s:{s:i, s:I, s:f}, s:o, s:o}", "by", metrics_by_name(m->by), "bootstrap", "resamples",
 			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents);
 }

@@ -153,6 +153,7 @@ int report_data_load(struct report_data *d, char *const *runs, size_t n, enum me
 		rc = metrics_compute(d->mi.rows, d->mi.nrows, d->mi.calls, d->mi.ncalls, by, &d->m, err);
 	if (rc)
 		return rc;
+	metrics_add_unavailable(&d->m, d->mi.unavailable, d->mi.nunavailable);
 	build_trajectories(d);
 	run_inputs_settings_diff(d->in, n, &d->settings_diff);
 	run_inputs_coverage(&d->m, d->in, n, &d->coverage);

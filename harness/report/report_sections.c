@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../audit/audit.h"
 #include "hacks.h"
 
 #define MESSAGE_MAX 160 /* characters of a finding's message shown as an example */
@@ -46,7 +47,7 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 {
 	const struct metrics *m = &d->m;
 	doc_heading(doc, 2, "summary", "Results");
-	if (!m->nagents) {
+	if (!m->nagents && !m->nunavailable) {
 		doc_para(doc, "No verdicts are stored in these runs yet.");
 		return;
 	}
@@ -62,6 +63,15 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		doc_heading(doc, 3, id, m->agents[a].name);
 		snprintf(id, sizeof(id), "agent-%zu-table", a + 1);
 		metrics_detail_table(m, a, doc_table(doc, id, 1));
+	}
+	for (size_t u = 0; u < m->nunavailable; u++) {
+		char id[32];
+		snprintf(id, sizeof(id), "agent-%zu", m->nagents + u + 1);
+		doc_heading(doc, 3, id, m->unavailable[u].agent);
+		struct strbuf note = STRBUF_INIT;
+		metrics_unavailable_note(m, u, &note);
+		doc_para(doc, "%s", note.buf);
+		strbuf_release(&note);
 	}
 	struct strbuf note = STRBUF_INIT;
 	metrics_intervals_note(&note);
@@ -228,18 +238,77 @@ void report_section_findings(const struct report_data *d, struct doc *doc)
 	free(ids);
 }
 
+/* What an audit flag means for a problem's results. The kinds differ, so one sentence cannot fit them all:
+ * H15-H17 let a candidate skip the work, randomness changes how outputs are compared, integer inputs only
+ * weaken the audit's own checks. */
+static const struct {
+	const char *id, *flaw, *meaning;
+} audit_kinds[] = {
+	{ "H15", NULL, NULL },
+	{ "H16", NULL, NULL },
+	{ "H17", NULL, "Constant output (H15), output below the tolerance (H16), output equal to an input (H17): a "
+		       "candidate can pass these problems without doing the work (returning a constant, zeros or its "
+		       "input), so a pass there says little." },
+	{ AUDIT_NONDETERMINISTIC, "randomness in forward",
+	  "Randomness in forward: the reference draws random numbers (Dropout in training mode, randn) or is not "
+	  "reproducible at all. The evaluation reseeds torch's RNG with the same seed before each call of either "
+	  "side, so a candidate passes only if it draws the same numbers in the same order; where even the same "
+	  "seed gives different outputs, correctness trials compare against luck." },
+	{ AUDIT_INTEGER_INPUTS, "integer inputs",
+	  "Integer inputs: the problem takes integer or boolean tensors (indices, counts). The audit's signed-input "
+	  "runs leave them as drawn, so its checks that rely on perturbing float inputs are weaker there; a "
+	  "candidate must keep them integer." },
+};
+
+/* The index of id's kind, H15 and H16 sharing H17's sentence; -1 for an id this build does not know. */
+static int audit_kind(const char *id)
+{
+	for (size_t i = 0; i < sizeof(audit_kinds) / sizeof(audit_kinds[0]); i++)
+		if (!strcmp(audit_kinds[i].id, id))
+			return !audit_kinds[i].meaning ? 2 : (int)i;
+	return -1;
+}
+
+static const char *audit_flaw(const char *id)
+{
+	int k = audit_kind(id);
+	return hack_title(id) ? hack_title(id) : k >= 0 ? audit_kinds[k].flaw : "(not a flag this stitchbench knows)";
+}
+
+/* One paragraph per kind of flag present, in audit_kinds' order. */
+static void audit_meanings(const struct report_data *d, struct doc *doc)
+{
+	int unknown = 0;
+	for (size_t k = 0; k < sizeof(audit_kinds) / sizeof(audit_kinds[0]); k++) {
+		if (!audit_kinds[k].meaning)
+			continue;
+		size_t i = 0;
+		while (i < d->naudit && audit_kind(d->audit[i].id) != (int)k)
+			i++;
+		if (i < d->naudit)
+			doc_para(doc, "%s", audit_kinds[k].meaning);
+	}
+	for (size_t i = 0; i < d->naudit; i++)
+		unknown |= audit_kind(d->audit[i].id) < 0;
+	if (unknown)
+		doc_para(doc, "Ids this stitchbench does not know come from another tool or a newer version: read their "
+			      "message.");
+}
+
 void report_section_audit(const struct report_data *d, struct doc *doc)
 {
 	doc_heading(doc, 2, "audit", "Problems flagged by the audit");
 	if (!d->audit_inputs) {
 		doc_note(doc, "No audit data: none of these stores has an audit table, so no problem is known to be flawed "
-			      "(constant output H15, output below tolerance H16, trivial inputs H17). Problems the audit "
-			      "flags will be listed here once it has written its table (docs/report.md).");
+			      "(constant output H15, output below tolerance H16, trivial inputs H17, randomness in forward, "
+			      "integer inputs). Problems the audit flags will be listed here once it has written its table "
+			      "(docs/report.md).");
 	} else if (!d->naudit) {
 		doc_para(doc, "The audit ran on %zu of these %zu stores and flagged no problem.", d->audit_inputs, d->nin);
 	} else {
-		doc_para(doc, "Problems the audit flagged (from %zu of these %zu stores): a candidate can pass them without "
-			      "doing the work, so their results say little.", d->audit_inputs, d->nin);
+		doc_para(doc, "Problems the audit flagged (from %zu of these %zu stores). What each kind of flag means "
+			      "for their results:", d->audit_inputs, d->nin);
+		audit_meanings(d, doc);
 		struct table *t = doc_table(doc, "audit-table", 5);
 		static const char *const head[] = { "problem", "name", "id", "flaw", "message" };
 		for (size_t i = 0; i < 5; i++)
@@ -249,7 +318,7 @@ void report_section_audit(const struct report_data *d, struct doc *doc)
 			table_text(t, a->problem);
 			table_text(t, report_problem_name(d, a->problem));
 			table_text(t, a->id);
-			table_cell(t, hack_title(a->id) ? hack_title(a->id) : "");
+			table_cell(t, audit_flaw(a->id));
 			table_text(t, a->message);
 		}
 	}

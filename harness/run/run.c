@@ -186,6 +186,7 @@ static void state_release(struct run_state *st)
 	free(st->agents);
 	free(st->problems);
 	free(st->tasks);
+	free(st->skipped);
 	free(st->seed_best);
 	progress_free(st->prog);
 	if (st->logfile)
@@ -212,6 +213,25 @@ static void slots_text(const struct run_state *st, char *out, size_t cap)
 		strbuf_addf(&sb, "%s %s", i ? "," : "", st->gpu_envs[i].device);
 	snprintf(out, cap, "%s", sb.buf);
 	strbuf_release(&sb);
+}
+
+/* One line per agent this environment cannot run, whatever its number of samples: the reason is the
+ * environment's, so repeating it per problem would only bury it. Skipped samples are ended, not failed:
+ * they leave the exit code alone. */
+static void log_unavailable(struct run_state *st)
+{
+	for (size_t i = 0; i < st->nagents; i++) {
+		if (!st->agents[i].unavailable)
+			continue;
+		size_t n = 0;
+		for (size_t k = 0; k < st->nskipped; k++)
+			n += st->skipped[k].agent == st->agents[i].cfg;
+		if (!n) /* a resume: the session that ended them said so */
+			continue;
+		progress_line(st->prog, "%s: skipped: %s; %zu sample%s ended as \"unavailable\" with no attempts, and "
+			      "metrics show the agent as unavailable, not as 0%%", st->agents[i].cfg->name,
+			      st->agents[i].unavailable, n, n == 1 ? "" : "s");
+	}
 }
 
 /* RUN/complete: what `scripts/slurm/submit.sh` reads to skip a shard on re-submission. A failure to
@@ -242,6 +262,14 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	slot_pool_init(&st.sh.devices, st.gpu_envs ? st.nslots : 1);
 	char *complete = xstrfmt("%s/%s", st.run_dir, RUN_COMPLETE_FILE);
 	unlink(complete); /* this process may add samples or fail: only its own end says complete again */
+	size_t skipped = 0;
+	if ((rc = run_end_skipped(&st, &skipped, err)) != 0) {
+		free(complete);
+		r->run_dir = st.run_dir;
+		st.run_dir = NULL;
+		state_release(&st);
+		return rc;
+	}
 	char *log_path = xstrfmt("%s/run.log", st.run_dir);
 	st.logfile = fopen(log_path, "a");
 	free(log_path);
@@ -250,7 +278,7 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	for (size_t i = 0; i < st.nagents; i++)
 		names[i] = st.agents[i].cfg->name;
 	st.prog = progress_new(tty ? stderr : NULL, !tty && !rq->ctx->quiet ? stderr : NULL, st.logfile, names,
-			       st.nagents, st.nsamples, st.finished_before);
+			       st.nagents, st.nsamples, st.finished_before + skipped);
 	for (size_t i = 0; i < st.nseed; i++)
 		progress_seed_best(st.prog, st.seed_best[i].agent, st.seed_best[i].best);
 	char shard[32] = "", devices[256];
@@ -259,6 +287,7 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	slots_text(&st, devices, sizeof(devices));
 	progress_line(st.prog, "run %s in %s: %zu samples (%zu agents x %zu problems%s), %zu ended earlier; %s", st.run_id,
 		      st.run_dir, st.nsamples, st.nagents, st.nproblems, shard, st.finished_before, devices);
+	log_unavailable(&st);
 
 	int nthreads = thread_count(&st);
 	if ((size_t)nthreads > st.ntasks)
@@ -284,13 +313,17 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	r->stopped = atomic_load(rq->stop) && (never_started || st.unfinished);
 	snprintf(r->run_id, sizeof(r->run_id), "%s", st.run_id);
 	r->samples = st.nsamples;
-	r->finished = st.finished_before + st.finished;
+	r->finished = st.finished_before + st.finished + skipped;
+	r->unavailable = skipped;
 	r->unfinished = st.unfinished + never_started;
 	r->llm_failed = st.llm_failed;
 	r->attempts = c.attempts;
 	r->pass = c.pass;
-	progress_line(st.prog, "%s: %zu of %zu samples ended, %zu unfinished; %zu attempts in this session, %zu pass",
-		      r->stopped ? "stopped" : "finished", r->finished, r->samples, r->unfinished, c.attempts, c.pass);
+	char unavail[48] = "";
+	if (skipped)
+		snprintf(unavail, sizeof(unavail), " (%zu unavailable)", skipped);
+	progress_line(st.prog, "%s: %zu of %zu samples ended%s, %zu unfinished; %zu attempts in this session, %zu pass",
+		      r->stopped ? "stopped" : "finished", r->finished, r->samples, unavail, r->unfinished, c.attempts, c.pass);
 	progress_end(st.prog);
 	rc = st.fatal_rc;
 	if (rc)

@@ -38,6 +38,7 @@ struct run_result {
 	char run_id[128];
 	char *run_dir;
 	size_t samples, finished, unfinished, llm_failed;
+	size_t unavailable;            /* samples ended unrun because their agent cannot run here (in finished) */
 	size_t attempts, pass;
 	int stopped;                   /* *stop was set before every sample ended */
 };

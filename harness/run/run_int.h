@@ -18,6 +18,7 @@ struct run_agent {
 	const struct agent_kind *kind;
 	struct llm_client *llm;            /* shared with other agents of the same model */
 	int samples;
+	const char *unavailable;           /* why this environment cannot run it (env.compile_missing), or NULL */
 };
 
 struct run_state {
@@ -42,6 +43,8 @@ struct run_state {
 	struct judge judge;                /* the rubric judge (checks.rubric); off: judge.client NULL */
 	struct agent_task *tasks;          /* samples still to run */
 	size_t ntasks, next;
+	struct agent_task *skipped;        /* samples of unavailable agents, ended as "unavailable" unrun */
+	size_t nskipped;
 	size_t nsamples, finished_before;
 	struct { size_t agent; double best; } *seed_best;
 	size_t nseed;
@@ -56,5 +59,7 @@ struct run_state {
 /* Selection, run directory, store, hardware.json, run.json, LLM clients (the rubric judge's too) and the
  * task list. */
 int run_setup(struct run_state *st, struct sb_error *err);
+/* Ends every skipped sample with the stop reason "unavailable" and no attempts; returns how many. */
+int run_end_skipped(struct run_state *st, size_t *ended, struct sb_error *err);
 
 #endif

@@ -272,12 +272,23 @@ static int open_clients(struct run_state *st, struct sb_error *err)
 	return 0;
 }
 
+/* An agent this environment cannot run at all is decided here, once, from what the probe found (not
+ * from a candidate failing per problem, which would read as an agent that scored 0%). */
+static void mark_unavailable(struct run_state *st)
+{
+	for (size_t i = 0; i < st->nagents; i++)
+		if (st->agents[i].kind->needs_compile && !st->env.compile_available)
+			st->agents[i].unavailable = st->env.compile_missing;
+}
+
 static int register_all(struct run_state *st, struct sb_error *err)
 {
 	int rc = 0;
 	for (size_t i = 0; !rc && i < st->nagents; i++) {
 		const struct agent_cfg *a = st->agents[i].cfg;
 		rc = store_add_agent(st->sh.store, a->name, a->kind, st->agents[i].kind->uses_llm ? a->model : NULL, err);
+		if (!rc && st->agents[i].unavailable)
+			rc = store_put_unavailable(st->sh.store, a->name, st->agents[i].unavailable, err);
 	}
 	for (size_t i = 0; !rc && i < st->nproblems; i++) {
 		const struct problem *p = st->problems[i];
@@ -348,8 +359,10 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		rc = select_agents(st, saved, err);
 	if (!rc)
 		rc = select_problems(st, saved, err);
-	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0)
+	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0) {
 		st->env_ready = 1;
+		mark_unavailable(st);
+	}
 	if (!rc && rq->gpus && (rc = gpus_resolve(rq->gpus, &st->env, rq->ctx->home, &st->gpu_envs, &st->nslots, err)) == 0)
 		use_first_gpu(st);
 	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
@@ -394,8 +407,30 @@ int run_setup(struct run_state *st, struct sb_error *err)
 					st->seed_best[st->nseed++].best = finished_best(st->run_dir, t.agent->name, t.ref, k);
 					continue;
 				}
+				if (st->agents[a].unavailable) {
+					st->skipped = xrealloc(st->skipped, (st->nskipped + 1) * sizeof(*st->skipped));
+					st->skipped[st->nskipped++] = t;
+					continue;
+				}
 				st->tasks = xrealloc(st->tasks, (st->ntasks + 1) * sizeof(*st->tasks));
 				st->tasks[st->ntasks++] = t;
 			}
 	return 0;
+}
+
+int run_end_skipped(struct run_state *st, size_t *ended, struct sb_error *err)
+{
+	int rc = 0;
+	*ended = 0;
+	for (size_t a = 0; a < st->nagents; a++)
+		for (size_t i = 0; !rc && st->agents[a].unavailable && i < st->nskipped; i++) {
+			if (st->skipped[i].agent != st->agents[a].cfg)
+				continue;
+			struct agent_session *s = session_new(&st->sh, &st->skipped[i]);
+			session_note(s, "not run: %s", st->agents[a].unavailable);
+			if ((rc = session_finish(s, "unavailable", err)) == 0)
+				(*ended)++;
+			session_free(s);
+		}
+	return rc;
 }

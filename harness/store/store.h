@@ -180,6 +180,15 @@ int store_each_audit(struct store *s, store_audit_fn fn, void *arg, int *present
 int store_put_audit(struct store *s, const char *problem, const char *name, const char *sha256, json_t *findings,
 		    struct sb_error *err);
 
+/* ---------- agents a run could not run ---------- */
+
+/* Records that the run could not run the agent at all here (reason: "torch 1.13.0a0 has no torch.compile
+ * (needs torch 2.0 or later)") in the table `unavailable`, created on first use; the agent must be stored. */
+int store_put_unavailable(struct store *s, const char *agent, const char *reason, struct sb_error *err);
+typedef int (*store_unavailable_fn)(void *arg, const char *agent, const char *reason, struct sb_error *err);
+/* Every unavailable agent by name; a store without the table has none. */
+int store_each_unavailable(struct store *s, store_unavailable_fn fn, void *arg, struct sb_error *err);
+
 /* ---------- LLM calls (filled by the LLM client of a run) ---------- */
 
 struct store_llm_call {

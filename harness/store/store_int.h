@@ -45,6 +45,8 @@ int st_end(struct store *s, int nested, int rc, struct sb_error *err);
 int st_put_audit_rows(struct store *s, const char *problem, const char *sha256, json_t *findings, struct sb_error *err);
 /* Copies the audit table of `from`, if it has one, into `to` (rows already there are kept). */
 int st_copy_audit(struct store *from, struct store *to, struct sb_error *err);
+/* Copies the unavailable table of `from`, if it has one, into `to` (agents already there are kept). */
+int st_copy_unavailable(struct store *from, struct store *to, struct sb_error *err);
 
 /* ISO 8601 UTC, second resolution. */
 void st_now(char out[32]);

@@ -15,6 +15,7 @@ except Exception as exc:  # report why, the parent decides whether that is fatal
 info["torch"] = torch.__version__
 info["torch_cuda"] = torch.version.cuda
 info["cuda_available"] = bool(torch.cuda.is_available())
+info["torch_compile"] = hasattr(torch, "compile")  # torch >= 2.0; the torch-compile baseline needs it
 devices = []
 if info["cuda_available"]:
     for i in range(torch.cuda.device_count()):

@@ -85,6 +85,13 @@ if [ "$rows" = "L1/1 H16
 L1/2 nondeterministic
 L1/3 H17
 L1/5 nondeterministic" ]; then _report ok "audit --run writes one row per finding"; else _report fail "audit --run writes one row per finding" "$rows"; fi
+run_sb report "$TMP/results/audited" -o "$TMP/report-audited" --no-plots
+check_rc "report reads the audited run" 0
+md="$TMP/report-audited/report.md"
+if grep -q "can pass these problems without doing the work" "$md" && grep -q "Randomness in forward: the reference draws random numbers" "$md" \
+	&& [ "$(grep -c "without doing the work" "$md")" = 1 ]; then
+	_report ok "the report says per kind what a flag means (H16/H17 and randomness each their own sentence)"; else
+	_report fail "the report says per kind what a flag means" "$(grep -A12 "Problems flagged by the audit" "$md")"; fi
 
 # eval: a verdict of an audited problem carries the audit, and a stored verdict brings it into the run
 cand="$TMP/zeros.py"

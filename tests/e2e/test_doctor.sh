@@ -10,6 +10,13 @@ check_rc "doctor passes on a set-up machine" 0
 check_out_re "it ends with a summary" "^summary: [0-9]+ ok, [0-9]+ warn, 0 fail$"
 check_out_re "it names the Python and how it was chosen" "^ok +python +/.*chosen by"
 check_out_re "it checks torch" "^(ok|warn) +torch +[0-9]"
+py=$(sed -n 's/^ok  *python  *\(\/[^ ]*\) .*/\1/p' <<<"$OUT_TXT")
+if "${py:-python3}" -c 'import torch,sys; sys.exit(0 if hasattr(torch, "compile") else 1)' 2>/dev/null; then
+	check_out_re "it says torch.compile is there" "^ok +compile +torch.compile is available"
+else
+	check_out_re "it says torch.compile is missing and what that skips" \
+		"^warn +compile +torch .* has no torch.compile \(needs torch 2.0 or later\): run skips the torch-compile baseline"
+fi
 check_out_re "it checks gnuplot" "^ok +gnuplot +gnuplot [0-9]"
 check_out_re "it checks SQLite" "^ok +sqlite +3\."
 check_out_re "it reports the sandbox's network isolation" "^(ok|warn) +netns"

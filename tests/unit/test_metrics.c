@@ -242,10 +242,44 @@ static void two_levels_best(void **state)
 	metrics_release(&m);
 }
 
+/* An agent its run could not run has no numbers: the table says unavailable and why, never 0%; an
+ * agent with verdicts keeps its numbers even if another store called it unavailable. */
+static void unavailable_agents(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = { PASS("a", "L1/1", 1, 0, 0, 1.5, NAN), WRONG("b", "L1/1", 1, 0, 0) };
+	const struct metric_unavailable un[] = { { "tc", "torch 1.13.0a0 has no torch.compile (needs torch 2.0 or later)" },
+						 { "b", "not really" } };
+	struct metrics m;
+	compute(rows, 2, NULL, 0, METRICS_FIRST, &m);
+	metrics_add_unavailable(&m, un, 2);
+	assert_int_equal(m.nagents, 2);
+	assert_int_equal(m.nunavailable, 1);
+	assert_string_equal(m.unavailable[0].agent, "tc");
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| tc | unavailable | unavailable |"));
+	assert_non_null(strstr(out.buf, "| b | 0.0 / 0.0 / n/a |"));
+	assert_non_null(strstr(out.buf, "### tc\n\nUnavailable in this run: torch 1.13.0a0 has no torch.compile (needs torch "
+				       "2.0 or later). Its samples ended without attempts, so it has no numbers (not 0%)."));
+	assert_null(strstr(out.buf, "not really"));
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m), *agents = json_object_get(j, "agents");
+	assert_int_equal(json_array_size(agents), 3);
+	json_t *tc = json_array_get(agents, 2);
+	assert_string_equal(json_string_value(json_object_get(tc, "agent")), "tc");
+	assert_non_null(strstr(json_string_value(json_object_get(tc, "unavailable")), "has no torch.compile"));
+	assert_int_equal(json_object_size(json_object_get(tc, "levels")), 0);
+	assert_null(json_object_get(json_array_get(agents, 1), "unavailable"));
+	json_decref(j);
+	metrics_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ties_at_p),
+		cmocka_unit_test(unavailable_agents),
 		cmocka_unit_test(nothing_correct),
 		cmocka_unit_test(everything_a_hack),
 		cmocka_unit_test(two_levels_first),

@@ -394,7 +394,34 @@ static void audit_table_when_present(void **state)
 	doc_markdown(&doc, &md);
 	assert_non_null(strstr(md.buf, "| L1/2 |"));
 	assert_non_null(strstr(md.buf, "ReLU of inputs in \\[0,1) is the identity"));
+	assert_non_null(strstr(md.buf, "can pass these problems without doing the work"));
+	/* only the kinds present get their sentence */
+	assert_null(strstr(md.buf, "Randomness in forward"));
+	assert_null(strstr(md.buf, "Integer inputs"));
 	assert_null(strstr(md.buf, "No audit data"));
+	doc_release(&doc);
+	strbuf_release(&md);
+	report_data_release(&d);
+
+	/* the other kinds are not problems a candidate can pass without the work: each says what it means */
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "DELETE FROM audit;"
+					  "INSERT INTO audit VALUES ('L1/2', 'nondeterministic', 'forward draws random numbers', 1);"
+					  "INSERT INTO audit VALUES ('L1/2', 'integer_inputs', 'input 1 is int64', 1);",
+				      NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(d.naudit, 2);
+	doc_init(&doc, "t");
+	report_section_audit(&d, &doc);
+	doc_markdown(&doc, &md);
+	assert_null(strstr(md.buf, "without doing the work"));
+	assert_non_null(strstr(md.buf, "Randomness in forward: the reference draws random numbers"));
+	assert_non_null(strstr(md.buf, "same seed before each call"));
+	assert_non_null(strstr(md.buf, "| nondeterministic | randomness in forward |"));
+	assert_non_null(strstr(md.buf, "Integer inputs: the problem takes integer or boolean tensors"));
+	assert_non_null(strstr(md.buf, "| integer\\_inputs | integer inputs |"));
 	doc_release(&doc);
 	strbuf_release(&md);
 	report_data_release(&d);

@@ -350,6 +350,54 @@ static void llm_calls_and_merge(void **state)
 	tmpdir_remove(dir);
 }
 
+static int collect_unavailable(void *arg, const char *agent, const char *reason, struct sb_error *err)
+{
+	(void)err;
+	strbuf_addf(arg, "%s: %s\n", agent, reason);
+	return 0;
+}
+
+/* An agent the run could not run is recorded with why, read back, kept by merge; a store without the
+ * table has none. */
+static void unavailable_agents_and_merge(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make(), *out = xstrfmt("%s/merged", dir);
+	struct sb_error err = { 0 };
+	struct strbuf got = STRBUF_INIT;
+	struct store *a = fresh(dir, "a.db"), *b = fresh(dir, "b.db");
+	assert_int_equal(store_each_unavailable(a, collect_unavailable, &got, &err), 0);
+	assert_int_equal(got.len, 0);
+	assert_int_not_equal(store_put_unavailable(b, "tc", "no torch.compile", &err), 0); /* not a stored agent */
+	assert_int_equal(store_add_agent(b, "tc", "torch-compile", NULL, &err), 0);
+	assert_int_equal(store_put_unavailable(b, "tc", "torch 1.13.0a0 has no torch.compile", &err), 0);
+	assert_int_equal(store_each_unavailable(b, collect_unavailable, &got, &err), 0);
+	assert_string_equal(got.buf, "tc: torch 1.13.0a0 has no torch.compile\n");
+	assert_int_equal(put(a, "L1/2", 0, 0, "/c/a.py", &err), 0);
+	store_close(a);
+	store_close(b);
+
+	char *in[] = { xstrfmt("%s/a.db", dir), xstrfmt("%s/b.db", dir) };
+	struct strbuf over = STRBUF_INIT;
+	struct store_merge_stats st;
+	assert_int_equal(store_merge(out, in, 2, 0, &over, &st, &err), 0);
+	char *db = xstrfmt("%s/results.db", out);
+	struct store *m;
+	strbuf_reset(&got);
+	assert_int_equal(store_open(&m, db, STORE_READ, &err), 0);
+	assert_int_equal(store_each_unavailable(m, collect_unavailable, &got, &err), 0);
+	assert_string_equal(got.buf, "tc: torch 1.13.0a0 has no torch.compile\n");
+	assert_int_equal(store_check(m, &err), 0);
+	store_close(m);
+	strbuf_release(&got);
+	strbuf_release(&over);
+	free(db);
+	free(in[0]);
+	free(in[1]);
+	free(out);
+	tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +406,7 @@ int main(void)
 		cmocka_unit_test(settings_are_checked),
 		cmocka_unit_test(a_killed_writer_leaves_whole_verdicts),
 		cmocka_unit_test(llm_calls_and_merge),
+		cmocka_unit_test(unavailable_agents_and_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
