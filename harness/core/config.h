@@ -86,6 +86,7 @@ struct eval_cfg {
 	enum timing_statistic statistic;
 	int extra_shapes;
 	int compile;            /* also time torch.compile(Model) on the GPU */
+	int keep_reference_worker; /* reuse the reference worker for the next evaluation of the problem */
 	int seed;
 	int build_jobs;         /* 0 = number of cores */
 	int profile;            /* on the GPU, profile the candidate with CUPTI after timing (libstitchprof) */

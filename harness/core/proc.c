@@ -83,7 +83,8 @@ static void child_exec(const struct proc_opts *o, pid_t parent, int out_w, int e
 	 * workers behind that hold GPU memory. The fork happened in the thread that also stops the
 	 * process, so the thread-exit semantics of PR_SET_PDEATHSIG do no harm; if the parent is already
 	 * gone, go now. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!o->outlives_thread)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(126);
 	int in = open(o->stdin_path ? o->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);

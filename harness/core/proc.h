@@ -24,6 +24,10 @@ struct proc_opts {
 	int channel;
 	/* Keep the last out_cap/err_cap bytes instead of the first (crash messages come last). */
 	int keep_tail;
+	/* Not killed when the thread that started it ends (no PR_SET_PDEATHSIG). Only for a child that
+	 * exits by itself once its command channel closes, as a kept reference worker does: it is started
+	 * by one run thread and used by others after that thread is gone. */
+	int outlives_thread;
 };
 
 struct proc_result {

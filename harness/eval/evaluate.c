@@ -20,6 +20,7 @@
 #include "eval_int.h"
 #include "outputs.h"
 #include "refcache.h"
+#include "refpool.h"
 #include "rtchecks.h"
 #include "timing.h"
 #include "worker_client.h"
@@ -133,10 +134,11 @@ struct eval_ctx {
 	const struct config *cfg;
 	const struct problem *p;
 	struct verdict *v;
-	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref;
+	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw;
+	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
 	struct strvec cand_env, ref_env;
 	struct sandbox_opts sb;
-	const char *hidden[3];
+	const char *hidden[4];
 	const char *writable[2];
 	struct worker ref, cand;
 	int ref_loaded;
@@ -174,10 +176,18 @@ static void set_cand_env(struct eval_ctx *c)
 
 static int start_ref(struct eval_ctx *c, struct sb_error *err)
 {
-	struct worker_spec spec = { c->e->python, c->e->worker_script, c->ref_dir, c->ref_env.v, NULL, LOG_CAP };
+	/* a kept worker serves evaluations of later run threads; it exits when stitchbench's end closes its channel */
+	struct worker_spec spec = { c->e->python, c->e->worker_script, c->ref_dir, c->ref_env.v, NULL, LOG_CAP,
+				    c->pool_key != NULL };
 	if (c->ref.started)
 		return 0;
 	return worker_start(&c->ref, &spec, err);
+}
+
+/* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */
+static int ref_wants_compile(const struct eval_ctx *c)
+{
+	return strcmp(c->e->device, "cpu") && c->cfg->eval.perf_trials > 0 && c->cfg->eval.compile;
 }
 
 static int load_ref(struct eval_ctx *c, struct sb_error *err)
@@ -185,7 +195,7 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 	json_t *reply;
 	if (c->ref_loaded)
 		return 0;
-	int compile = strcmp(c->e->device, "cpu") && c->cfg->eval.perf_trials > 0 && c->cfg->eval.compile;
+	int compile = ref_wants_compile(c);
 	if (ref_ask(&c->ref, load_request(c->e, c->cfg, c->p, NULL, NULL, compile, 0), &reply, "loading the problem", err))
 		return -1;
 	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
@@ -279,7 +289,7 @@ static int start_cand(struct eval_ctx *c, struct sb_error *err)
 		.disabled = sandbox_disabled_from_env(),
 	};
 	sandbox_describe(&c->sb, &c->v->sandbox);
-	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP };
+	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP, 0 };
 	return worker_start(&c->cand, &spec, err);
 }
 
@@ -540,12 +550,28 @@ static void run_profile(struct eval_ctx *c, double deadline)
 
 /* ---------- the whole evaluation ---------- */
 
+/* The reference worker goes back to the pool while it is alive; otherwise it stops and its folder
+ * (outside the evaluation's, when pooling) goes with it. */
+static void release_ref(struct eval_ctx *c)
+{
+	if (c->pool_key && c->ref.started && !c->ref.finished) {
+		struct refpool_item it = { c->ref, c->ref_dir, c->ref_loaded, c->ref_compiled };
+		refpool_put(c->pool_key, c->e->device, &it);
+		memset(&c->ref, 0, sizeof(c->ref));
+		c->ref_dir = NULL;
+		return;
+	}
+	worker_stop(&c->ref, 5);
+	proc_result_release(&c->ref.log);
+	if (c->pool_key && c->ref_dir)
+		fs_remove_tree(c->ref_dir);
+}
+
 static void ctx_release(struct eval_ctx *c)
 {
 	worker_stop(&c->cand, 2);
-	worker_stop(&c->ref, 5);
+	release_ref(c);
 	proc_result_release(&c->cand.log);
-	proc_result_release(&c->ref.log);
 	if (c->workdir && !c->e->keep_workdirs)
 		fs_remove_tree(c->workdir);
 	free(c->workdir);
@@ -553,6 +579,8 @@ static void ctx_release(struct eval_ctx *c)
 	free(c->cand_dir);
 	free(c->ext_dir);
 	free(c->hidden_ref);
+	free(c->hidden_refw);
+	free(c->pool_key);
 	free(c->seeds);
 	rt_session_release(&c->rt);
 	strvec_clear(&c->cand_env);
@@ -587,6 +615,34 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	json_decref(audit);
 }
 
+/* The reference worker's folder: with eval.keep_reference_worker, the kept worker of this problem and
+ * device (alive, maybe loaded) with its folder, or a new folder under refw/ that can outlive this
+ * evaluation; without, a folder inside the evaluation's. */
+static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
+{
+	if (!c->cfg->eval.keep_reference_worker) {
+		c->ref_dir = xstrfmt("%s/ref", c->workdir);
+		if (fs_mkdirs(c->ref_dir, 0700))
+			return sb_error_set(err, SB_EENV, "cannot create %s: %s", c->ref_dir, strerror(errno));
+		return 0;
+	}
+	c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed, ref_wants_compile(c),
+				  c->e->python);
+	struct refpool_item it;
+	if (refpool_take(c->pool_key, c->e->device, &it) == 0) {
+		c->ref = it.w;
+		c->ref_dir = it.dir;
+		c->ref_loaded = it.loaded;
+		c->ref_compiled = it.compiled;
+		c->v->reference_worker_reused = 1;
+		return 0;
+	}
+	c->ref_dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw);
+	if (!mkdtemp(c->ref_dir))
+		return sb_error_set(err, SB_EENV, "cannot create a folder under %s: %s", c->hidden_refw, strerror(errno));
+	return 0;
+}
+
 static int make_dirs(struct eval_ctx *c, struct sb_error *err)
 {
 	/* mkdtemp: evaluations run concurrently (parallel builds), each needs a folder of its own */
@@ -597,18 +653,23 @@ static int make_dirs(struct eval_ctx *c, struct sb_error *err)
 	if (!mkdtemp(c->workdir))
 		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work: %s", c->e->cache_root,
 				    strerror(errno));
-	c->ref_dir = xstrfmt("%s/ref", c->workdir);
 	c->cand_dir = xstrfmt("%s/cand", c->workdir);
 	c->ext_dir = xstrfmt("%s/ext", c->e->cache_root);
 	c->hidden_ref = xstrfmt("%s/ref", c->e->cache_root);
+	/* kept reference workers live in folders of their own under refw/, hidden from every candidate */
+	c->hidden_refw = xstrfmt("%s/refw", c->e->cache_root);
 	char *tmp = xstrfmt("%s/tmp", c->cand_dir);
-	int rc = fs_mkdirs(c->ref_dir, 0700) || fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ref, 0700);
+	int rc = fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ref, 0700) ||
+		 fs_mkdirs(c->hidden_refw, 0700);
 	free(tmp);
 	if (rc)
 		return sb_error_set(err, SB_EENV, "cannot create work folders under %s: %s", c->e->cache_root, strerror(errno));
+	if ((rc = ref_worker_dir(c, err)))
+		return rc;
 	c->hidden[0] = c->hidden_ref;
 	c->hidden[1] = c->ref_dir;
-	c->hidden[2] = NULL;
+	c->hidden[2] = c->hidden_refw;
+	c->hidden[3] = NULL;
 	c->writable[0] = c->ext_dir;
 	c->writable[1] = NULL;
 	return 0;

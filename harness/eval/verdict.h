@@ -97,6 +97,7 @@ struct verdict {
 	struct { int trials, perf_trials, seed; char tolerance[16]; } settings;
 	struct { double total, reference, build, correctness, timing; } seconds;
 	int reference_cached;
+	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */
 	char *log_tail;              /* the candidate worker's stdout/stderr tail */
 	struct prof_report *profile; /* CUPTI profile of extra timed calls (docs/profile.md); NULL: not profiled */
 	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */

@@ -23,6 +23,7 @@ int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_err
 		.argv = w->argv.v, .env = w->env.v, .cwd = spec->dir, .channel = 1, .keep_tail = 1,
 		.out_cap = spec->log_cap ? spec->log_cap : 64 << 10, .err_cap = spec->log_cap ? spec->log_cap : 64 << 10,
 		.pre_exec = spec->sandbox ? sandbox_enter : NULL, .pre_exec_arg = (void *)spec->sandbox,
+		.outlives_thread = spec->outlives_thread && !spec->sandbox, /* never a candidate */
 	};
 	int rc = proc_start(&w->opts, &w->h);
 	if (rc)

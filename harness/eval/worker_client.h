@@ -16,6 +16,7 @@ struct worker_spec {
 	const char *const *env;    /* extra NAME=value on top of the allow-list */
 	const struct sandbox_opts *sandbox; /* NULL: trusted (reference) worker */
 	size_t log_cap;            /* bytes of stdout/stderr kept (the tail) */
+	int outlives_thread;       /* may outlive the starting thread (proc.h); it exits when the channel closes */
 };
 
 /* Why a call did not produce a reply. */

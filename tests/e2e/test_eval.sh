@@ -188,3 +188,19 @@ run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${SANDBOX[@]}"
 check_out "a second run skips what is already judged" "0 judged"
 lines=$(wc -l <"$TMP/v.jsonl")
 if [ "$lines" = 2 ]; then _report ok "and keeps the earlier verdicts"; else _report fail "and keeps the earlier verdicts" "$lines lines"; fi
+
+# Two candidates of one problem in one process: the second is timed against the reference worker the
+# first one left running (eval.keep_reference_worker), the same verdict otherwise; switched off, never.
+gen2="$TMP/gen2"; mkdir -p "$gen2"
+cp "$FIX/relu_cpp_ok.py" "$gen2/level_1_problem_2_sample_0_kernel.py"
+cp "$FIX/relu_cpp_ok.py" "$gen2/level_1_problem_2_sample_1_kernel.py"
+reused() { python3 -c 'import json, sys; print(" ".join("%s:%s" % (json.loads(l)["status"], json.loads(l)["reference_worker_reused"]) for l in open(sys.argv[1])))' "$1"; }
+run_sb eval --samples "$gen2" -o "$TMP/keep.jsonl" "${FAST[@]}"
+got=$(reused "$TMP/keep.jsonl")
+if [ "$got" = "pass:False pass:True" ]; then _report ok "the second evaluation of a problem reuses the reference worker"
+else _report fail "the second evaluation of a problem reuses the reference worker" "$got"; fi
+check_true "no kept worker's folder is left behind" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/refw')\" ]"
+run_sb eval --samples "$gen2" -o "$TMP/nokeep.jsonl" "${FAST[@]}" --set eval.keep_reference_worker=false
+got=$(reused "$TMP/nokeep.jsonl")
+if [ "$got" = "pass:False pass:False" ]; then _report ok "eval.keep_reference_worker=false starts a new one each time"
+else _report fail "eval.keep_reference_worker=false starts a new one each time" "$got"; fi

@@ -1,0 +1,34 @@
+/* refpool.h - reference workers kept alive between evaluations of the same problem. The reference
+ * worker is trusted (it never runs candidate code), so the next candidate of the problem can be timed
+ * against the same process: its Python, torch, CUDA context, model and torch.compile'd model are
+ * ready. One worker per device at a time: another problem's evaluation stops it first, so a GPU never
+ * holds two problems' tensors for the reference. `eval.keep_reference_worker` turns this off. */
+#ifndef SB_REFPOOL_H
+#define SB_REFPOOL_H
+
+#include "worker_client.h"
+
+struct refpool_item {
+	struct worker w;
+	char *dir;          /* the worker's private folder (it lives as long as the worker) */
+	int loaded;         /* the problem is loaded (its `load` was answered) */
+	int compiled;       /* it also holds torch.compile(Model) */
+};
+
+/* The key of a reference worker: everything its `load` depended on. The caller frees it. */
+char *refpool_key(const char *problem_sha256, const char *problem_path, const char *device, int seed,
+		  int compile, const char *python);
+
+/* Takes the kept worker for key on this device, checked alive with a `hello` first: 0 with *out
+ * filled (the caller owns it), -1 when there is none. Any worker kept for the device under another key
+ * is stopped and its folder removed. */
+int refpool_take(const char *key, const char *device, struct refpool_item *out);
+/* Keeps a worker for the next evaluation of key, replacing (stopping) what the device kept before;
+ * takes ownership of *it. A worker that has died is stopped instead. */
+void refpool_put(const char *key, const char *device, struct refpool_item *it);
+/* Stops every kept worker and removes its folder (also registered with atexit on the first put). */
+void refpool_drain(void);
+/* How many workers are kept now (for tests). */
+size_t refpool_size(void);
+
+#endif
