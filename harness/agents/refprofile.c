@@ -63,14 +63,19 @@ void refprofile_for_planner(const struct run_shared *sh, const struct problem *p
 	}
 	struct prof_report r;
 	struct sb_error err = { 0 };
-	int cached = 0;
+	int cached = 0, rc = 0;
+	const struct eval_env *e = sh->env;
 	prof_report_init(&r);
-	/* a measurement runs the reference on the GPU: one at a time per device, like an evaluation */
-	/* (the pool is shared state with its own lock; the session's view of the run is const otherwise) */
-	int slot = slot_take((struct slot_pool *)&sh->devices);
-	const struct eval_env *e = sh->slot_env ? &sh->slot_env[slot] : sh->env;
-	int rc = refprof_get(e, sh->cfg, p, 0, &r, &cached, &err);
-	slot_put((struct slot_pool *)&sh->devices, slot);
+	/* the cache first: every sample of the problem after the first reads it without waiting for a GPU */
+	if (refprof_lookup(e, sh->cfg, p, &r) != 0) {
+		/* a measurement runs the reference on the GPU: one at a time per device, like an evaluation
+		 * (the pool is shared state with its own lock; the session's view of the run is const otherwise) */
+		int slot = slot_take((struct slot_pool *)&sh->devices);
+		if (sh->slot_env)
+			e = &sh->slot_env[slot];
+		rc = refprof_get(e, sh->cfg, p, 0, &r, &cached, &err);
+		slot_put((struct slot_pool *)&sh->devices, slot);
+	}
 	if (rc) {
 		strbuf_addf(out, "Not available in this run (%s); reason from the source and the hardware.", err.msg);
 	} else {

@@ -83,6 +83,19 @@ out:
 	return rc;
 }
 
+int refprof_lookup(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+		   struct prof_report *out)
+{
+	char *dir = entry_dir(e, cfg, p), *trace = xstrfmt("%s/trace", dir);
+	struct sb_error ignored = { 0 };
+	int rc = prof_report_from_kept(trace, out, &ignored);
+	if (rc)
+		prof_report_release(out);
+	free(trace);
+	free(dir);
+	return rc ? -1 : 0;
+}
+
 int refprof_get(const struct eval_env *e, const struct config *cfg, const struct problem *p, int refresh,
 		struct prof_report *out, int *cached, struct sb_error *err)
 {
@@ -92,15 +105,12 @@ int refprof_get(const struct eval_env *e, const struct config *cfg, const struct
 	if (access(e->prof_lib, R_OK) != 0)
 		return sb_error_set(err, SB_EENV, "%s is missing: build it with make where the CUDA toolkit's CUPTI headers "
 				    "are (or set STITCHBENCH_PROF_LIB)", e->prof_lib);
-	char *dir = entry_dir(e, cfg, p), *trace = xstrfmt("%s/trace", dir);
-	int rc;
-	struct sb_error ignored = { 0 };
-	if (!refresh && prof_report_from_kept(trace, out, &ignored) == 0) {
+	if (!refresh && refprof_lookup(e, cfg, p, out) == 0) {
 		*cached = 1;
-		rc = 0;
-		goto out;
+		return 0;
 	}
-	prof_report_release(out);
+	char *dir = entry_dir(e, cfg, p);
+	int rc;
 	char *tmp = xstrfmt("%s.tmp-%d", dir, (int)getpid());
 	fs_mkdirs(tmp, 0700);
 	rc = measure(e, cfg, p, tmp, out, err);
@@ -111,8 +121,6 @@ int refprof_get(const struct eval_env *e, const struct config *cfg, const struct
 	}
 	fs_remove_tree(tmp); /* still there only when another process published first */
 	free(tmp);
-out:
-	free(trace);
 	free(dir);
 	return rc;
 }
