@@ -25,7 +25,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench bench-eval clean
+.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench clean
 
 all: bin/stitchbench
 
@@ -64,9 +64,6 @@ test-gpu: all
 	@bash scripts/gpu-check.sh
 
 # Measurements for BENCHMARKS.md (a GPU node; SB_BENCH_CPU=1 to try it on the CPU).
-bench-eval: all
-	@bash scripts/bench/eval.sh
-
 bench: all
 	@bash scripts/bench/bench.sh
 
