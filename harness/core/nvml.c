@@ -98,22 +98,29 @@ void nvml_close(struct nvml_gpu *g)
 	free(g);
 }
 
+/* nvmlClocksEventReason* bits; 0x1 (GPU idle) is left out: it says nothing about the timed calls */
+static const struct { unsigned long long bit; const char *name; } reason_bits[] = {
+	{ 0x2ULL, "applications_clocks" }, { 0x4ULL, "sw_power_cap" }, { 0x8ULL, "hw_slowdown" },
+	{ 0x10ULL, "sync_boost" }, { 0x20ULL, "sw_thermal" }, { 0x40ULL, "hw_thermal" },
+	{ 0x80ULL, "power_brake" }, { 0x100ULL, "display_clocks" },
+};
+
+size_t nvml_reason_list(unsigned long long reasons, const char **names, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(reason_bits) / sizeof(reason_bits[0]) && n < max; i++)
+		if (reasons & reason_bits[i].bit)
+			names[n++] = reason_bits[i].name;
+	return n;
+}
+
 void nvml_reason_names(unsigned long long reasons, struct strbuf *out)
 {
-	/* nvmlClocksEventReason* bits; 0x1 (GPU idle) is left out: it says nothing about the timed calls */
-	static const struct { unsigned long long bit; const char *name; } names[] = {
-		{ 0x2ULL, "applications_clocks" }, { 0x4ULL, "sw_power_cap" }, { 0x8ULL, "hw_slowdown" },
-		{ 0x10ULL, "sync_boost" }, { 0x20ULL, "sw_thermal" }, { 0x40ULL, "hw_thermal" },
-		{ 0x80ULL, "power_brake" }, { 0x100ULL, "display_clocks" },
-	};
-	int first = 1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!(reasons & names[i].bit))
-			continue;
-		strbuf_addf(out, "%s%s", first ? "" : ",", names[i].name);
-		first = 0;
-	}
+	const char *names[16];
+	size_t n = nvml_reason_list(reasons, names, 16);
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(out, "%s%s", i ? "," : "", names[i]);
 	unsigned long long known = 0x1ff;
 	if (reasons & ~known)
-		strbuf_addf(out, "%sother_0x%llx", first ? "" : ",", reasons & ~known);
+		strbuf_addf(out, "%sother_0x%llx", n ? "," : "", reasons & ~known);
 }

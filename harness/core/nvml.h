@@ -20,6 +20,8 @@ int nvml_sample(struct nvml_gpu *g, unsigned *sm_mhz, unsigned long long *reason
 unsigned nvml_max_sm_mhz(struct nvml_gpu *g);
 void nvml_close(struct nvml_gpu *g);
 
+/* The named reasons set in `reasons` (idle left out), at most max, in a fixed order; returns how many. */
+size_t nvml_reason_list(unsigned long long reasons, const char **names, size_t max);
 /* The reasons other than "the GPU is idle" and "none", as a comma-separated list of short names
  * (sw_power_cap, hw_slowdown, sw_thermal, hw_thermal, power_brake, ...); "" when there are none. */
 void nvml_reason_names(unsigned long long reasons, struct strbuf *out);

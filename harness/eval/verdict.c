@@ -137,14 +137,11 @@ static json_t *gpu_clock_json(const struct timing_result *t)
 		return json_null();
 	if (!g->available)
 		return json_pack("{s:b, s:s}", "available", 0, "note", g->note);
-	struct strbuf r = STRBUF_INIT;
-	nvml_reason_names(g->reasons, &r);
+	const char *names[16];
+	size_t n = nvml_reason_list(g->reasons, names, 16);
 	json_t *reasons = json_array();
-	for (char *p = r.buf, *e; p && *p; p = e ? e + 1 : NULL) {
-		e = strchr(p, ',');
-		json_array_append_new(reasons, json_stringn(p, e ? (size_t)(e - p) : strlen(p)));
-	}
-	strbuf_release(&r);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(reasons, json_string(names[i]));
 	return json_pack("{s:b, s:I, s:i, s:i, s:i, s:i, s:o}", "available", 1, "samples", (json_int_t)g->samples,
 			 "sm_mhz_min", (int)g->mhz_min, "sm_mhz_median", (int)g->mhz_median, "sm_mhz_max", (int)g->mhz_max,
 			 "sm_mhz_limit", (int)g->mhz_limit, "reasons", reasons);
