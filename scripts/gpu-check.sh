@@ -121,6 +121,13 @@ read -r cav _ cmed _ climit _ <<<"$clk"
 	&& ok "the verdict says at which SM clock it was timed (NVML: median $cmed MHz of $climit)" \
 	|| bad "the verdict says at which SM clock it was timed" "$clk"
 
+# the prebuild above built it the evaluator's way (device arch, lean headers), so this load was a cache hit
+bl=$(jq_py 'b = (v.get("builds") or [{}])[0]; print(b.get("cached"), b.get("lean_headers"), "%.2f" % (b.get("seconds") or 0), b.get("key"))' <<<"$vj" 2>&1)
+echo "     | relu_cuda_ok build (cached lean seconds key): $bl"
+read -r bcached blean _ <<<"$bl"
+[ "$bcached" = True ] && [ "$blean" = True ] && ok "the prebuilt extension is a cache hit in the evaluator, built with lean headers" \
+	|| bad "the prebuilt extension is a cache hit in the evaluator, built with lean headers" "$bl $(ls "$STITCHBENCH_CACHE/ext")"
+
 vj=$($SB eval $FIX/relu_cuda_wrong.py --problem L1/2 --json --no-compile 2>/tmp/sb-eval-err); rc=$?
 got=$(jq_py 'o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], round(o["max_abs_error"], 3))' <<<"$vj" 2>&1)
 [ "$rc" = 1 ] && [ "$got" = "incorrect 16777212 1.0" ] && ok "a wrong kernel is caught at the right element ($got)" \

@@ -118,8 +118,9 @@ static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *st
 static json_t *load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			    const char *candidate, const char *ext_dir, int compile, int build_only)
 {
-	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b}", "cmd", "load", "problem", p->path, "device", e->device,
-			      "seed", cfg->eval.seed, "compile", compile, "build_only", build_only);
+	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b, s:b}", "cmd", "load", "problem", p->path, "device",
+			      e->device, "seed", cfg->eval.seed, "compile", compile, "build_only", build_only,
+			      "lean_headers", cfg->eval.lean_headers);
 	if (candidate)
 		json_object_set_new(r, "candidate", json_string(candidate));
 	if (ext_dir)
@@ -148,6 +149,37 @@ struct eval_ctx {
 	long long out_bytes;
 	struct rt_session rt;
 };
+
+/* The candidate worker's account of its load_inline builds (name, cache key, cache hit, seconds, seconds
+ * per ninja step), kept in the verdict so a slow build says which compiler it waited for. The worker is
+ * untrusted: only these fields, with their types checked and strings bounded, are copied. */
+static void keep_builds(struct verdict *v, json_t *builds)
+{
+	size_t i, n = 0;
+	json_t *b;
+	if (!json_is_array(builds))
+		return;
+	json_decref(v->builds);
+	v->builds = json_array();
+	json_array_foreach(builds, i, b) {
+		const char *name = json_string_value(json_object_get(b, "name"));
+		const char *key = json_string_value(json_object_get(b, "key"));
+		json_t *steps = json_object_get(b, "steps"), *o, *kept = json_object();
+		const char *step;
+		json_t *sec;
+		if (n++ >= 16)
+			break;
+		json_object_foreach(steps, step, sec)
+			if (json_is_number(sec) && strlen(step) < 128 && json_object_size(kept) < 16)
+				json_object_set_new(kept, step, json_real(json_number_value(sec)));
+		o = json_pack("{s:s%, s:s%, s:b, s:b, s:o, s:o}", "name", name ? name : "", name ? strnlen(name, 128) : 0,
+			      "key", key ? key : "", key ? strnlen(key, 64) : 0, "cached",
+			      json_is_true(json_object_get(b, "cached")), "lean_headers",
+			      json_is_true(json_object_get(b, "lean_headers")), "seconds",
+			      json_real(json_number_value(json_object_get(b, "seconds"))), "steps", kept);
+		json_array_append_new(v->builds, o);
+	}
+}
 
 static void set_cand_env(struct eval_ctx *c)
 {
@@ -731,6 +763,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		json_t *b;
 		json_array_foreach(json_object_get(reply, "builds"), i, b)
 			v->seconds.build += json_number_value(json_object_get(b, "seconds"));
+		keep_builds(v, json_object_get(reply, "builds"));
 		rt_observe_load(&c.rt, reply);
 		json_decref(reply);
 		if (!v->seconds.build)

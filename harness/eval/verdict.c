@@ -50,6 +50,7 @@ void verdict_release(struct verdict *v)
 	free(v->runtime);
 	json_decref(v->audit);
 	json_decref(v->rubric);
+	json_decref(v->builds);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -236,6 +237,7 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());
 	json_object_set_new(o, "audit", v->audit ? json_incref(v->audit) : json_null());
 	json_object_set_new(o, "rubric", v->rubric ? json_incref(v->rubric) : json_null());
+	json_object_set_new(o, "builds", v->builds ? json_incref(v->builds) : json_array());
 	return o;
 }
 

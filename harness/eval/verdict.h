@@ -103,6 +103,7 @@ struct verdict {
 	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */
 	json_t *audit;               /* the problem's audit ({findings, device, torch}); NULL: never audited */
 	json_t *rubric;              /* the rubric judge's scores (docs/checks.md); NULL: the judge is off */
+	json_t *builds;              /* the candidate's load_inline builds as its worker reported them; NULL: none */
 };
 
 const char *verdict_status_name(enum verdict_status s);

@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -123,6 +124,30 @@ def ninja_steps(build_dir):
     return steps
 
 
+# torch/extension.h (or torch/torch.h) in a CUDA source is torch/all.h plus pybind11 and Python.h; nvcc
+# parses what it includes three times (cudafe++, cicc, the host compiler) and that is most of a cold
+# build. A kernel file rarely needs more than torch/types.h (ATen, torch::Tensor, the factories), which
+# load_inline puts first in every CUDA source anyway.
+HEAVY_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(?:extension|torch)\.h[>"][^\n]*$', re.M)
+# what only the heavy headers give: bindings written in the CUDA file, torch's C++ frontend, op registration
+NEEDS_HEAVY = re.compile(r'PYBIND11|pybind11|\bpy::|torch/python|TORCH_LIBRARY|'
+                         r'torch::(?:nn|optim|jit|data|autograd|serialize|python|cuda)\b')
+
+
+def lean_cuda_sources(cuda_sources):
+    """cuda_sources with torch/extension.h (torch/torch.h) included as torch/types.h, or None when that
+    does not apply (no heavy include, or something that needs one)."""
+    srcs = [cuda_sources] if isinstance(cuda_sources, str) else list(cuda_sources or [])
+    if not all(isinstance(x, str) for x in srcs):
+        return None
+    text = "\n".join(srcs)
+    if not srcs or not HEAVY_INCLUDE.search(text) or NEEDS_HEAVY.search(text):
+        return None
+    lean = [HEAVY_INCLUDE.sub("#include <torch/types.h>  // stitchbench: lean build (eval.lean_headers)", x)
+            for x in srcs]
+    return lean[0] if isinstance(cuda_sources, str) else lean
+
+
 class Worker:
     def __init__(self):
         self.device = torch.device("cpu")
@@ -160,14 +185,18 @@ class Worker:
             xs = self.problem.get_inputs()
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in xs]
 
-    def patch_load_inline(self, ext_dir):
-        """Builds land in ext_dir/<hash of sources, flags, arch, torch>: a rebuild is a cache hit."""
+    def patch_load_inline(self, ext_dir, lean_headers=False):
+        """Builds land in ext_dir/<hash of sources, flags, arch, torch>: a rebuild is a cache hit. With
+        lean_headers the CUDA sources are first built with torch/types.h for torch/extension.h (see
+        HEAVY_INCLUDE); when that build fails, the sources as written are built."""
         import torch.utils.cpp_extension as ext
         original = ext.load_inline
         worker = self
 
         def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
+            lean = lean_cuda_sources(cuda_sources) if lean_headers else None
             key = hashlib.sha256(json.dumps([
+                "lean" if lean is not None else "as-written",
                 name, cpp_sources, cuda_sources, [repr(a) for a in args],
                 sorted((k, repr(v)) for k, v in kwargs.items() if k not in ("build_directory", "verbose")),
                 os.environ.get("TORCH_CUDA_ARCH_LIST", ""), torch.__version__,
@@ -177,6 +206,8 @@ class Worker:
             cached = any(f.endswith(".so") for f in os.listdir(build_dir))
             kwargs["build_directory"] = build_dir
             t0 = time.perf_counter()
+            imported = False      # a cache hit builds nothing, so it reports no ninja steps
+            lean_built = False
             built = os.path.join(build_dir, ".stitchbench-built")  # written only after a whole build
             so = os.path.join(build_dir, name + ".so")
             try:
@@ -188,16 +219,28 @@ class Worker:
                     spec = importlib.util.spec_from_file_location(name, so)
                     module = importlib.util.module_from_spec(spec)
                     spec.loader.exec_module(module)
+                    imported = True
+                    with open(built) as f:
+                        lean_built = f.read().split()[1:] == ["lean"]
                     return module
-                module = original(name, cpp_sources, cuda_sources, *args, **kwargs)
+                module = None
+                if lean is not None:
+                    try:
+                        module = original(name, cpp_sources, lean, *args, **kwargs)
+                        lean_built = True
+                    except Exception:
+                        module = None  # the sources as written decide (their errors are the ones reported)
+                if module is None:
+                    module = original(name, cpp_sources, cuda_sources, *args, **kwargs)
                 with open(built, "w") as f:
-                    f.write(key + "\n")
+                    f.write(key + (" lean" if lean_built else "") + "\n")
                 return module
             except Exception as exc:
                 raise WorkerError("compile_error", "load_inline(%r) failed: %s" % (name, exc)) from exc
             finally:
-                worker.builds.append({"name": name, "key": key, "cached": cached,
-                                      "seconds": time.perf_counter() - t0, "steps": ninja_steps(build_dir)})
+                worker.builds.append({"name": name, "key": key, "cached": cached, "lean_headers": lean_built,
+                                      "seconds": time.perf_counter() - t0,
+                                      "steps": {} if imported else ninja_steps(build_dir)})
 
         ext.load_inline = load_inline
 
@@ -219,7 +262,7 @@ class Worker:
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()
         if req.get("ext_dir"):
-            self.patch_load_inline(req["ext_dir"])
+            self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")))
         t0 = time.perf_counter()
         try:
             self.problem = import_file(req["problem"], "sb_problem")

@@ -23,7 +23,8 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from worker import Worker
 r = Worker().cmd_load({"problem": sys.argv[2], "candidate": sys.argv[3], "device": sys.argv[4], "seed": 42,
-                       "ext_dir": sys.argv[5], "build_only": True})
+                       "ext_dir": sys.argv[5], "build_only": True,
+                       "lean_headers": sys.argv[6] == "lean"})
 print(json.dumps(r))
 """
 
@@ -38,15 +39,16 @@ def build(path, a, env):
     t0 = time.time()
     r = subprocess.run([sys.executable, "-c", DRIVER, os.path.join(ROOT, "harness", "worker"),
                         os.path.join(ROOT, "kernelbench", "suite", "level1", "2_ReLU.py"), path, a.device,
-                        a.ext_dir], capture_output=True, text=True, env=env)
+                        a.ext_dir, "as-written" if a.as_written else "lean"], capture_output=True, text=True, env=env)
     last = (r.stdout.strip().splitlines() or ["{}"])[-1]
     try:
         builds = json.loads(last).get("builds", [])
     except ValueError:
         builds = []
     cached = all(b.get("cached") for b in builds) if builds else False
-    steps = " ".join("%s %.1f s" % (k, v) for b in builds if not b.get("cached")
-                     for k, v in sorted((b.get("steps") or {}).items()))
+    steps = " ".join(("lean headers: " if b.get("lean_headers") else "") +
+                     " ".join("%s %.1f s" % (k, v) for k, v in sorted((b.get("steps") or {}).items()))
+                     for b in builds if not b.get("cached"))
     return path, r.returncode, time.time() - t0, len(builds), cached, steps, r.stderr.strip().splitlines()[-1:]
 
 
@@ -55,6 +57,8 @@ def main():
     ap.add_argument("--ext-dir", required=True)
     ap.add_argument("--device", default="cuda:0")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--as-written", action="store_true",
+                    help="build the CUDA sources as written (the evaluator's eval.lean_headers = false)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     env = dict(os.environ)

@@ -48,6 +48,7 @@ def test_finished_builds_are_imported_unfinished_and_changed_ones_are_built(tmp_
     second = load(tmp_path, 3)
     assert second["value"] == 15 and second["build"]["cached"] is True
     assert second["build"]["key"] == first["build"]["key"]
+    assert second["build"]["steps"] == {}  # a cache hit ran no ninja step
     assert sources_mtimes(build_dir) == before  # nothing rewritten, nothing recompiled
 
     os.remove(build_dir / ".stitchbench-built")  # as if the worker had died before the build ended
