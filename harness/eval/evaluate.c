@@ -164,6 +164,7 @@ static void keep_builds(struct verdict *v, json_t *builds)
 	json_array_foreach(builds, i, b) {
 		const char *name = json_string_value(json_object_get(b, "name"));
 		const char *key = json_string_value(json_object_get(b, "key"));
+		const char *arch = json_string_value(json_object_get(b, "arch"));
 		json_t *steps = json_object_get(b, "steps"), *o, *kept = json_object();
 		const char *step;
 		json_t *sec;
@@ -172,8 +173,9 @@ static void keep_builds(struct verdict *v, json_t *builds)
 		json_object_foreach(steps, step, sec)
 			if (json_is_number(sec) && strlen(step) < 128 && json_object_size(kept) < 16)
 				json_object_set_new(kept, step, json_real(json_number_value(sec)));
-		o = json_pack("{s:s%, s:s%, s:b, s:b, s:o, s:o}", "name", name ? name : "", name ? strnlen(name, 128) : 0,
-			      "key", key ? key : "", key ? strnlen(key, 64) : 0, "cached",
+		o = json_pack("{s:s%, s:s%, s:s%, s:b, s:b, s:o, s:o}", "name", name ? name : "",
+			      name ? strnlen(name, 128) : 0, "key", key ? key : "", key ? strnlen(key, 64) : 0, "arch",
+			      arch ? arch : "", arch ? strnlen(arch, 32) : 0, "cached",
 			      json_is_true(json_object_get(b, "cached")), "lean_headers",
 			      json_is_true(json_object_get(b, "lean_headers")), "seconds",
 			      json_real(json_number_value(json_object_get(b, "seconds"))), "steps", kept);

@@ -239,6 +239,7 @@ class Worker:
                 raise WorkerError("compile_error", "load_inline(%r) failed: %s" % (name, exc)) from exc
             finally:
                 worker.builds.append({"name": name, "key": key, "cached": cached, "lean_headers": lean_built,
+                                      "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
                                       "seconds": time.perf_counter() - t0,
                                       "steps": {} if imported else ninja_steps(build_dir)})
 
