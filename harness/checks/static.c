@@ -189,6 +189,42 @@ int static_check_file(const char *path, struct static_report *out, struct sb_err
 	return rc;
 }
 
+static const char *const library_prefixes[] = { "cublas", "cudnn", "cufft", "curand", "cusparse", "cusolver", NULL };
+
+static int calls_library(const struct cx_list *cx)
+{
+	for (size_t i = 0; i + 1 < cx->n; i++) {
+		if (cx->v[i].kind != CX_IDENT || !cx_is(cx, i + 1, CX_PUNCT, "("))
+			continue;
+		for (const char *const *p = library_prefixes; *p; p++) {
+			size_t n = strlen(*p);
+			/* an API call has the prefix then an upper-case letter: cublasSgemm, cublasLtMatmul */
+			if (!strncmp(cx->v[i].text, *p, n) && cx->v[i].text[n] >= 'A' && cx->v[i].text[n] <= 'Z')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int static_file_calls_library(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct pytok_list t;
+	struct cx_list cx = { 0 };
+	struct sb_error err = { 0 };
+	int found = 0;
+	if (strbuf_read_file(&sb, path, MAX_SOURCE) == 0 && pytok_tokenize(sb.buf, sb.len, &t, &err) == 0) {
+		for (size_t i = 0; i < t.n; i++)
+			if (cxx_string_is_code(&t, i))
+				cxx_scan_string(&t, i, &cx);
+		found = calls_library(&cx);
+		cx_list_release(&cx);
+		pytok_release(&t);
+	}
+	strbuf_release(&sb);
+	return found;
+}
+
 void static_report_release(struct static_report *r)
 {
 	for (size_t i = 0; i < r->n; i++)

@@ -28,6 +28,11 @@ int static_check_source(const char *name, const char *src, size_t len, struct st
 			struct sb_error *err);
 void static_report_release(struct static_report *r);
 
+/* Whether the C++ a candidate carries calls a CUDA library's API itself (cublasSgemm(, cudnnConvolution
+ * Forward(, ...): library kernels in its profile are then its own work, not PyTorch's. 0 when the file
+ * cannot be read or tokenised. */
+int static_file_calls_library(const char *path);
+
 /* Whether the report holds a finding with this id. */
 int static_report_has(const struct static_report *r, const char *id);
 

@@ -87,6 +87,7 @@ struct eval_cfg {
 	int extra_shapes;
 	int compile;            /* also time torch.compile(Model) on the GPU */
 	int keep_reference_worker; /* reuse the reference worker for the next evaluation of the problem */
+	int tf32;               /* let cuDNN and cuBLAS use TF32 for fp32 in both workers (PyTorch's cuDNN default) */
 	int lean_headers;       /* build CUDA sources with torch/types.h for torch/extension.h (worker.py) */
 	int seed;
 	int build_jobs;         /* 0 = number of cores */

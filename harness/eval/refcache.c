@@ -12,14 +12,14 @@
 #include "../core/sha256.h"
 #include "../core/strbuf.h"
 
-#define REFCACHE_FORMAT 2 /* 2: rotation seeds, call facts, io_bytes; fingerprints with a weighted sum */
+#define REFCACHE_FORMAT 3 /* 2: rotation seeds, call facts, io_bytes; fingerprints with a weighted sum; 3: tf32 */
 
 char *refcache_dir(const char *cache_root, const struct refcache_key *k)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char hex[65];
-	strbuf_addf(&sb, "format=%d\nproblem=%s\ninit_seed=%d\ndevice=%s\ntorch=%s\nseeds=", REFCACHE_FORMAT,
-		    k->problem_sha256, k->init_seed, k->device_name, k->torch_version);
+	strbuf_addf(&sb, "format=%d\nproblem=%s\ninit_seed=%d\ndevice=%s\ntorch=%s\ntf32=%d\nseeds=",
+		    REFCACHE_FORMAT, k->problem_sha256, k->init_seed, k->device_name, k->torch_version, k->tf32);
 	for (int i = 0; i < k->nseeds; i++)
 		strbuf_addf(&sb, "%u,", k->seeds[i]);
 	sha256_hex(sb.buf, sb.len, hex);

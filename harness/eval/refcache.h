@@ -15,6 +15,7 @@ struct refcache_key {
 	int init_seed;
 	const char *device_name;  /* "cpu" or the GPU's name */
 	const char *torch_version;
+	int tf32;                 /* eval.tf32: expected outputs computed with TF32 allowed */
 };
 
 /* The entry's folder: <cache_root>/ref/<hex key>; holds trial_<k>.safetensors and meta.json. */

@@ -12,14 +12,14 @@
 #include "../core/sha256.h"
 #include "refworker.h"
 
-#define REFTIME_FORMAT 2 /* 2: one block of back-to-back calls after priming */
+#define REFTIME_FORMAT 3 /* 2: one block of back-to-back calls after priming; 3: eval.tf32 in the key */
 
 static char *cache_path(const struct eval_env *e, const struct config *cfg, const struct problem *p, int compile)
 {
 	char hex[65];
-	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d,%d\ncompile=%d\nseed=%d",
+	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d,%d\ncompile=%d\nseed=%d\ntf32=%d",
 			    REFTIME_FORMAT, p->sha256, e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.perf_trials,
-			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.timing_prime_ms, compile, cfg->eval.seed);
+			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.timing_prime_ms, compile, cfg->eval.seed, cfg->eval.tf32);
 	sha256_hex(key, strlen(key), hex);
 	free(key);
 	return xstrfmt("%s/reftime/%.32s.json", e->cache_root, hex);

@@ -3,7 +3,7 @@
 # candidate passes with no finding; the GPU runtime hacks are caught), the bandwidth behind H21's floor,
 # NaN poisoning, and the audit of the bundled suite on the GPU. Keeps verdicts under $OUT/hacks if set.
 # To split a long run: SB_HACKS_PARTS=corpus or =audit (default both); SB_HACKS_ONLY=honest/ (or runtime/,
-# or a file name) runs part of the corpus.
+# or file names, comma-separated) runs part of the corpus.
 
 HK_OUT="${OUT:-$(mktemp -d)}/hacks"
 mkdir -p "$HK_OUT"

@@ -76,7 +76,8 @@ def corpus(device):
 
 
 def run(args, extra):
-    files = [f for f in corpus(args.device) if not args.only or args.only in f["name"]]
+    only = [x for x in (args.only or "").split(",") if x]
+    files = [f for f in corpus(args.device) if not only or any(x in f["name"] for x in only)]
     if not files:
         raise SystemExit("no corpus files for device %s" % args.device)
     work = Path(args.work)
@@ -158,7 +159,7 @@ def main():
     r.add_argument("--device", default="cpu")
     r.add_argument("--work", required=True)
     r.add_argument("--list", action="store_true", help="print the selected files and exit")
-    r.add_argument("--only", default="", help="only files whose name (honest/x.py, runtime/y.py) contains this")
+    r.add_argument("--only", default="", help="only files whose name (honest/x.py, runtime/y.py) contains this; several, comma-separated")
     w = sub.add_parser("show", help="print one corpus file as the whole candidate (shared C++ source put in)")
     w.add_argument("file")
     args = p.parse_args(argv)

@@ -463,6 +463,34 @@ static void gpu_fixtures_are_clean(void **state)
 	}
 }
 
+/* library kernels in a profile are the candidate's own work only when its C++ calls the library */
+static int calls_library_src(const char *src)
+{
+	char path[] = "/tmp/sb-test-static-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, src, strlen(src)), (ssize_t)strlen(src));
+	close(fd);
+	int r = static_file_calls_library(path);
+	unlink(path);
+	return r;
+}
+
+static void library_calls_in_the_cxx_sources(void **state)
+{
+	(void)state;
+	const char *root = getenv("SB_SOURCE_ROOT");
+	char *path = xstrfmt("%s/tests/adversarial/honest/gemm_cublas.py", root ? root : ".");
+	assert_int_equal(static_file_calls_library(path), 1);
+	free(path);
+	assert_int_equal(calls_library_src(PRE "S = r'''\n#include <cudnn.h>\nvoid f() { cudnnConvolutionForward(h); }\n'''\n"), 1);
+	/* a name in a Python comment, a C++ comment, a C++ string, or without a call is not a call */
+	assert_int_equal(calls_library_src(PRE "# cublasSgemm(h) would be faster\nS = r'''\n#include <torch/extension.h>\n"
+					   "// cublasSgemm(h)\nvoid f() { const char *s = \"cublasSgemm(\"; cublasHandle_t h; }\n'''\n"), 0);
+	assert_int_equal(calls_library_src(PRE "def forward(x):\n    return torch.matmul(x, x)\n"), 0);
+	assert_int_equal(static_file_calls_library("/nonexistent/x.py"), 0);
+}
+
 static void cxx_positions_map_to_the_python_file(void **state)
 {
 	(void)state;
@@ -520,6 +548,7 @@ int main(void)
 		cmocka_unit_test(judge_applies_the_policy),
 		cmocka_unit_test(gpu_fixtures_are_clean),
 		cmocka_unit_test(cxx_positions_map_to_the_python_file),
+		cmocka_unit_test(library_calls_in_the_cxx_sources),
 		cmocka_unit_test(at_most_a_few_findings_per_id),
 	};
 	return cmocka_run_group_tests_name("static", tests, NULL, NULL);
