@@ -126,7 +126,8 @@ bl=$(jq_py 'b = (v.get("builds") or [{}])[0]; print(b.get("cached"), b.get("lean
 echo "     | relu_cuda_ok build (cached lean seconds key): $bl"
 read -r bcached blean _ <<<"$bl"
 [ "$bcached" = True ] && [ "$blean" = True ] && ok "the prebuilt extension is a cache hit in the evaluator, built with lean headers" \
-	|| bad "the prebuilt extension is a cache hit in the evaluator, built with lean headers" "$bl $(ls "$STITCHBENCH_CACHE/ext")"
+	|| bad "the prebuilt extension is a cache hit in the evaluator, built with lean headers" \
+		"$bl, evaluator's python $(jq_py 'print(v["env"]["python"], v["env"]["torch"])' <<<"$vj"); cache: $(ls "$STITCHBENCH_CACHE/ext")"
 
 vj=$($SB eval $FIX/relu_cuda_wrong.py --problem L1/2 --json --no-compile 2>/tmp/sb-eval-err); rc=$?
 got=$(jq_py 'o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], round(o["max_abs_error"], 3))' <<<"$vj" 2>&1)

@@ -49,6 +49,8 @@ def build(path, a, env):
     steps = " ".join(("lean headers: " if b.get("lean_headers") else "") +
                      " ".join("%s %.1f s" % (k, v) for k, v in sorted((b.get("steps") or {}).items()))
                      for b in builds if not b.get("cached"))
+    # the cache keys and arch, so a later cache miss in the evaluator can be matched against them
+    steps += "".join("  key %s arch %s" % (b.get("key"), b.get("arch") or "-") for b in builds)
     return path, r.returncode, time.time() - t0, len(builds), cached, steps, r.stderr.strip().splitlines()[-1:]
 
 
@@ -74,7 +76,8 @@ def main():
             print("prebuild %-4s %6.1f s  %d extension(s)%s  %s%s%s" % ("ok" if rc == 0 else "FAIL", secs, n,
                   " (cached)" if cached else "", shown(path), ": " + err[0] if rc and err else "",
                   "  [ninja: %s]" % steps if steps else ""))
-    print("prebuild: %d file(s) in %.1f s with %d jobs, %d failed" % (len(a.files), time.time() - t0, a.jobs, failed))
+    print("prebuild: %d file(s) in %.1f s with %d jobs, %d failed (%s)" % (len(a.files), time.time() - t0, a.jobs, failed,
+                                                                      sys.executable))
     return 1 if failed else 0
 
 
