@@ -472,6 +472,13 @@ class Worker:
             self.cudart.cudaCtxResetPersistingL2Cache()
         if self.flush is not None:
             self.flush.zero_()
+            # Wait for the flush: otherwise the call races it. A host that launches the call before the
+            # flush (~30 us for 120 MB) ends finds the GPU busy, and the time is the kernel's alone; a
+            # slower host finds it idle after the start event, and the time includes the launch. Seen on
+            # an H200 as the same ReLU kernel timing 37 us in one process and 60-69 us in another, at
+            # full clock. Idle at the start event, every call includes its own launch, as KernelBench's
+            # timing (a synchronize after each call) does.
+            torch.cuda.synchronize(self.device)
         stream = torch.cuda.current_stream(self.device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if lead_us > 0:
