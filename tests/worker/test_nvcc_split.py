@@ -143,3 +143,15 @@ def test_a_plan_of_another_shape_falls_back_to_nvcc(src):
     assert r.returncode == 0, r.stderr
     assert "nvcc_split: real nvcc: nvcc's plan is not the single-arch shape" in r.stderr
     assert (src / "fat.o").stat().st_size > 0
+
+
+def test_warnings_are_passed_through_as_nvcc_prints_them(tmp_path):
+    (tmp_path / "w.cu").write_text("__global__ void k(float *x) { int unused = 3; x[0] = 1; }\n"
+                                   "int host_only() { int y; return 0; }\n"
+                                   "void launch(float *x) { k<<<1, 1>>>(x); }\n")
+    args = [SM90, "-O3", "-c", "w.cu", "-o", "w.o"]
+    r, n = wrapper(args, tmp_path), nvcc(args, tmp_path)
+    assert r.returncode == 0 == n.returncode
+    assert "nvcc_split: split" in r.stderr
+    assert r.stderr.replace("nvcc_split: split\n", "") == n.stderr
+    assert n.stderr.count("warning") >= 2  # the kernel's and the host function's
