@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 # Options after which nvcc stops being a plain single-source compile (or which print something else).
 PASSTHROUGH = {
@@ -179,12 +180,12 @@ def start(cmds, env):
 
 
 def run_both(*procs):
-    """Waits for the chains; their (stdout, stderr), or None as soon as one fails (the other is stopped:
-    the real nvcc reruns the compile anyway)."""
-    outs = [None] * len(procs)
+    """Waits for the chains; their (stdout, stderr, seconds), or None as soon as one fails (the other is
+    stopped: the real nvcc reruns the compile anyway)."""
+    outs, t0 = [None] * len(procs), time.perf_counter()
 
     def collect(i):
-        outs[i] = procs[i].communicate()
+        outs[i] = procs[i].communicate() + (time.perf_counter() - t0,)
 
     threads = [threading.Thread(target=collect, args=(i,), daemon=True) for i in range(len(procs))]
     for t in threads:
@@ -249,13 +250,14 @@ def split_compile(args, parsed, tmp):
         return said("cudafe++ and cicc computed different module ids")
     # nvcc's own `rm` of files that may not exist (the .fatbin: fatbinary wrote only the .fatbin.c) ignores them
     tail = [re.sub(r"^rm ", "rm -f ", c) for c in tail]
+    t0 = time.perf_counter()
     done = subprocess.run(["bash", "-c", "set -e\n" + "\n".join(tail)], env=env, capture_output=True)
     if done.returncode != 0:
         return said("the host compile failed: " + done.stderr.decode(errors="replace")[-300:])
     # nvcc's own messages from the plan (none usually), then the tools' warnings, host front end first
     for line in other:
         sys.stderr.write(line + "\n")
-    for out, err in outs + [(done.stdout, done.stderr)]:
+    for out, err, _ in outs + [(done.stdout, done.stderr, 0)]:
         sys.stdout.buffer.write(out)
         sys.stderr.buffer.write(err)
     sys.stdout.flush()
@@ -263,7 +265,8 @@ def split_compile(args, parsed, tmp):
     if depfile:
         write_depfile(depfile, obj, src)
     if os.environ.get("SB_NVCC_SPLIT_VERBOSE") == "1":
-        sys.stderr.write("nvcc_split: split\n")
+        sys.stderr.write("nvcc_split: split (host chain %.1f s, device chain %.1f s, then the host compile %.1f s)\n"
+                         % (outs[0][2], outs[1][2], time.perf_counter() - t0))
     return 0
 
 

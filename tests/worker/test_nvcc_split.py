@@ -153,5 +153,5 @@ def test_warnings_are_passed_through_as_nvcc_prints_them(tmp_path):
     r, n = wrapper(args, tmp_path), nvcc(args, tmp_path)
     assert r.returncode == 0 == n.returncode
     assert "nvcc_split: split" in r.stderr
-    assert r.stderr.replace("nvcc_split: split\n", "") == n.stderr
+    assert re.sub(r"nvcc_split: split .*\n", "", r.stderr) == n.stderr
     assert n.stderr.count("warning") >= 2  # the kernel's and the host function's
