@@ -26,7 +26,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -173,34 +172,54 @@ def unlink_module_id(host, device):
     return [device[0], cicc] + device[2:], [(theirs, ours)]
 
 
-def start(cmds, env):
-    # set -e: a chain stops at its first failing step, as nvcc does
-    return subprocess.Popen(["bash", "-c", "set -e\n" + "\n".join(cmds)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+class Chain(threading.Thread):
+    """Runs one chain's commands in order, each through bash (for nvcc's "$CICC_PATH/cicc"), and stops at
+    the first that fails, as nvcc does. The tools stay in the caller's process group: the evaluator ends
+    a build by killing the worker's group, which must reach them (no new session here)."""
+
+    def __init__(self, cmds, env):
+        super().__init__(daemon=True)
+        self.cmds, self.env, self.lock = cmds, env, threading.Lock()
+        self.out, self.err, self.ok, self.seconds, self.proc, self.stopped = b"", b"", False, 0.0, None, False
+
+    def run(self):
+        t0 = time.perf_counter()
+        for cmd in self.cmds:
+            with self.lock:
+                if self.stopped:
+                    return
+                self.proc = subprocess.Popen(["bash", "-c", cmd], env=self.env, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE)
+            out, err = self.proc.communicate()
+            self.out, self.err = self.out + out, self.err + err
+            if self.proc.returncode != 0:
+                return
+        self.ok, self.seconds = True, time.perf_counter() - t0
+
+    def stop(self):
+        with self.lock:
+            self.stopped = True
+            if self.proc and self.proc.poll() is None:
+                self.proc.kill()  # bash runs a single command by exec, so this is the tool itself
 
 
-def run_both(*procs):
-    """Waits for the chains; their (stdout, stderr, seconds), or None as soon as one fails (the other is
-    stopped: the real nvcc reruns the compile anyway)."""
-    outs, t0 = [None] * len(procs), time.perf_counter()
-
-    def collect(i):
-        outs[i] = procs[i].communicate() + (time.perf_counter() - t0,)
-
-    threads = [threading.Thread(target=collect, args=(i,), daemon=True) for i in range(len(procs))]
-    for t in threads:
-        t.start()
-    while any(t.is_alive() for t in threads):
-        if any(p.poll() not in (None, 0) for p in procs):
+def run_both(host, device, env):
+    """Runs the two chains at once; both Chains, or None as soon as one fails (the other is stopped: the
+    real nvcc reruns the compile anyway)."""
+    chains = [Chain(host, env), Chain(device, env)]
+    for c in chains:
+        c.start()
+    while any(c.is_alive() for c in chains):
+        if any(not c.is_alive() and not c.ok for c in chains):
             break
-        threads[[t.is_alive() for t in threads].index(True)].join(0.05)
-    failed = any(p.poll() not in (None, 0) for p in procs)
-    for p in procs:
-        if failed and p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)  # its own session (start_new_session): the chain's tools too
-    for t in threads:
-        t.join()
-    return None if failed else outs
+        next(c for c in chains if c.is_alive()).join(0.05)
+    if all(c.ok for c in chains):
+        return chains
+    for c in chains:
+        c.stop()
+    for c in chains:
+        c.join()
+    return None
 
 
 def same_file(a, b):
@@ -243,7 +262,7 @@ def split_compile(args, parsed, tmp):
         return said("the module id is shared in an unknown way")
     device, compare = unlinked
     env.update(assigned)
-    outs = run_both(start(host, env), start(device, env))
+    outs = run_both(host, device, env)
     if outs is None:
         return said("a chain failed")
     if not all(same_file(a, b) for a, b in compare):
@@ -253,11 +272,11 @@ def split_compile(args, parsed, tmp):
     t0 = time.perf_counter()
     done = subprocess.run(["bash", "-c", "set -e\n" + "\n".join(tail)], env=env, capture_output=True)
     if done.returncode != 0:
-        return said("the host compile failed: " + done.stderr.decode(errors="replace")[-300:])
+        return said("the host compile failed")
     # nvcc's own messages from the plan (none usually), then the tools' warnings, host front end first
     for line in other:
         sys.stderr.write(line + "\n")
-    for out, err, _ in outs + [(done.stdout, done.stderr, 0)]:
+    for out, err in [(c.out, c.err) for c in outs] + [(done.stdout, done.stderr)]:
         sys.stdout.buffer.write(out)
         sys.stderr.buffer.write(err)
     sys.stdout.flush()
@@ -266,7 +285,7 @@ def split_compile(args, parsed, tmp):
         write_depfile(depfile, obj, src)
     if os.environ.get("SB_NVCC_SPLIT_VERBOSE") == "1":
         sys.stderr.write("nvcc_split: split (host chain %.1f s, device chain %.1f s, then the host compile %.1f s)\n"
-                         % (outs[0][2], outs[1][2], time.perf_counter() - t0))
+                         % (outs[0].seconds, outs[1].seconds, time.perf_counter() - t0))
     return 0
 
 

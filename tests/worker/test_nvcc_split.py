@@ -155,3 +155,21 @@ def test_warnings_are_passed_through_as_nvcc_prints_them(tmp_path):
     assert "nvcc_split: split" in r.stderr
     assert re.sub(r"nvcc_split: split .*\n", "", r.stderr) == n.stderr
     assert n.stderr.count("warning") >= 2  # the kernel's and the host function's
+
+
+@pytest.mark.parametrize("source, why", [
+    # only the device chain fails (its preprocessing defines __CUDA_ARCH__): the host chain is stopped
+    ("#ifdef __CUDA_ARCH__\nstatic_assert(sizeof(int) == 3, \"device side only\");\n#endif\n"
+     "__global__ void k(float *x) { x[0] = 1; }\n", "a chain failed"),
+    # both front ends accept it, the final host compile (its assembler) does not
+    ("__global__ void k(float *x) { x[0] = 1; }\nvoid host() { __asm__(\"this_is_not_an_instruction\"); }\n",
+     "the host compile failed"),
+])
+def test_a_failure_in_one_part_reads_as_nvccs(tmp_path, source, why):
+    (tmp_path / "f.cu").write_text(source)
+    args = [SM90, "-c", "f.cu", "-o", "f.o"]
+    r, n = wrapper(args, tmp_path), nvcc(args, tmp_path)
+    assert n.returncode != 0 and r.returncode == n.returncode
+    assert "nvcc_split: real nvcc: %s\n" % why in r.stderr
+    assert r.stderr.replace("nvcc_split: real nvcc: %s\n" % why, "") == n.stderr
+    assert "error" in n.stderr.lower()
