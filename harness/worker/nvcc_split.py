@@ -58,7 +58,11 @@ def exec_nvcc(args):
     nvcc = real_nvcc()
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execvp(nvcc, [nvcc] + list(args))
+    try:
+        os.execvp(nvcc, [nvcc] + list(args))
+    except OSError as exc:  # as a shell says it (set SB_REAL_NVCC or CUDA_HOME)
+        sys.stderr.write("nvcc_split: cannot run the real nvcc %s: %s\n" % (nvcc, exc.strerror))
+        sys.exit(127)
 
 
 def plain_compile(args):
@@ -297,6 +301,8 @@ def main(args):
     tmp = tempfile.mkdtemp(prefix="nvcc-split-")
     try:
         status = split_compile(args, parsed, tmp)
+    except Exception as exc:  # a surprise in nvcc's plan (an undecodable path, ...): nvcc compiles
+        status = said("%s: %s" % (type(exc).__name__, exc))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if status is None:

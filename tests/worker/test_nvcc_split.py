@@ -40,7 +40,8 @@ void launch(float *x, int n)
 
 
 def wrapper(args, cwd, **env):
-    e = dict(os.environ, SB_REAL_NVCC=NVCC, SB_NVCC_SPLIT_VERBOSE="1", **env)
+    e = dict(os.environ, SB_REAL_NVCC=NVCC, SB_NVCC_SPLIT_VERBOSE="1")
+    e.update(env)
     return subprocess.run([sys.executable, str(SPLIT)] + args, cwd=cwd, env=e, capture_output=True, text=True,
                           timeout=300)
 
@@ -173,3 +174,8 @@ def test_a_failure_in_one_part_reads_as_nvccs(tmp_path, source, why):
     assert "nvcc_split: real nvcc: %s\n" % why in r.stderr
     assert r.stderr.replace("nvcc_split: real nvcc: %s\n" % why, "") == n.stderr
     assert "error" in n.stderr.lower()
+
+
+def test_without_a_real_nvcc_it_says_so(src, tmp_path):
+    r = wrapper([SM90, "-c", "k.cu", "-o", "k.o"], src, SB_REAL_NVCC=str(tmp_path / "no-nvcc"))
+    assert r.returncode == 127 and "cannot run the real nvcc" in r.stderr and "Traceback" not in r.stderr
