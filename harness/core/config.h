@@ -89,6 +89,7 @@ struct eval_cfg {
 	int keep_reference_worker; /* reuse the reference worker for the next evaluation of the problem */
 	int tf32;               /* let cuDNN and cuBLAS use TF32 for fp32 in both workers (PyTorch's cuDNN default) */
 	int lean_headers;       /* build CUDA sources with torch/types.h for torch/extension.h (worker.py) */
+	int split_nvcc;         /* nvcc's host and device front ends side by side (harness/worker/nvcc_split.py) */
 	int seed;
 	int build_jobs;         /* 0 = number of cores */
 	int profile;            /* on the GPU, profile the candidate with CUPTI after timing (libstitchprof) */

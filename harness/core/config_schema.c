@@ -159,6 +159,9 @@ static const struct field eval_fields[] = {
 	{ "lean_headers", FT_BOOL, F(eval_cfg, lean_headers),
 	  .doc = "compile a candidate's CUDA sources with torch/types.h where they include torch/extension.h (twice as fast; "
 		 "the sources as written when that fails)" },
+	{ "split_nvcc", FT_BOOL, F(eval_cfg, split_nvcc),
+	  .doc = "compile CUDA sources with nvcc's host and device front ends at once (nvcc_split.py; torch 2.x "
+		 "reads PYTORCH_NVCC, torch 1.13 ignores it)" },
 	{ "seed", FT_INT, F(eval_cfg, seed), .min = 0, .max = 2147483647, .doc = "initialisation seed (KernelBench uses 42)" },
 	{ "build_jobs", FT_INT, F(eval_cfg, build_jobs), .min = 0, .max = 4096, .doc = "parallel candidate builds; 0 = all cores" },
 	{ "profile", FT_BOOL, F(eval_cfg, profile),

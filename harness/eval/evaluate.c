@@ -119,9 +119,10 @@ static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *st
 static json_t *load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			    const char *candidate, const char *ext_dir, int compile, int build_only)
 {
-	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b, s:b, s:b}", "cmd", "load", "problem", p->path, "device",
+	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b, s:b, s:b, s:b}", "cmd", "load", "problem", p->path, "device",
 			      e->device, "seed", cfg->eval.seed, "compile", compile, "build_only", build_only,
-			      "lean_headers", cfg->eval.lean_headers, "tf32", cfg->eval.tf32);
+			      "lean_headers", cfg->eval.lean_headers, "tf32", cfg->eval.tf32,
+			      "split_nvcc", cfg->eval.split_nvcc);
 	if (candidate)
 		json_object_set_new(r, "candidate", json_string(candidate));
 	if (ext_dir)

@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import sys
 import time
 import traceback
@@ -21,6 +22,8 @@ import profiler  # noqa: E402  (NVTX ranges and libstitchprof; next to this file
 import facts  # noqa: E402  (what the runtime hack checks need to know; next to this file)
 
 import torch  # noqa: E402
+
+NVCC_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcc_split.py")  # eval.split_nvcc
 
 
 class WorkerError(Exception):
@@ -185,11 +188,17 @@ class Worker:
             xs = self.problem.get_inputs()
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in xs]
 
-    def patch_load_inline(self, ext_dir, lean_headers=False):
+    def patch_load_inline(self, ext_dir, lean_headers=False, split_nvcc=False):
         """Builds land in ext_dir/<hash of sources, flags, arch, torch>: a rebuild is a cache hit. With
         lean_headers the CUDA sources are first built with torch/types.h for torch/extension.h (see
-        HEAVY_INCLUDE); when that build fails, the sources as written are built."""
+        HEAVY_INCLUDE); when that build fails, the sources as written are built. With split_nvcc, torch's
+        ninja compiles .cu files through nvcc_split.py (nvcc's host and device front ends side by side);
+        it runs the same tools with the same flags, so the object and the cache key are the same."""
         import torch.utils.cpp_extension as ext
+        if split_nvcc:
+            # torch 2.x writes `nvcc_from_env = $PYTORCH_NVCC` into build.ninja, unquoted, and ninja runs
+            # the command through /bin/sh: a quoted "python script" pair works. torch 1.13 ignores it.
+            os.environ["PYTORCH_NVCC"] = "%s %s" % (shlex.quote(sys.executable), shlex.quote(NVCC_SPLIT))
         original = ext.load_inline
         worker = self
 
@@ -269,7 +278,7 @@ class Worker:
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()
         if req.get("ext_dir"):
-            self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")))
+            self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")), bool(req.get("split_nvcc")))
         t0 = time.perf_counter()
         try:
             self.problem = import_file(req["problem"], "sb_problem")

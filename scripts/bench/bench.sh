@@ -73,6 +73,7 @@ if want build; then
 	say '```'
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-written" --jobs 1 --as-written "${cands[0]}" 2>&1 | sed 's/^/cold, as written (eval.lean_headers = false): /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-one" --jobs 1 "${cands[0]}" 2>&1 | sed 's/^/cold, alone:    /' | tee -a "$md"
+	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-split" --jobs 1 --split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, alone, nvcc split (eval.split_nvcc = true): /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-all" --jobs "${#cands[@]}" "${cands[@]}" 2>&1 | sed 's/^/cold, parallel: /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-all" --jobs 1 "${cands[@]}" 2>&1 | sed 's/^/warm:           /' | tee -a "$md"
 	say '```'

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """prebuild.py - builds candidates' load_inline extensions into the evaluator's build cache, many at once.
 
-    python3 scripts/gpu/prebuild.py --ext-dir "$STITCHBENCH_CACHE/ext" [--jobs N] CANDIDATE.py...
+    python3 scripts/gpu/prebuild.py --ext-dir "$STITCHBENCH_CACHE/ext" [--jobs N] [--as-written] [--split-nvcc] CANDIDATE.py...
 
 A device session pays for every cold CUDA build; scripts/gpu-check.sh calls this first with the candidates
 its sections evaluate one at a time, so their builds run side by side on the node's cores instead of in
@@ -24,7 +24,7 @@ sys.path.insert(0, sys.argv[1])
 from worker import Worker
 r = Worker().cmd_load({"problem": sys.argv[2], "candidate": sys.argv[3], "device": sys.argv[4], "seed": 42,
                        "ext_dir": sys.argv[5], "build_only": True,
-                       "lean_headers": sys.argv[6] == "lean"})
+                       "lean_headers": sys.argv[6] == "lean", "split_nvcc": sys.argv[7] == "split"})
 print(json.dumps(r))
 """
 
@@ -39,7 +39,8 @@ def build(path, a, env):
     t0 = time.time()
     r = subprocess.run([sys.executable, "-c", DRIVER, os.path.join(ROOT, "harness", "worker"),
                         os.path.join(ROOT, "kernelbench", "suite", "level1", "2_ReLU.py"), path, a.device,
-                        a.ext_dir, "as-written" if a.as_written else "lean"], capture_output=True, text=True, env=env)
+                        a.ext_dir, "as-written" if a.as_written else "lean", "split" if a.split_nvcc else "whole"],
+                       capture_output=True, text=True, env=env)
     last = (r.stdout.strip().splitlines() or ["{}"])[-1]
     try:
         builds = json.loads(last).get("builds", [])
@@ -61,6 +62,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--as-written", action="store_true",
                     help="build the CUDA sources as written (the evaluator's eval.lean_headers = false)")
+    ap.add_argument("--split-nvcc", action="store_true",
+                    help="compile .cu files through harness/worker/nvcc_split.py (eval.split_nvcc = true; torch 2.x)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     env = dict(os.environ)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_eval.sh - `stitchbench eval` on the CPU with real candidates (tests/fixtures/candidates):
 # pass, incorrect with the right worst index, compile_error, runtime_error from a segfault, timeout,
-# sandbox walls (network, writes outside, file size, forks), bad input, and --samples with resume.
+# sandbox walls (network, writes outside, file size, forks), bad input, --samples with resume, and
+# eval.split_nvcc reaching the worker.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
@@ -204,3 +205,12 @@ run_sb eval --samples "$gen2" -o "$TMP/nokeep.jsonl" "${FAST[@]}" --set eval.kee
 got=$(reused "$TMP/nokeep.jsonl")
 if [ "$got" = "pass:False pass:False" ]; then _report ok "eval.keep_reference_worker=false starts a new one each time"
 else _report fail "eval.keep_reference_worker=false starts a new one each time" "$got"; fi
+
+# eval.split_nvcc reaches the candidate's worker, which then compiles .cu files through nvcc_split.py
+# (torch 2.x reads PYTORCH_NVCC; the wrapper itself is tested in tests/worker/test_nvcc_split.py). The
+# candidate shows its environment in the compile error it raises.
+printf 'import os\nraise RuntimeError("PYTORCH_NVCC=%%s" %% os.environ.get("PYTORCH_NVCC", "unset"))\n' >"$TMP/nvcc_env.py"
+run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --set eval.split_nvcc=true --json
+check_out "eval.split_nvcc=true: the worker compiles CUDA through nvcc_split.py" "harness/worker/nvcc_split.py"
+run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --json
+check_out "by default the worker leaves nvcc as it is" "PYTORCH_NVCC=unset"
