@@ -146,6 +146,14 @@ static void drop_main_blocks(struct pytok_list *t)
 	}
 }
 
+/* The C++ carried in the module's string literals (load_inline's sources), as one token list. */
+static void scan_cxx_strings(const struct pytok_list *t, struct cx_list *cx)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (cxx_string_is_code(t, i))
+			cxx_scan_string(t, i, cx);
+}
+
 int static_check_source(const char *name, const char *src, size_t len, struct static_report *out,
 			struct sb_error *err)
 {
@@ -158,9 +166,7 @@ int static_check_source(const char *name, const char *src, size_t len, struct st
 		return SB_EINPUT;
 	}
 	drop_main_blocks(&t);
-	for (size_t i = 0; i < t.n; i++)
-		if (cxx_string_is_code(&t, i))
-			cxx_scan_string(&t, i, &cx);
+	scan_cxx_strings(&t, &cx);
 	pyview_build(&t, &v);
 	struct static_ctx c = { &t, &v, &cx, xcalloc(t.n + 1, 1), out };
 	rules_work(&c);
@@ -214,9 +220,7 @@ int static_file_calls_library(const char *path)
 	struct sb_error err = { 0 };
 	int found = 0;
 	if (strbuf_read_file(&sb, path, MAX_SOURCE) == 0 && pytok_tokenize(sb.buf, sb.len, &t, &err) == 0) {
-		for (size_t i = 0; i < t.n; i++)
-			if (cxx_string_is_code(&t, i))
-				cxx_scan_string(&t, i, &cx);
+		scan_cxx_strings(&t, &cx);
 		found = calls_library(&cx);
 		cx_list_release(&cx);
 		pytok_release(&t);

@@ -455,8 +455,8 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 				    "did the work: ", calls);
 			list_rows(r, 1, &msg);
 			finding(out, max, &n, "H01", config_policy(cfg, "H01"), &msg);
-		} else if (!custom) {
-			/* calling cuBLAS or cuDNN from the extension is allowed: a person decides */
+		} else if (!custom && !r->own_library_calls) {
+			/* library kernels, and no library call in the candidate's C++ to explain them: a person decides */
 			strbuf_addf(&msg, "no kernel of the candidate's own ran in the %zu profiled calls, only library "
 				    "kernels: ", calls);
 			list_rows(r, 0, &msg);

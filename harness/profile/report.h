@@ -71,6 +71,8 @@ struct prof_report {
 	double kernel_sum_us, span_us, event_us; /* medians over the calls */
 	long long io_bytes;          /* bytes of the inputs and outputs of one call; 0 unknown */
 	size_t objects;              /* candidate .so files used to recognise its own template kernels */
+	int own_library_calls;       /* set by the caller: the candidate's C++ calls a CUDA library's API itself
+				      * (static_file_calls_library), so library kernels are its own work */
 };
 
 void prof_report_init(struct prof_report *r);
@@ -96,7 +98,8 @@ struct prof_finding {
 	char *message;
 };
 /* Fills up to `max` findings; returns how many. Severities come from cfg's checks.policy; evidence that
- * cannot tell a hack from honest code (only vendor-library kernels, another thread's kernels) is "flag". */
+ * cannot tell a hack from honest code (only vendor-library kernels, another thread's kernels) is "flag";
+ * only library kernels from a candidate with own_library_calls is no finding at all. */
 size_t prof_findings(const struct prof_report *r, const struct config *cfg, struct prof_finding *out, size_t max);
 
 #endif

@@ -191,6 +191,14 @@ static void only_pytorch_kernels_is_h01_only_cublas_a_flagged_h04(void **state)
 	prof_report_release(&r);
 	build("cublas_only.trace", 2, &r);
 	expect_one_finding(&r, "H04", "flag", "cuBLAS", NULL);
+	/* the same trace from a candidate whose C++ calls cuBLAS itself: its own work, no finding */
+	r.own_library_calls = 1;
+	{
+		struct prof_finding f[4];
+		size_t n = findings(&r, f, 4);
+		if (n)
+			fail_msg("own cuBLAS call: unexpected %s: %s", f[0].id, f[0].message);
+	}
 	prof_report_release(&r);
 	build("no_kernels.trace", 2, &r);
 	expect_one_finding(&r, "H04", "reject", "no GPU work", NULL);
