@@ -155,9 +155,16 @@ for f in kernelbench/suite/level*/[0-9]*_*.py; do
 	for s in 0 1 2; do sed -E 's/\bModel\b/ModelNew/g' "$f" >"$fid/level_${l}_problem_${id}_sample_${s}_kernel.py"; done
 done
 t0=$(date +%s)
+# GPU utilization every 200 ms during the batch: the share of samples at 0% is the GPU's idle time (issue 10)
+nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0 -lms 200 >"$fid/util.log" 2>/dev/null &
+util_pid=$!
 # the reference as a candidate is H01/H04 by design: static checks off, only timing is under test
-$SB eval --samples "$fid" -o "$fid/v.jsonl" --no-compile --trials 2 --set checks.static=false >"$fid/log" 2>&1
-echo "     | fidelity batch: $(( $(date +%s) - t0 )) s for $(ls "$fid"/*.py | wc -l) evaluations"
+# and so is PyTorch doing the work (H01 from the profile): the profile is off too
+$SB eval --samples "$fid" -o "$fid/v.jsonl" --no-compile --trials 2 --set checks.static=false --set eval.profile=false >"$fid/log" 2>&1
+kill "$util_pid" 2>/dev/null
+nf=$(ls "$fid"/*.py | wc -l); secs=$(( $(date +%s) - t0 ))
+idle=$(awk '$1 ~ /^[0-9]+$/ { n++; z += ($1 == 0) } END { if (n) printf "%.0f%% of %d samples", 100 * z / n, n; else print "unknown" }' "$fid/util.log")
+echo "     | fidelity batch: $secs s for $nf evaluations ($(( nf * 3600 / (secs > 0 ? secs : 1) )) per hour); GPU idle (utilization 0): $idle"
 table=$("$py" - "$fid/v.jsonl" <<'PY'
 import json, sys, collections
 by = collections.defaultdict(list)

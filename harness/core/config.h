@@ -81,6 +81,7 @@ struct eval_cfg {
 	int warmup_calls;
 	int timing_block;
 	int timing_prime_ms;
+	int timing_lead_us;
 	double rse_target;
 	int timing_cap_s;
 	enum timing_statistic statistic;

@@ -143,6 +143,8 @@ static const struct field eval_fields[] = {
 	{ "warmup_calls", FT_INT, F(eval_cfg, warmup_calls), .min = 0, .max = 100000, .doc = "warm-up calls per side, at least" },
 	{ "timing_block", FT_INT, F(eval_cfg, timing_block), .min = 1, .max = 1000, .doc = "timed calls per side per round, back to back" },
 	{ "timing_prime_ms", FT_INT, F(eval_cfg, timing_prime_ms), .min = 0, .max = 10000, .doc = "GPU warm-up before each block of timed calls" },
+	{ "timing_lead_us", FT_INT, F(eval_cfg, timing_lead_us), .min = 0, .max = 100000,
+	  .doc = "GPU-side wait queued before each timed call's start event, so the host's launch is not timed; 0 = KernelBench's way" },
 	{ "rse_target", FT_DOUBLE, F(eval_cfg, rse_target), .min = 0, .max = 1,
 	  .doc = "stop timing once the relative standard error of the median ratio is below this" },
 	{ "timing_cap_s", FT_INT, F(eval_cfg, timing_cap_s), .min = 1, .max = 86400, .doc = "wall-clock cap on the timing loop" },

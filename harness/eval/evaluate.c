@@ -489,7 +489,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	int gpu = strcmp(c->e->device, "cpu") != 0;
 	struct timing_plan plan = {
 		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
-		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0,
+		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = gpu ? cfg->eval.timing_lead_us : 0,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
@@ -639,6 +639,7 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	v->settings.trials = c->cfg->eval.trials;
 	v->settings.perf_trials = c->cfg->eval.perf_trials;
 	v->settings.seed = c->cfg->eval.seed;
+	v->settings.timing_lead_us = strcmp(c->e->device, "cpu") ? c->cfg->eval.timing_lead_us : 0;
 	snprintf(v->settings.tolerance, sizeof(v->settings.tolerance), "%s", tolerance_name(c->cfg->eval.tolerance));
 	snprintf(v->env.device, sizeof(v->env.device), "%s", c->e->device);
 	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);

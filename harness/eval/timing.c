@@ -197,8 +197,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_array_append_new(sets, json_integer(call % p->nsets));
 				json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 5000 + (uint32_t)call)));
 			}
-			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i}", "cmd", "time", "which", s->which, "sets", sets,
-						"seeds", seeds, "prime_ms", p->prime_ms);
+			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i}", "cmd", "time", "which", s->which, "sets",
+						sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", p->lead_us);
 			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
 				goto out;
 			json_t *us = json_object_get(reply, "us");

@@ -94,7 +94,7 @@ struct verdict {
 	size_t nfindings;
 	struct verdict_env env;
 	struct sandbox_report sandbox;
-	struct { int trials, perf_trials, seed; char tolerance[16]; } settings;
+	struct { int trials, perf_trials, seed, timing_lead_us; char tolerance[16]; } settings;
 	struct { double total, reference, build, correctness, timing; } seconds;
 	int reference_cached;
 	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */

@@ -468,9 +468,8 @@ class Worker:
         Dropout, then make the same draws on both sides and their timed outputs stay comparable); on the
         GPU reset persisting L2, flush L2, then the call between CUDA events on the current stream.
         lead_us > 0 queues a device-side spin of about that long (at 2 GHz; longer at lower clocks) before
-        the start event, so the host's launch latency no longer shows in the time: the evaluator never
-        asks for it (KernelBench's timing includes that latency); scripts/bench/prof_overhead.py does, to
-        separate what profiling costs the GPU from what it costs the host."""
+        the start event, so the host has queued the call when its time starts (eval.timing_lead_us,
+        docs/worker.md); 0 times the host's launch too, as KernelBench does."""
         if seed is not None:
             torch.manual_seed(seed)
         if not self.cuda():
@@ -485,8 +484,7 @@ class Worker:
             # flush (~30 us for 120 MB) ends finds the GPU busy, and the time is the kernel's alone; a
             # slower host finds it idle after the start event, and the time includes the launch. Seen on
             # an H200 as the same ReLU kernel timing 37 us in one process and 60-69 us in another, at
-            # full clock. Idle at the start event, every call includes its own launch, as KernelBench's
-            # timing (a synchronize after each call) does.
+            # full clock. The lead spin below then decides, the same way for every call.
             torch.cuda.synchronize(self.device)
         stream = torch.cuda.current_stream(self.device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -67,7 +67,10 @@ def main():
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     env = dict(os.environ)
-    if "TORCH_CUDA_ARCH_LIST" not in env and a.device.startswith("cuda"):
+    if a.device.startswith("cuda"):
+        # The arch exactly as the evaluator sets it (evaluate.c: "major.minor" of the device), whatever the
+        # node's environment says: the arch is part of the cache key, and an inherited value (the H200
+        # node exports TORCH_CUDA_ARCH_LIST=9.0a) made every prebuilt extension a miss in the evaluator.
         import torch
         env["TORCH_CUDA_ARCH_LIST"] = "%d.%d" % torch.cuda.get_device_capability(torch.device(a.device))
     env["MAX_JOBS"] = "2"  # main.cpp and cuda.cu side by side; the pool gives the parallelism
