@@ -18,6 +18,7 @@ fi
 # agents (the demo run with the CUDA cassettes). gpus (run --gpus all: one evaluation slot per GPU; on
 # one GPU only the single-slot checks run, the rest are skipped: use a node with two or more).
 # hacks (the adversarial corpus with the runtime checks on, the floor's bandwidth, the audit on the GPU).
+# SB_FIDELITY_SET="key=value ..." adds --set options to the fidelity batch (to compare timing settings).
 sections=",${SB_GPU_CHECK_SECTIONS:-basic,eval,fidelity,prof,agents,gpus,hacks},"
 want() { [[ "$sections" == *",$1,"* ]]; }
 echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
@@ -160,7 +161,10 @@ nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0 -lms 2
 util_pid=$!
 # the reference as a candidate is H01/H04 by design: static checks off, only timing is under test
 # and so is PyTorch doing the work (H01 from the profile): the profile is off too
-$SB eval --samples "$fid" -o "$fid/v.jsonl" --no-compile --trials 2 --set checks.static=false --set eval.profile=false >"$fid/log" 2>&1
+# SB_FIDELITY_SET="eval.timing_cpu=15 eval.timing_lead_us=0": settings to compare, each as --set
+fset=(); for s in ${SB_FIDELITY_SET:-}; do fset+=(--set "$s"); done
+[ ${#fset[@]} -gt 0 ] && echo "     | fidelity settings: ${SB_FIDELITY_SET}"
+$SB eval --samples "$fid" -o "$fid/v.jsonl" --no-compile --trials 2 --set checks.static=false --set eval.profile=false "${fset[@]}" >"$fid/log" 2>&1
 kill "$util_pid" 2>/dev/null
 nf=$(ls "$fid"/*.py | wc -l); secs=$(( $(date +%s) - t0 ))
 idle=$(awk '$1 ~ /^[0-9]+$/ { n++; z += ($1 == 0) } END { if (n) printf "%.0f%% of %d samples", 100 * z / n, n; else print "unknown" }' "$fid/util.log")

@@ -45,6 +45,7 @@ void config_init(struct config *c)
 	c->eval.timing_block = 10;
 	c->eval.timing_prime_ms = 5;
 	c->eval.timing_lead_us = 100;
+	c->eval.timing_cpu = -1;
 	c->eval.rse_target = 0.005;
 	c->eval.timing_cap_s = 120;
 	c->eval.statistic = STAT_MEDIAN;

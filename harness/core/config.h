@@ -82,6 +82,7 @@ struct eval_cfg {
 	int timing_block;
 	int timing_prime_ms;
 	int timing_lead_us;
+	int timing_cpu;
 	double rse_target;
 	int timing_cap_s;
 	enum timing_statistic statistic;

@@ -145,6 +145,8 @@ static const struct field eval_fields[] = {
 	{ "timing_prime_ms", FT_INT, F(eval_cfg, timing_prime_ms), .min = 0, .max = 10000, .doc = "GPU warm-up before each block of timed calls" },
 	{ "timing_lead_us", FT_INT, F(eval_cfg, timing_lead_us), .min = 0, .max = 100000,
 	  .doc = "GPU-side wait queued before each timed call's start event, so the host's launch is not timed; 0 = KernelBench's way" },
+	{ "timing_cpu", FT_INT, F(eval_cfg, timing_cpu), .min = -1, .max = 4095,
+	  .doc = "pin both workers' threads to this CPU while they time; -1 = leave them where the scheduler puts them" },
 	{ "rse_target", FT_DOUBLE, F(eval_cfg, rse_target), .min = 0, .max = 1,
 	  .doc = "stop timing once the relative standard error of the median ratio is below this" },
 	{ "timing_cap_s", FT_INT, F(eval_cfg, timing_cap_s), .min = 1, .max = 86400, .doc = "wall-clock cap on the timing loop" },

@@ -2,6 +2,7 @@
  * first GPU torch sees), the workers' Python, the GPU's name, SM and L2, and the cache folder. */
 #include "evaluate.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,31 @@ static char *default_cache_root(void)
 	return xstrfmt("%s/.cache/stitchbench", h && *h ? h : "/tmp");
 }
 
+/* eval.timing_cpu must be a CPU this process may run on: the workers inherit its affinity, and a pin
+ * the kernel refuses would only show up as timing.pinned = false. */
+static int check_timing_cpu(int cpu, struct sb_error *err)
+{
+	cpu_set_t s;
+	if (cpu < 0 || sched_getaffinity(0, sizeof(s), &s) != 0)
+		return 0;
+	if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &s))
+		return 0;
+	struct strbuf ok = STRBUF_INIT;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &s))
+			strbuf_addf(&ok, "%s%d", ok.len ? "," : "", i);
+	int rc = sb_error_set(err, SB_EINPUT, "eval.timing_cpu: CPU %d is not one stitchbench may run on here (it may use %s)",
+			      cpu, ok.buf);
+	strbuf_release(&ok);
+	return rc;
+}
+
 int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err)
 {
 	struct python_info py;
+	int rc0 = check_timing_cpu(cfg->eval.timing_cpu, err);
+	if (rc0)
+		return rc0;
 	char *probe = xstrfmt("%s/harness/worker/probe.py", home);
 	memset(e, 0, sizeof(*e));
 	int rc = python_discover(cfg->python, probe, &py, NULL, err);

@@ -490,6 +490,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	struct timing_plan plan = {
 		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = gpu ? cfg->eval.timing_lead_us : 0,
+		.cpu = cfg->eval.timing_cpu,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),

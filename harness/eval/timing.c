@@ -41,6 +41,13 @@ static int ask(struct side *s, json_t *req, json_t **reply, double deadline, str
 	return 0;
 }
 
+/* The worker's reply lists the CPUs its threads may run on after pinning (eval.timing_cpu): exactly `cpu`? */
+static int pinned_to(json_t *cpus, int cpu)
+{
+	return json_is_array(cpus) && json_array_size(cpus) == 1 &&
+	       json_integer_value(json_array_get(cpus, 0)) == cpu;
+}
+
 static void ratios(const double *num, const double *den, size_t n, double *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -176,7 +183,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	size_t n = 0, nclk = 0, clk_cap = 3 * ((size_t)p->max_pairs / (size_t)block + 2);
 	unsigned *clk = xcalloc(clk_cap, sizeof(unsigned));
 	unsigned long long clk_reasons = 0;
-	int rc = -1;
+	int rc = -1, pinned = 1;
 	snprintf(t->stop_reason, sizeof(t->stop_reason), "max_pairs");
 	for (int round = 0; (int)n < p->max_pairs; round++) {
 		/* R C [K] on even rounds, [K] C R on odd ones: drift and clock changes hit both sides alike */
@@ -197,8 +204,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_array_append_new(sets, json_integer(call % p->nsets));
 				json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 5000 + (uint32_t)call)));
 			}
-			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i}", "cmd", "time", "which", s->which, "sets",
-						sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", p->lead_us);
+			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i}", "cmd", "time", "which", s->which,
+						"sets", sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", p->lead_us,
+						"cpu", p->cpu);
 			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
 				goto out;
 			json_t *us = json_object_get(reply, "us");
@@ -212,6 +220,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			}
 			for (int j = 0; j < m; j++)
 				got[order[i]][j] = json_number_value(json_array_get(us, j));
+			if (p->cpu >= 0 && !pinned_to(json_object_get(reply, "cpus"), p->cpu))
+				pinned = 0;
 			json_decref(reply);
 			if (round > 0)
 				clock_sample(p->nvml, clk, &nclk, clk_cap, &clk_reasons);
@@ -246,6 +256,8 @@ out:
 	}
 	free(rbuf);
 	t->ran = 1;
+	t->cpu = p->cpu;
+	t->pinned = p->cpu >= 0 && pinned;
 	t->eager.available = t->candidate.available = 1;
 	t->compiled.available = p->with_compiled;
 	summarise(t, n, block, p->base_seed);

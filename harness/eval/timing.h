@@ -13,6 +13,7 @@ struct timing_plan {
 	int block;               /* eval.timing_block: calls per side per round, back to back */
 	int prime_ms;            /* eval.timing_prime_ms: GPU warm-up before each block (0 on the CPU) */
 	int lead_us;             /* eval.timing_lead_us: GPU-side wait before each start event (0 on the CPU) */
+	int cpu;                 /* eval.timing_cpu: both workers' threads pinned to it while timing; -1: not */
 	int warmup_ms, warmup_calls;
 	double rse_target;
 	double cap_s;            /* wall-clock cap of the loop itself */

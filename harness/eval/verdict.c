@@ -163,6 +163,8 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
 	json_object_set_new(o, "order_bias", jreal(t->order_bias));
+	json_object_set_new(o, "cpu", t->cpu >= 0 ? json_integer(t->cpu) : json_null());
+	json_object_set_new(o, "pinned", json_boolean(t->pinned));
 	json_object_set_new(o, "gpu_clock", gpu_clock_json(t));
 	json_t *raw = json_object(), *e = json_array(), *c = json_array(), *k = json_array();
 	for (size_t i = 0; i < t->pairs; i++) {
@@ -301,6 +303,10 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
 			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "
 				    "the speedup's interval is wider than noise alone\n", t->order_bias);
+		if (t->cpu >= 0)
+			strbuf_addf(out, t->pinned ? "  workers pinned to CPU %d while timing\n"
+						   : "  warning: eval.timing_cpu = %d, but a worker's threads were not all on that CPU\n",
+				    t->cpu);
 		print_gpu_clock(out, t);
 		if (t->compiled.available)
 			strbuf_addf(out, "  speedup vs compiled  %.3fx  (95%% CI %.3f-%.3f)\n", t->speedup_compiled,

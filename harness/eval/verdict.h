@@ -70,6 +70,8 @@ struct timing_result {
 	 * that lands on the second call, say) and the speedup's spread is not just noise. */
 	double order_bias;
 	int revalidated;             /* timed outputs re-checked against the reference */
+	int cpu;                     /* eval.timing_cpu; -1: not pinned */
+	int pinned;                  /* every block of both sides ran with its threads on exactly that CPU */
 	struct gpu_clock gpu_clock;
 	double *eager_us, *candidate_us, *compiled_us; /* raw per-round samples */
 };

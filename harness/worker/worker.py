@@ -169,6 +169,7 @@ class Worker:
                                               (__name__ + ".Worker", "call"), (__name__ + ".Worker", "save"),
                                               (__name__ + ".Worker", "timed"), (__name__ + ".Worker", "forward")])
         self.poison_buf = None
+        self.unpinned = None      # the affinity before eval.timing_cpu pinned this process's threads
 
     # ---- helpers ----
     def cuda(self):
@@ -512,6 +513,31 @@ class Worker:
             if (time.perf_counter() - t0) * 1000.0 >= ms:
                 return
 
+    def pin(self, cpu):
+        """eval.timing_cpu: every thread of this process onto one CPU (the other worker gets the same one,
+        so neither times on a core the other lacks), or back where they were for cpu < 0. Returns the
+        CPUs the threads may use afterwards, all threads together, as the kernel says."""
+        threads = [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else [0]
+        if cpu is None or cpu < 0:
+            if self.unpinned is None:
+                return None
+            target, self.unpinned = self.unpinned, None
+        else:
+            if self.unpinned is None:
+                self.unpinned = os.sched_getaffinity(0)
+            target = {cpu}
+        allowed = set()
+        for tid in threads:
+            try:
+                os.sched_setaffinity(tid, target)
+            except OSError:
+                pass  # a thread that just ended, or a CPU we may not use: the reply says what stuck
+            try:
+                allowed |= os.sched_getaffinity(tid)
+            except OSError:
+                pass
+        return sorted(allowed)
+
     @profiler.nvtx_range("warmup")
     def cmd_warmup(self, req):
         which, n, t0 = req.get("which", "model"), 0, time.perf_counter()
@@ -529,6 +555,7 @@ class Worker:
         sets = [k % n for k in req["sets"]]
         seeds = req.get("seeds") or [None] * len(sets)
         us = []
+        cpus = self.pin(req.get("cpu", -1))
         try:
             if self.cuda() and req.get("prime_ms", 0) > 0:
                 self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
@@ -540,7 +567,12 @@ class Worker:
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
         self.last[which] = out
-        return dict({"us": us}, **({"trials": trials} if trials else {}))
+        reply = {"us": us}
+        if trials:
+            reply["trials"] = trials
+        if cpus is not None and req.get("cpu", -1) >= 0:
+            reply["cpus"] = cpus
+        return reply
 
     def cmd_save_last(self, req):
         """Saves what the last timed call returned, so timed outputs are checked too (H12)."""

@@ -93,7 +93,8 @@ static void run_ok(struct pair *p, const struct timing_plan *pl, struct timing_r
 static struct timing_plan plan(int pairs, int block, double rse)
 {
 	struct timing_plan pl = { .max_pairs = pairs, .block = block, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
-				  .cap_s = 60, .nsets = 3, .base_seed = 42, .ref_out = "/dev/null", .cand_out = "/dev/null" };
+				  .cap_s = 60, .nsets = 3, .base_seed = 42, .ref_out = "/dev/null", .cand_out = "/dev/null",
+				  .cpu = -1 };
 	return pl;
 }
 

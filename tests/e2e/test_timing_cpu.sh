@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test_timing_cpu.sh - eval.timing_cpu: both workers' threads pinned to one CPU while they time. The
+# candidate (tests/fixtures/candidates/pin_probe.py) computes a right ReLU unless its thread can run on one
+# CPU only, so the re-validated timed outputs (H12) say from inside the sandbox whether the pin happened,
+# independently of what the worker reports in timing.pinned.
+source "$(dirname "$0")/lib.sh"
+export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+PROBE="$SB_ROOT/tests/fixtures/candidates/pin_probe.py"
+FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 3 --json --set checks.static=false
+	--set eval.warmup_ms=0 --set eval.warmup_calls=1)
+field() { python3 -c "import json,sys; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
+
+ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+if [ "$ncpu" -lt 2 ]; then
+	skip "a pinned candidate runs its timed calls on one CPU" "this machine lets us use $ncpu CPU: pinned and unpinned look alike"
+	skip "unpinned, the same candidate passes" "one CPU"
+else
+	run_sb eval "$PROBE" "${FAST[@]}" --set eval.timing_cpu="$last"
+	got=$(field 'v["status"], [f["id"] for f in v["findings"]], v["timing"]["cpu"], v["timing"]["pinned"]')
+	if [ "$got" = "rejected ['H12'] $last True" ]; then _report ok "a pinned candidate runs its timed calls on CPU $last only ($got)"
+	else _report fail "a pinned candidate runs its timed calls on CPU $last only" "$got; $ERR_TXT"; fi
+
+	run_sb eval "$PROBE" "${FAST[@]}"
+	got=$(field 'v["status"], v["timing"]["cpu"], v["timing"]["pinned"], v["settings"]["timing_lead_us"]')
+	if [ "$got" = "pass None False 0" ]; then _report ok "unpinned (the default), the same candidate passes ($got)"
+	else _report fail "unpinned (the default), the same candidate passes" "$got; $ERR_TXT"; fi
+fi
+
+# a CPU this process may not use is refused before anything runs, naming the ones it may
+run_sb eval "$PROBE" --problem L1/2 --device cpu --set eval.timing_cpu=4095
+check_rc "eval.timing_cpu outside this process's CPUs is an input error" 2
+check_err "the error names the CPUs it may use" "eval.timing_cpu: CPU 4095 is not one stitchbench may run on here (it may use "
