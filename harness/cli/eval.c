@@ -434,6 +434,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	for (size_t i = 0; i < np; i++) {
 		struct sample *x = &pending[i];
 		struct verdict v;
+		env.prestart_next = i + 1 < np; /* the next one's worker can start during this one */
 		/* a compile error the prebuild already saw is not paid for twice */
 		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
@@ -477,6 +478,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	free(items);
 	free(pending);
 	free(output);
+	eval_prestart_drain(); /* before the env it points to goes */
 	eval_env_release(&env);
 	return rc;
 }

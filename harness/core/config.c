@@ -52,6 +52,7 @@ void config_init(struct config *c)
 	c->eval.seed = 42;
 	c->eval.compile = 1;
 	c->eval.keep_reference_worker = 1;
+	c->eval.prestart_candidate = 1;
 	c->eval.lean_headers = 1;
 	c->eval.profile = 1;
 	c->eval.profile_trials = 10;

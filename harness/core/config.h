@@ -89,6 +89,7 @@ struct eval_cfg {
 	int extra_shapes;
 	int compile;            /* also time torch.compile(Model) on the GPU */
 	int keep_reference_worker; /* reuse the reference worker for the next evaluation of the problem */
+	int prestart_candidate;    /* eval --samples: start the next candidate's worker during this evaluation */
 	int tf32;               /* let cuDNN and cuBLAS use TF32 for fp32 in both workers (PyTorch's cuDNN default) */
 	int lean_headers;       /* build CUDA sources with torch/types.h for torch/extension.h (worker.py) */
 	int split_nvcc;         /* nvcc's host and device front ends side by side (harness/worker/nvcc_split.py) */

@@ -157,6 +157,8 @@ static const struct field eval_fields[] = {
 	  .doc = "on the GPU, also time torch.compile(Model) for the speedup vs compiled (costs its compile time)" },
 	{ "keep_reference_worker", FT_BOOL, F(eval_cfg, keep_reference_worker),
 	  .doc = "keep the trusted reference worker alive for the next evaluation of the same problem on the device" },
+	{ "prestart_candidate", FT_BOOL, F(eval_cfg, prestart_candidate),
+	  .doc = "eval --samples: start the next candidate's sandboxed worker (Python, torch import) during this evaluation" },
 	{ "tf32", FT_BOOL, F(eval_cfg, tf32),
 	  .doc = "let cuDNN and cuBLAS compute fp32 in TF32 in both workers (PyTorch's default for cuDNN); off: fp32 "
 		 "references are exact fp32, as the fp32 tolerance assumes" },

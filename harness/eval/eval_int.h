@@ -1,12 +1,64 @@
-/* eval_int.h - what evaluate.c shares with the other files of the evaluation (rtchecks.c) and nothing
- * else needs: asking the candidate's worker, with every failure turned into the verdict's status. */
+/* eval_int.h - what evaluate.c shares with the other files of the evaluation (rtchecks.c, evalctx.c) and
+ * nothing else needs: the evaluation's context, asking the candidate's worker with every failure turned
+ * into the verdict's status, and the context's folders, environments and workers (evalctx.c). */
 #ifndef SB_EVAL_INT_H
 #define SB_EVAL_INT_H
 
 #include <jansson.h>
 
+#include <stdint.h>
+
+#include "../core/config.h"
+#include "evaluate.h"
+#include "rtchecks.h"
 #include "verdict.h"
 #include "worker_client.h"
+
+#define LOG_CAP (64u << 10)
+
+struct eval_ctx {
+	const struct eval_env *e;
+	const struct config *cfg;
+	const struct problem *p;
+	struct verdict *v;
+	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw;
+	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
+	struct strvec cand_env, ref_env;
+	struct sandbox_opts sb;
+	const char *hidden[4];
+	const char *writable[2];
+	struct worker ref, cand;
+	int ref_loaded;
+	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
+	uint32_t *seeds;
+	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
+	long long out_bytes;
+	struct rt_session rt;
+	struct eval_ctx *adopted;    /* the prestarted worker's context (its folders), released with this one */
+	int hello_pending;           /* a prestarted worker: its `hello` is not answered yet */
+};
+
+/* Creates the work folder (and with with_ref the reference worker's, taking a kept worker when there is
+ * one), and the lists of trees the candidate may write and may not read. */
+int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err);
+/* The allow-listed environments of the two workers. */
+void evalctx_env(struct eval_ctx *c);
+/* Starts the candidate worker in its sandbox (file-size limit from c->out_bytes). */
+int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err);
+/* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */
+int evalctx_ref_compiles(const struct eval_ctx *c);
+/* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */
+void evalctx_release(struct eval_ctx *c);
+
+/* eval.prestart_candidate: starts the next evaluation's candidate worker (when the caller said one
+ * comes: eval_env.prestart_next), replacing one started earlier. */
+void evalctx_prestart(const struct eval_ctx *c);
+/* Waits (until deadline) for the prestarted worker's `hello`, so it is idle while c's candidate is
+ * timed; one that fails is dropped. */
+void evalctx_prestart_settle(double deadline);
+/* Hands the prestarted worker to c as its candidate worker: 0, or -1 when there is none that fits
+ * (another invocation or settings, a file-size limit too small for this problem), dropped then. */
+int evalctx_adopt(struct eval_ctx *c, double deadline);
 
 /* Sends req (stolen) to the candidate; on a fault, a timeout or an error reply fills the verdict (status,
  * message, detail) and returns -1; else 0 with *reply. `stage` says what was going on ("running trial 2"). */

@@ -26,7 +26,6 @@
 #include "timing.h"
 #include "worker_client.h"
 
-#define LOG_CAP (64u << 10)
 #define REF_TIMEOUT_S 3600 /* the reference is trusted; its limit only guards against a hung GPU */
 
 /* ---------- small pieces ---------- */
@@ -132,26 +131,6 @@ static json_t *load_request(const struct eval_env *e, const struct config *cfg, 
 
 /* ---------- the two workers ---------- */
 
-struct eval_ctx {
-	const struct eval_env *e;
-	const struct config *cfg;
-	const struct problem *p;
-	struct verdict *v;
-	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw;
-	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
-	struct strvec cand_env, ref_env;
-	struct sandbox_opts sb;
-	const char *hidden[4];
-	const char *writable[2];
-	struct worker ref, cand;
-	int ref_loaded;
-	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
-	uint32_t *seeds;
-	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
-	long long out_bytes;
-	struct rt_session rt;
-};
-
 /* The candidate worker's account of its load_inline builds (name, cache key, cache hit, seconds, seconds
  * per ninja step), kept in the verdict so a slow build says which compiler it waited for. The worker is
  * untrusted: only these fields, with their types checked and strings bounded, are copied. */
@@ -185,31 +164,6 @@ static void keep_builds(struct verdict *v, json_t *builds)
 	}
 }
 
-static void set_cand_env(struct eval_ctx *c)
-{
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	strvec_pushf(&c->cand_env, "HOME=%s", c->cand_dir);
-	strvec_pushf(&c->cand_env, "TMPDIR=%s/tmp", c->cand_dir);
-	strvec_pushf(&c->cand_env, "XDG_CACHE_HOME=%s/.cache", c->cand_dir);
-	strvec_pushf(&c->cand_env, "CUDA_CACHE_PATH=%s/.nv", c->cand_dir);
-	strvec_pushf(&c->cand_env, "TRITON_CACHE_DIR=%s/.triton", c->cand_dir);
-	strvec_pushf(&c->cand_env, "TORCHINDUCTOR_CACHE_DIR=%s/.inductor", c->cand_dir);
-	strvec_pushf(&c->cand_env, "TORCH_EXTENSIONS_DIR=%s", c->ext_dir);
-	strvec_pushf(&c->cand_env, "MAX_JOBS=%ld", cores > 0 ? cores : 1);
-	/* build for the device's architecture only (DESIGN §5.3) */
-	if (c->e->sm[0])
-		strvec_pushf(&c->cand_env, "TORCH_CUDA_ARCH_LIST=%c.%s", c->e->sm[0], c->e->sm + 1);
-	strvec_push(&c->cand_env, "PYTHONDONTWRITEBYTECODE=1");
-	strvec_push(&c->cand_env, "PYTHONUNBUFFERED=1");
-	strvec_push(&c->cand_env, "LANG=C.UTF-8");
-	strvec_pushf(&c->ref_env, "HOME=%s", c->ref_dir);
-	strvec_pushf(&c->ref_env, "TMPDIR=%s", c->ref_dir);
-	strvec_pushf(&c->ref_env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", c->e->cache_root);
-	strvec_pushf(&c->ref_env, "TRITON_CACHE_DIR=%s/triton", c->e->cache_root);
-	strvec_push(&c->ref_env, "PYTHONDONTWRITEBYTECODE=1");
-	strvec_push(&c->ref_env, "LANG=C.UTF-8");
-}
-
 static int start_ref(struct eval_ctx *c, struct sb_error *err)
 {
 	/* a kept worker serves evaluations of later run threads; it exits when stitchbench's end closes its channel */
@@ -220,18 +174,12 @@ static int start_ref(struct eval_ctx *c, struct sb_error *err)
 	return worker_start(&c->ref, &spec, err);
 }
 
-/* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */
-static int ref_wants_compile(const struct eval_ctx *c)
-{
-	return strcmp(c->e->device, "cpu") && c->cfg->eval.perf_trials > 0 && c->cfg->eval.compile;
-}
-
 static int load_ref(struct eval_ctx *c, struct sb_error *err)
 {
 	json_t *reply;
 	if (c->ref_loaded)
 		return 0;
-	int compile = ref_wants_compile(c);
+	int compile = evalctx_ref_compiles(c);
 	if (ref_ask(&c->ref, load_request(c->e, c->cfg, c->p, NULL, NULL, compile, 0), &reply, "loading the problem", err))
 		return -1;
 	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
@@ -312,21 +260,6 @@ static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_er
 	fs_remove_tree(tmp); /* still there only when another evaluation published first */
 	free(tmp);
 	return meta;
-}
-
-static int start_cand(struct eval_ctx *c, struct sb_error *err)
-{
-	/* room for the largest legitimate output, not for a disk-filling one */
-	long long limit = 2 * c->out_bytes + (16LL << 20);
-	c->sb = (struct sandbox_opts){
-		.workdir = c->cand_dir, .write_dirs = c->writable, .hidden = c->hidden,
-		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = limit < (256LL << 20) ? (256LL << 20) : limit,
-		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
-		.disabled = sandbox_disabled_from_env(),
-	};
-	sandbox_describe(&c->sb, &c->v->sandbox);
-	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP, 0 };
-	return worker_start(&c->cand, &spec, err);
 }
 
 /* ---------- correctness ---------- */
@@ -592,41 +525,6 @@ static void run_profile(struct eval_ctx *c, double deadline)
 
 /* The reference worker goes back to the pool while it is alive; otherwise it stops and its folder
  * (outside the evaluation's, when pooling) goes with it. */
-static void release_ref(struct eval_ctx *c)
-{
-	if (c->pool_key && c->ref.started && !c->ref.finished) {
-		struct refpool_item it = { c->ref, c->ref_dir, c->ref_loaded, c->ref_compiled };
-		refpool_put(c->pool_key, c->e->device, &it);
-		memset(&c->ref, 0, sizeof(c->ref));
-		c->ref_dir = NULL;
-		return;
-	}
-	worker_stop(&c->ref, 5);
-	proc_result_release(&c->ref.log);
-	if (c->pool_key && c->ref_dir)
-		fs_remove_tree(c->ref_dir);
-}
-
-static void ctx_release(struct eval_ctx *c)
-{
-	worker_stop(&c->cand, 2);
-	release_ref(c);
-	proc_result_release(&c->cand.log);
-	if (c->workdir && !c->e->keep_workdirs)
-		fs_remove_tree(c->workdir);
-	free(c->workdir);
-	free(c->ref_dir);
-	free(c->cand_dir);
-	free(c->ext_dir);
-	free(c->hidden_ref);
-	free(c->hidden_refw);
-	free(c->pool_key);
-	free(c->seeds);
-	rt_session_release(&c->rt);
-	strvec_clear(&c->cand_env);
-	strvec_clear(&c->ref_env);
-}
-
 void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			 const char *candidate_path, struct verdict *v)
 {
@@ -656,66 +554,6 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	json_decref(audit);
 }
 
-/* The reference worker's folder: with eval.keep_reference_worker, the kept worker of this problem and
- * device (alive, maybe loaded) with its folder, or a new folder under refw/ that can outlive this
- * evaluation; without, a folder inside the evaluation's. */
-static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
-{
-	if (!c->cfg->eval.keep_reference_worker) {
-		c->ref_dir = xstrfmt("%s/ref", c->workdir);
-		if (fs_mkdirs(c->ref_dir, 0700))
-			return sb_error_set(err, SB_EENV, "cannot create %s: %s", c->ref_dir, strerror(errno));
-		return 0;
-	}
-	c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed, ref_wants_compile(c),
-				  c->e->python);
-	struct refpool_item it;
-	if (refpool_take(c->pool_key, c->e->device, &it) == 0) {
-		c->ref = it.w;
-		c->ref_dir = it.dir;
-		c->ref_loaded = it.loaded;
-		c->ref_compiled = it.compiled;
-		c->v->reference_worker_reused = 1;
-		return 0;
-	}
-	c->ref_dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw);
-	if (!mkdtemp(c->ref_dir))
-		return sb_error_set(err, SB_EENV, "cannot create a folder under %s: %s", c->hidden_refw, strerror(errno));
-	return 0;
-}
-
-static int make_dirs(struct eval_ctx *c, struct sb_error *err)
-{
-	/* mkdtemp: evaluations run concurrently (parallel builds), each needs a folder of its own */
-	char *parent = xstrfmt("%s/work", c->e->cache_root);
-	fs_mkdirs(parent, 0700);
-	c->workdir = xstrfmt("%s/eval-XXXXXX", parent);
-	free(parent);
-	if (!mkdtemp(c->workdir))
-		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work: %s", c->e->cache_root,
-				    strerror(errno));
-	c->cand_dir = xstrfmt("%s/cand", c->workdir);
-	c->ext_dir = xstrfmt("%s/ext", c->e->cache_root);
-	c->hidden_ref = xstrfmt("%s/ref", c->e->cache_root);
-	/* kept reference workers live in folders of their own under refw/, hidden from every candidate */
-	c->hidden_refw = xstrfmt("%s/refw", c->e->cache_root);
-	char *tmp = xstrfmt("%s/tmp", c->cand_dir);
-	int rc = fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ref, 0700) ||
-		 fs_mkdirs(c->hidden_refw, 0700);
-	free(tmp);
-	if (rc)
-		return sb_error_set(err, SB_EENV, "cannot create work folders under %s: %s", c->e->cache_root, strerror(errno));
-	if ((rc = ref_worker_dir(c, err)))
-		return rc;
-	c->hidden[0] = c->hidden_ref;
-	c->hidden[1] = c->ref_dir;
-	c->hidden[2] = c->hidden_refw;
-	c->hidden[3] = NULL;
-	c->writable[0] = c->ext_dir;
-	c->writable[1] = NULL;
-	return 0;
-}
-
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	     struct verdict *v, struct sb_error *err)
 {
@@ -731,9 +569,9 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
-	if ((rc = make_dirs(&c, err)))
+	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
-	set_cand_env(&c);
+	evalctx_env(&c);
 	c.seeds = xcalloc((size_t)cfg->eval.trials + 2, sizeof(uint32_t));
 	for (int k = 0; k < cfg->eval.trials; k++)
 		c.seeds[k] = trial_seed((uint32_t)cfg->eval.seed, k);
@@ -761,11 +599,14 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	c.out_bytes = json_integer_value(json_object_get(meta, "output_bytes_max"));
 	rt_session_init(&c.rt, cfg, cfg->eval.trials, meta, v);
 
-	/* 2. the candidate, in a fresh sandboxed process */
+	/* 2. the candidate, in a fresh sandboxed process (started ahead by the previous evaluation, or now) */
 	double deadline = proc_now() + cfg->eval.timeout_s;
-	if ((rc = start_cand(&c, err)))
-		goto out_entry;
 	double b0 = proc_now();
+	if (evalctx_adopt(&c, deadline) == 0)
+		v->candidate_worker_prestarted = 1;
+	else if ((rc = evalctx_start_cand(&c, err)))
+		goto out_entry;
+	sandbox_describe(&c.sb, &v->sandbox);
 	if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
 		size_t i;
@@ -777,6 +618,8 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		json_decref(reply);
 		if (!v->seconds.build)
 			v->seconds.build = proc_now() - b0;
+		/* the next candidate's worker imports torch while this one runs its trials */
+		evalctx_prestart(&c);
 		double c0 = proc_now();
 		/* a replaced harness function at import (H08) could fake everything that follows */
 		rc = rt_apply(&c.rt, v) ? 1 : run_trials(&c, meta, deadline, err);
@@ -792,6 +635,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 			goto out_entry;
 		if (rc == 0) {
 			if (v->status == V_PASS && !v->message && cfg->eval.perf_trials > 0) {
+				evalctx_prestart_settle(proc_now() + 120); /* a quiet host while this one is timed */
 				rc = run_timing(&c, deadline, err);
 				if (rc < 0)
 					goto out_entry;
@@ -821,7 +665,7 @@ out:
 		worker_stop(&c.cand, 2);
 		v->log_tail = worker_log_tail(&c.cand, 8000);
 	}
-	ctx_release(&c);
+	evalctx_release(&c);
 	v->seconds.total = proc_now() - t0;
 	return rc;
 }
@@ -841,10 +685,10 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 		*ok = 1; /* rejected before any build: the evaluation proper reports it */
 		return 0;
 	}
-	if ((rc = make_dirs(&c, err)) == 0) {
-		set_cand_env(&c);
+	if ((rc = evalctx_dirs(&c, 1, err)) == 0) {
+		evalctx_env(&c);
 		c.out_bytes = 0;
-		if ((rc = start_cand(&c, err)) == 0) {
+		if ((rc = evalctx_start_cand(&c, err)) == 0) {
 			if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
 				     proc_now() + cfg->eval.timeout_s, &v, "building", cfg->eval.timeout_s) == 0) {
 				json_decref(reply);
@@ -857,7 +701,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 			}
 		}
 	}
-	ctx_release(&c);
+	evalctx_release(&c);
 	verdict_release(&v);
 	return rc;
 }

@@ -26,6 +26,7 @@ struct eval_env {
 	char *prof_lib;           /* lib/libstitchprof.so ($STITCHBENCH_PROF_LIB overrides) */
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
 	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
+	int prestart_next;        /* another evaluation follows on this device: start its candidate worker ahead */
 };
 
 /* Resolves the device ("auto" -> cuda:0 when torch sees a GPU), the interpreter and the cache.
@@ -36,6 +37,9 @@ void eval_env_release(struct eval_env *e);
 /* Bytes of the buffer written before each timed GPU call to evict L2 (>= 2x the device's L2,
  * DESIGN §5.5); 0 on the CPU. */
 long long eval_flush_bytes(const struct eval_env *e);
+
+/* Stops a candidate worker started ahead for an evaluation that did not come (also run at exit). */
+void eval_prestart_drain(void);
 
 /* Evaluates `candidate_path` against `p`. Every candidate fault becomes a verdict status; only a
  * harness failure (cannot create folders, cannot start Python) returns non-zero. */

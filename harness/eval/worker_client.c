@@ -63,10 +63,9 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault)
+int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 {
 	memset(fault, 0, sizeof(*fault));
-	*reply = NULL;
 	if (w->finished) {
 		fault->kind = WF_DIED;
 		snprintf(fault->what, sizeof(fault->what), "the worker is no longer running");
@@ -83,6 +82,18 @@ int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, 
 	free(line);
 	if (wrc) {
 		describe_death(w, fault);
+		return -1;
+	}
+	return 0;
+}
+
+int worker_receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault)
+{
+	memset(fault, 0, sizeof(*fault));
+	*reply = NULL;
+	if (w->finished) {
+		fault->kind = WF_DIED;
+		snprintf(fault->what, sizeof(fault->what), "the worker is no longer running");
 		return -1;
 	}
 	for (;;) {
@@ -132,6 +143,14 @@ int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, 
 			}
 		}
 	}
+}
+
+int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault)
+{
+	*reply = NULL;
+	if (worker_send(w, req, fault))
+		return -1;
+	return worker_receive(w, reply, deadline, fault);
 }
 
 void worker_stop(struct worker *w, double grace_s)

@@ -41,6 +41,10 @@ int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_err
  * Returns 0 with *reply set (the caller json_decref's it), or -1 with `fault` filled; after a
  * fault the worker is dead or killed and must not be called again. */
 int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault);
+/* The two halves of worker_call, for a request whose reply is collected later (a prestarted
+ * candidate worker's `hello`, answered once torch is imported). Same return and fault rules. */
+int worker_send(struct worker *w, json_t *req, struct worker_fault *fault);
+int worker_receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault);
 /* Asks it to quit, waits up to grace_s, then kills its whole process group; reaps it. */
 void worker_stop(struct worker *w, double grace_s);
 /* The last `max` bytes of what it printed (stderr after stdout), for verdicts. */

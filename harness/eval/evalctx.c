@@ -1,0 +1,268 @@
+/* evalctx.c - an evaluation's folders, environments and the lifecycle of its two workers, and the
+ * candidate worker started ahead for the next evaluation of a batch (eval.prestart_candidate).
+ *
+ * Why start one ahead: a candidate worker's first second or more is Python and `import torch`, paid
+ * again by every candidate of an `eval --samples` batch while the GPU waits. The next candidate's worker
+ * can do that while the current candidate runs its correctness trials: it is a fresh process in its own
+ * sandbox, folder and environment, exactly as it would be started later, and it runs no candidate code
+ * before it is handed to its candidate. It is told nothing but `hello` (on the CPU, so the GPU is left
+ * alone) and must have answered before the current candidate is timed, so the timed calls never share
+ * the host with a torch import. */
+#include "eval_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/fs.h"
+#include "refpool.h"
+
+/* ---------- environments ---------- */
+
+void evalctx_env(struct eval_ctx *c)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	strvec_pushf(&c->cand_env, "HOME=%s", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TMPDIR=%s/tmp", c->cand_dir);
+	strvec_pushf(&c->cand_env, "XDG_CACHE_HOME=%s/.cache", c->cand_dir);
+	strvec_pushf(&c->cand_env, "CUDA_CACHE_PATH=%s/.nv", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TRITON_CACHE_DIR=%s/.triton", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TORCHINDUCTOR_CACHE_DIR=%s/.inductor", c->cand_dir);
+	strvec_pushf(&c->cand_env, "TORCH_EXTENSIONS_DIR=%s", c->ext_dir);
+	strvec_pushf(&c->cand_env, "MAX_JOBS=%ld", cores > 0 ? cores : 1);
+	/* build for the device's architecture only (DESIGN §5.3) */
+	if (c->e->sm[0])
+		strvec_pushf(&c->cand_env, "TORCH_CUDA_ARCH_LIST=%c.%s", c->e->sm[0], c->e->sm + 1);
+	strvec_push(&c->cand_env, "PYTHONDONTWRITEBYTECODE=1");
+	strvec_push(&c->cand_env, "PYTHONUNBUFFERED=1");
+	strvec_push(&c->cand_env, "LANG=C.UTF-8");
+	strvec_pushf(&c->ref_env, "HOME=%s", c->ref_dir);
+	strvec_pushf(&c->ref_env, "TMPDIR=%s", c->ref_dir);
+	strvec_pushf(&c->ref_env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", c->e->cache_root);
+	strvec_pushf(&c->ref_env, "TRITON_CACHE_DIR=%s/triton", c->e->cache_root);
+	strvec_push(&c->ref_env, "PYTHONDONTWRITEBYTECODE=1");
+	strvec_push(&c->ref_env, "LANG=C.UTF-8");
+}
+
+/* ---------- the candidate worker ---------- */
+
+/* RLIMIT_FSIZE for a candidate: room for the largest legitimate output, not for a disk-filling one. */
+static long long cand_file_bytes(long long out_bytes)
+{
+	long long limit = 2 * out_bytes + (16LL << 20);
+	return limit < (256LL << 20) ? (256LL << 20) : limit;
+}
+
+int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err)
+{
+	c->sb = (struct sandbox_opts){
+		.workdir = c->cand_dir, .write_dirs = c->writable, .hidden = c->hidden,
+		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = cand_file_bytes(c->out_bytes),
+		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
+		.disabled = sandbox_disabled_from_env(),
+	};
+	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP, 0 };
+	return worker_start(&c->cand, &spec, err);
+}
+
+/* ---------- the reference worker's folder, and all the folders ---------- */
+
+int evalctx_ref_compiles(const struct eval_ctx *c)
+{
+	return strcmp(c->e->device, "cpu") && c->cfg->eval.perf_trials > 0 && c->cfg->eval.compile;
+}
+
+/* The reference worker's folder: with eval.keep_reference_worker, the kept worker of this problem and
+ * device (alive, maybe loaded) with its folder, or a new folder under refw/ that can outlive this
+ * evaluation; without, a folder inside the evaluation's. */
+static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
+{
+	if (!c->cfg->eval.keep_reference_worker) {
+		c->ref_dir = xstrfmt("%s/ref", c->workdir);
+		if (fs_mkdirs(c->ref_dir, 0700))
+			return sb_error_set(err, SB_EENV, "cannot create %s: %s", c->ref_dir, strerror(errno));
+		return 0;
+	}
+	c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed, evalctx_ref_compiles(c),
+				  c->e->python);
+	struct refpool_item it;
+	if (refpool_take(c->pool_key, c->e->device, &it) == 0) {
+		c->ref = it.w;
+		c->ref_dir = it.dir;
+		c->ref_loaded = it.loaded;
+		c->ref_compiled = it.compiled;
+		c->v->reference_worker_reused = 1;
+		return 0;
+	}
+	c->ref_dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw);
+	if (!mkdtemp(c->ref_dir))
+		return sb_error_set(err, SB_EENV, "cannot create a folder under %s: %s", c->hidden_refw, strerror(errno));
+	return 0;
+}
+
+int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
+{
+	/* mkdtemp: evaluations run concurrently (parallel builds), each needs a folder of its own */
+	char *parent = xstrfmt("%s/work", c->e->cache_root);
+	fs_mkdirs(parent, 0700);
+	c->workdir = xstrfmt("%s/eval-XXXXXX", parent);
+	free(parent);
+	if (!mkdtemp(c->workdir))
+		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work: %s", c->e->cache_root,
+				    strerror(errno));
+	c->cand_dir = xstrfmt("%s/cand", c->workdir);
+	c->ext_dir = xstrfmt("%s/ext", c->e->cache_root);
+	c->hidden_ref = xstrfmt("%s/ref", c->e->cache_root);
+	/* kept reference workers live in folders of their own under refw/, hidden from every candidate */
+	c->hidden_refw = xstrfmt("%s/refw", c->e->cache_root);
+	char *tmp = xstrfmt("%s/tmp", c->cand_dir);
+	int rc = fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ref, 0700) ||
+		 fs_mkdirs(c->hidden_refw, 0700);
+	free(tmp);
+	if (rc)
+		return sb_error_set(err, SB_EENV, "cannot create work folders under %s: %s", c->e->cache_root, strerror(errno));
+	if (with_ref && (rc = ref_worker_dir(c, err)))
+		return rc;
+	/* without a reference of its own (a prestarted worker), refw/ hides every kept reference's folder */
+	int k = 0;
+	c->hidden[k++] = c->hidden_ref;
+	if (c->ref_dir)
+		c->hidden[k++] = c->ref_dir;
+	c->hidden[k++] = c->hidden_refw;
+	c->hidden[k] = NULL;
+	c->writable[0] = c->ext_dir;
+	c->writable[1] = NULL;
+	return 0;
+}
+
+/* ---------- release ---------- */
+
+static void release_ref(struct eval_ctx *c)
+{
+	if (c->pool_key && c->ref.started && !c->ref.finished) {
+		struct refpool_item it = { c->ref, c->ref_dir, c->ref_loaded, c->ref_compiled };
+		refpool_put(c->pool_key, c->e->device, &it);
+		memset(&c->ref, 0, sizeof(c->ref));
+		c->ref_dir = NULL;
+		return;
+	}
+	worker_stop(&c->ref, 5);
+	proc_result_release(&c->ref.log);
+	if (c->pool_key && c->ref_dir)
+		fs_remove_tree(c->ref_dir);
+}
+
+void evalctx_release(struct eval_ctx *c)
+{
+	worker_stop(&c->cand, 2);
+	release_ref(c);
+	proc_result_release(&c->cand.log);
+	if (c->workdir && !c->e->keep_workdirs)
+		fs_remove_tree(c->workdir);
+	if (c->adopted) { /* the prestarted worker's folders: its candidate is done with them */
+		evalctx_release(c->adopted);
+		free(c->adopted);
+	}
+	free(c->workdir);
+	free(c->ref_dir);
+	free(c->cand_dir);
+	free(c->ext_dir);
+	free(c->hidden_ref);
+	free(c->hidden_refw);
+	free(c->pool_key);
+	free(c->seeds);
+	rt_session_release(&c->rt);
+	strvec_clear(&c->cand_env);
+	strvec_clear(&c->ref_env);
+}
+
+/* ---------- the candidate worker started ahead ---------- */
+
+/* One at a time: `eval --samples` evaluates one candidate after another on its device, from one thread. */
+static struct eval_ctx *spare;
+
+static void spare_drop(void)
+{
+	if (!spare)
+		return;
+	evalctx_release(spare);
+	free(spare);
+	spare = NULL;
+}
+
+void eval_prestart_drain(void)
+{
+	spare_drop();
+}
+
+void evalctx_prestart(const struct eval_ctx *c)
+{
+	static int atexit_done;
+	struct sb_error err = { 0 };
+	struct worker_fault f;
+	spare_drop();
+	if (!c->e->prestart_next || !c->cfg->eval.prestart_candidate || !c->cfg->eval.keep_reference_worker)
+		return;
+	struct eval_ctx *n = xcalloc(1, sizeof(*n));
+	n->e = c->e;
+	n->cfg = c->cfg;
+	n->out_bytes = c->out_bytes; /* a batch is sorted by problem: the next one is most often the same */
+	if (evalctx_dirs(n, 0, &err) == 0) {
+		evalctx_env(n);
+		if (evalctx_start_cand(n, &err) == 0) {
+			/* answered once worker.py has imported torch; "cpu": no CUDA context before its candidate */
+			json_t *hello = json_pack("{s:s, s:s}", "cmd", "hello", "device", "cpu");
+			int rc = worker_send(&n->cand, hello, &f);
+			json_decref(hello);
+			if (rc == 0) {
+				n->hello_pending = 1;
+				spare = n;
+				if (!atexit_done++)
+					atexit(eval_prestart_drain);
+				return;
+			}
+		}
+	}
+	evalctx_release(n);
+	free(n);
+}
+
+void evalctx_prestart_settle(double deadline)
+{
+	json_t *reply;
+	struct worker_fault f;
+	if (!spare || !spare->hello_pending)
+		return;
+	if (worker_receive(&spare->cand, &reply, deadline, &f) || !json_is_true(json_object_get(reply, "ok"))) {
+		json_decref(reply);
+		spare_drop(); /* it died or hung importing torch: the next evaluation starts its own */
+		return;
+	}
+	json_decref(reply);
+	spare->hello_pending = 0;
+}
+
+int evalctx_adopt(struct eval_ctx *c, double deadline)
+{
+	if (!spare)
+		return -1;
+	/* the same invocation, device and settings, and a file-size limit this problem's outputs fit in */
+	if (spare->e != c->e || spare->cfg != c->cfg || spare->sb.file_bytes < cand_file_bytes(c->out_bytes)) {
+		spare_drop();
+		return -1;
+	}
+	evalctx_prestart_settle(deadline);
+	if (!spare)
+		return -1;
+	struct eval_ctx *n = spare;
+	spare = NULL;
+	c->cand = n->cand;
+	memset(&n->cand, 0, sizeof(n->cand));
+	c->sb = n->sb; /* its strings live in n, kept until c is released */
+	free(c->cand_dir);
+	c->cand_dir = xstrdup(n->cand_dir);
+	c->adopted = n;
+	return 0;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test_prestart.sh - eval.prestart_candidate: in an `eval --samples` batch, the next candidate's worker is
+# started while the current candidate runs its trials. The prestarted worker must be the same sandbox as a
+# worker started on the spot (its candidate's 1 GiB write still hits the file-size limit, the same layers
+# are reported), every evaluation after the first must get one, and nothing may be left behind: no
+# worker process, no work folder, also when the batch ends on a candidate that never needed its worker.
+source "$(dirname "$0")/lib.sh"
+export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+FIX="$SB_ROOT/tests/fixtures/candidates"
+OPTS=(--device cpu --trials 2 --perf-trials 3 --set checks.static=false --set eval.warmup_ms=0)
+verdicts() { python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    print(v["status"], v["candidate_worker_prestarted"], json.dumps(v["sandbox"], sort_keys=True), (v["message"] or "")[:200])
+' "$1" 2>&1; }
+
+gen="$TMP/gen"
+mkdir -p "$gen"
+cp "$FIX/relu_cpp_ok.py" "$gen/level_1_problem_2_sample_0_kernel.py"
+cp "$FIX/relu_cpp_ok.py" "$gen/level_1_problem_2_sample_1_kernel.py"
+cp "$FIX/huge_write.py" "$gen/level_1_problem_2_sample_2_kernel.py"
+run_sb eval --samples "$gen" -o "$TMP/on.jsonl" "${OPTS[@]}"
+check_rc "a batch with prestarted workers is judged" 0
+got=$(verdicts "$TMP/on.jsonl")
+mapfile -t row <<<"$got"
+read -r s0 p0 sb0 _ <<<"${row[0]}"
+read -r s1 p1 sb1 _ <<<"${row[1]}"
+read -r s2 p2 sb2 msg2 <<<"${row[2]}"
+if [ "$s0 $p0 $s1 $p1" = "pass False pass True" ]; then _report ok "the first worker starts on the spot, the second was prestarted, both pass"
+else _report fail "the first worker starts on the spot, the second was prestarted, both pass" "$got"; fi
+if [ "$s2 $p2" = "runtime_error True" ] && grep -qF "File too large" <<<"$msg2"; then
+	_report ok "a prestarted worker keeps the file-size limit (a 1 GiB write: runtime_error, File too large)"
+else _report fail "a prestarted worker keeps the file-size limit" "$got"; fi
+if [ "$sb1" = "$sb0" ] && [ "$sb2" = "$sb0" ]; then _report ok "a prestarted worker reports the same sandbox layers as one started on the spot"
+else _report fail "a prestarted worker reports the same sandbox layers as one started on the spot" "$got"; fi
+# With the static checks on, the last candidate (torch.relu: H01) is rejected before it needs a worker:
+# the one prestarted for it must be stopped, its folder removed.
+gen2="$TMP/gen2"
+mkdir -p "$gen2"
+cp "$FIX/relu_cpp_ok.py" "$gen2/level_1_problem_2_sample_0_kernel.py"
+cp "$FIX/huge_write.py" "$gen2/level_1_problem_2_sample_1_kernel.py"
+run_sb eval --samples "$gen2" -o "$TMP/unused.jsonl" --device cpu --trials 2 --perf-trials 3 --set eval.warmup_ms=0
+got=$(verdicts "$TMP/unused.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+if [ "$got" = "pass False rejected False " ]; then _report ok "a worker prestarted for a candidate the static checks reject goes unused ($got)"
+else _report fail "a worker prestarted for a candidate the static checks reject goes unused" "$got"; fi
+# (kept reference workers exit when stitchbench's end closes their channel: give them a moment)
+left=1
+for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "$SB_ROOT/harness/worker/[w]orker.py" >/dev/null || { left=0; break; }; sleep 0.5; done
+if [ "$left" = 0 ]; then _report ok "it was stopped: no worker left after the batch"
+else _report fail "it was stopped: no worker left after the batch" "$(pgrep -fa "$SB_ROOT/harness/worker/[w]orker.py")"; fi
+check_true "and no work folder is left" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/work' 2>/dev/null)\" ]"
+
+rm -f "$gen/level_1_problem_2_sample_2_kernel.py"
+run_sb eval --samples "$gen" -o "$TMP/off.jsonl" "${OPTS[@]}" --set eval.prestart_candidate=false
+got=$(verdicts "$TMP/off.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+if [ "$got" = "pass False pass False " ]; then _report ok "eval.prestart_candidate=false starts every worker on the spot"
+else _report fail "eval.prestart_candidate=false starts every worker on the spot" "$got"; fi
+
+# one candidate: nothing follows, nothing is prestarted
+run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${OPTS[@]}" --json
+got=$(python3 -c 'import json,sys; v=json.loads(sys.stdin.read()); print(v["status"], v["candidate_worker_prestarted"])' <<<"$OUT_TXT" 2>&1)
+if [ "$got" = "pass False" ]; then _report ok "a single evaluation prestarts nothing"; else _report fail "a single evaluation prestarts nothing" "$got"; fi
