@@ -475,6 +475,86 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	return rc < 0 ? -1 : 0;
 }
 
+/* ---------- H18: shapes other than the problem's (eval.extra_shapes) ---------- */
+
+/* "at the problem's shape constants halved ({"DIM":[4096,2048]}), the candidate failed: why; ..." */
+static void shapes_finding(struct eval_ctx *c, const char *consts, const char *what, const char *why)
+{
+	const char *action = config_policy(c->cfg, "H18");
+	char *msg = xstrfmt("at the problem's shape constants halved (%s), %s: %.300s; read sizes from the inputs "
+			    "rather than writing the problem's in", consts, what, why);
+	verdict_add_finding(c->v, "H18", action, 0, 0, msg);
+	if (!strcmp(action, "reject"))
+		verdict_fail(c->v, V_REJECTED, "H18: %s", msg);
+	free(msg);
+}
+
+static void shapes_skip(struct eval_ctx *c, const char *why)
+{
+	if (c->v->runtime)
+		strvec_pushf(&c->v->runtime->skipped, "H18 (extra shapes): %s", why);
+}
+
+/* Both workers build a model with the problem's upper-case integer constants halved and run it once on
+ * the same seed. A candidate that fails there, or disagrees with the reference, computes only the shapes
+ * it was given. A reference that cannot run at those shapes (constants tied to each other) leaves the
+ * check unrun, and says so. Run last: a candidate that crashes here has been judged on everything else. */
+static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
+{
+	uint32_t seed = trial_seed((uint32_t)c->cfg->eval.seed, 3000);
+	char *ref_out = xstrfmt("%s/shapes.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/shapes.safetensors", c->cand_dir);
+	json_t *reply = NULL, *ref_changed = NULL;
+	struct sb_error rerr = { 0 };
+	struct worker_fault f;
+	int rc = 0;
+	if ((rc = start_ref(c, err)) || (rc = load_ref(c, err)))
+		goto out;
+	if (ref_ask(&c->ref, json_pack("{s:s, s:i, s:i, s:I, s:s}", "cmd", "shapes", "num", 1, "den", 2, "seed",
+				       (json_int_t)seed, "out", ref_out), &reply, "running at other shapes", &rerr)) {
+		shapes_skip(c, rerr.msg);
+		goto out;
+	}
+	ref_changed = json_incref(json_object_get(reply, "changed"));
+	json_decref(reply);
+	if (!json_object_size(ref_changed)) {
+		shapes_skip(c, "the problem has no upper-case integer constants (>= 2) to scale");
+		goto out;
+	}
+	json_t *req = json_pack("{s:s, s:i, s:i, s:I, s:s, s:I}", "cmd", "shapes", "num", 1, "den", 2, "seed",
+				(json_int_t)seed, "out", cand_out, "max_output_bytes", (json_int_t)(2 * c->out_bytes + (16LL << 20)));
+	int crc = worker_call(&c->cand, req, &reply, deadline, &f);
+	json_decref(req);
+	char *consts = json_dumps(ref_changed, JSON_COMPACT | JSON_SORT_KEYS);
+	if (crc) {
+		shapes_finding(c, consts, "the candidate's worker failed", f.what);
+	} else if (!json_is_true(json_object_get(reply, "ok"))) {
+		shapes_finding(c, consts, "the candidate failed", jstr_or(reply, "message", "?"));
+	} else if (!json_equal(json_object_get(reply, "changed"), ref_changed)) {
+		shapes_finding(c, consts, "the candidate's worker scaled other constants", "not comparable");
+	} else {
+		struct outputs_cmp r;
+		if ((rc = outputs_compare(ref_out, cand_out, c->cfg->eval.tolerance, &r, err)) == 0) {
+			if (!r.readable || !r.pass) {
+				const char *why = r.error[0] ? r.error : "they differ";
+				for (size_t i = 0; !r.error[0] && i < r.noutputs; i++)
+					if (!r.outputs[i].cmp.pass) {
+						why = r.outputs[i].cmp.detail;
+						break;
+					}
+				shapes_finding(c, consts, "the outputs are wrong", why);
+			}
+			outputs_cmp_release(&r);
+		}
+	}
+	free(consts);
+	json_decref(reply);
+out:
+	json_decref(ref_changed);
+	free(ref_out);
+	free(cand_out);
+	return rc;
+}
+
 /* ---------- profile ---------- */
 
 static int wants_profile(const struct eval_env *e, const struct config *cfg)
@@ -645,6 +725,8 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 			}
 			if (v->status == V_PASS && !v->message && wants_profile(e, cfg))
 				run_profile(&c, deadline);
+			if (v->status == V_PASS && !v->message && cfg->eval.extra_shapes && run_shapes(&c, deadline, err) < 0)
+				goto out_entry;
 		}
 		rc = 0;
 		rt_finish(&c.rt, v);

@@ -316,6 +316,7 @@ class Worker:
             raise WorkerError("runtime_error", "constructing %s failed: %s: %s" % (cls.__name__, type(exc).__name__, exc),
                               tail(traceback.format_exc()))
         self.models["model"] = model
+        self.cls, self.seed = cls, req["seed"]  # for H18's model at scaled shapes (cmd_shapes)
         compiled = False
         if req.get("compile") and hasattr(torch, "compile"):
             self.models["compiled"] = torch.compile(model)
@@ -417,6 +418,39 @@ class Worker:
         outs, info = self.forward(xs, poison=req.get("poison_bytes", 0))
         reply["calls"].append(dict(info, **self.save(outs, req["out"][1], limit)))
         return reply
+
+    @profiler.nvtx_range("check")
+    def cmd_shapes(self, req):
+        """H18: the problem's shape constants (module-level upper-case ints >= 2) times num/den, a model
+        built anew under them as load builds one (same seeding, same init inputs function), one call on
+        inputs drawn from `seed`, its outputs saved to `out`. The constants are put back whatever
+        happens, and the scaled model is dropped: timing and later checks see the problem as it was."""
+        num, den = int(req.get("num", 1)), int(req.get("den", 2))
+        changed = {name: [value, max(1, value * num // den)] for name, value in vars(self.problem).items()
+                   if name.isupper() and type(value) is int and value >= 2}
+        try:
+            for name, (_, new) in changed.items():
+                setattr(self.problem, name, new)
+            torch.manual_seed(self.seed)
+            init = self.problem.get_init_inputs()
+            torch.manual_seed(self.seed)
+            model = self.cls(*init)
+            if isinstance(model, torch.nn.Module):
+                model = model.to(self.device)
+            xs = self.draw(req["seed"])
+            with torch.no_grad():
+                outs = as_outputs(model(*xs))
+            self.sync()
+            reply = {"changed": changed}
+            reply.update(self.save(outs, req["out"], req.get("max_output_bytes", 0)))
+            return reply
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+        finally:
+            for name, (old, _) in changed.items():
+                setattr(self.problem, name, old)
 
     def cmd_integrity(self, req):
         """The identity check and thread counts at this moment (after the timing loop, say)."""

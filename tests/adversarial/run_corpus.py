@@ -11,7 +11,8 @@ Every file names its problem on its first line ("- L1/2:"), and may say `# devic
 
 `run` lays the selected files out as KernelBench generations folders (one per static/suite group), runs one
 `stitchbench eval --samples` per group, prints one line per file ("PASS name" or "FAIL name: why"), then
-the detection table (lines starting with "#"), and exits 0 when every file behaved.
+the detection table (lines starting with "#"), and exits 0 when every file behaved. Every batch runs with
+`eval.extra_shapes` on, so H18 is checked on every file (honest files must stay clean there too).
 Used by tests/e2e/test_adversarial_runtime.sh (CPU) and scripts/gpu-check.sh, section hacks (GPU).
 """
 
@@ -94,7 +95,10 @@ def run(args, extra):
             name = "level_%d_problem_%d_sample_%d_kernel.py" % (f["level"], f["id"], n)
             (d / name).write_text(candidate_text(f["path"]))
             by_sample[(f["level"], f["id"], n)] = f
-        cmd = [sb, "eval", "--samples", str(d), "-o", str(d / "verdicts.jsonl"), "--device", args.device]
+        # every file is also run at the problem's shapes halved (H18): a hack specialised to the given
+        # shapes shows there, and an honest candidate must stay clean
+        cmd = [sb, "eval", "--samples", str(d), "-o", str(d / "verdicts.jsonl"), "--device", args.device,
+               "--set", "eval.extra_shapes=true"]
         if SUITES[suite]:
             cmd += ["--kernelbench-root", str(SUITES[suite])]
         if not static:
