@@ -689,15 +689,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	sandbox_describe(&c.sb, &v->sandbox);
 	if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
-		size_t i;
-		json_t *b;
-		json_array_foreach(json_object_get(reply, "builds"), i, b)
-			v->seconds.build += json_number_value(json_object_get(b, "seconds"));
 		keep_builds(v, json_object_get(reply, "builds"));
 		rt_observe_load(&c.rt, reply);
 		json_decref(reply);
-		if (!v->seconds.build)
-			v->seconds.build = proc_now() - b0;
+		/* the whole wait: worker start-up and imports, builds (each also in builds[]), construction */
+		v->seconds.build = proc_now() - b0;
 		/* the next candidate's worker imports torch while this one runs its trials */
 		evalctx_prestart(&c);
 		double c0 = proc_now();
