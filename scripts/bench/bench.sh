@@ -108,7 +108,7 @@ PY
 if want stages; then
 	say "### (b) Verifier turnaround by stage"
 	say ""
-	say "\`stitchbench eval $(basename "${cands[0]}") --problem L1/2 --json\` (default trials; the build cache warm from (a) when it ran). \"other\": static checks, worker start, runtime checks and profile."
+	say "\`stitchbench eval $(basename "${cands[0]}") --problem L1/2 --json\` (default trials; the build cache warm from (a) when it ran). \"build\": from starting the candidate worker to its loaded model (start-up, imports, builds, construction); \"other\": static checks, runtime checks after timing, profile."
 	say ""
 	say "| run | status | reference s | build s | correctness s | timing s | other s | total s | wall s |"
 	say "|---|---|---|---|---|---|---|---|---|"
