@@ -45,6 +45,8 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err);
 void evalctx_env(struct eval_ctx *c);
 /* Starts the candidate worker in its sandbox (file-size limit from c->out_bytes). */
 int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err);
+/* The most bytes of outputs a candidate's call may save: twice the reference's largest, plus 16 MiB. */
+long long evalctx_max_output(const struct eval_ctx *c);
 /* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */
 int evalctx_ref_compiles(const struct eval_ctx *c);
 /* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */

@@ -48,10 +48,15 @@ void evalctx_env(struct eval_ctx *c)
 
 /* ---------- the candidate worker ---------- */
 
-/* RLIMIT_FSIZE for a candidate: room for the largest legitimate output, not for a disk-filling one. */
-static long long cand_file_bytes(long long out_bytes)
+long long evalctx_max_output(const struct eval_ctx *c)
 {
-	long long limit = 2 * out_bytes + (16LL << 20);
+	return 2 * c->out_bytes + (16LL << 20);
+}
+
+/* RLIMIT_FSIZE for a candidate: room for the largest legitimate output, not for a disk-filling one. */
+static long long cand_file_bytes(const struct eval_ctx *c)
+{
+	long long limit = evalctx_max_output(c);
 	return limit < (256LL << 20) ? (256LL << 20) : limit;
 }
 
@@ -59,7 +64,7 @@ int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err)
 {
 	c->sb = (struct sandbox_opts){
 		.workdir = c->cand_dir, .write_dirs = c->writable, .hidden = c->hidden,
-		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = cand_file_bytes(c->out_bytes),
+		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = cand_file_bytes(c),
 		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
 		.disabled = sandbox_disabled_from_env(),
 	};
@@ -139,6 +144,8 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
 
 /* ---------- release ---------- */
 
+/* The reference worker goes back to the pool while it is alive; otherwise it stops and its folder
+ * (outside the evaluation's, when pooling) goes with it. */
 static void release_ref(struct eval_ctx *c)
 {
 	if (c->pool_key && c->ref.started && !c->ref.finished) {
@@ -249,7 +256,7 @@ int evalctx_adopt(struct eval_ctx *c, double deadline)
 	if (!spare)
 		return -1;
 	/* the same invocation, device and settings, and a file-size limit this problem's outputs fit in */
-	if (spare->e != c->e || spare->cfg != c->cfg || spare->sb.file_bytes < cand_file_bytes(c->out_bytes)) {
+	if (spare->e != c->e || spare->cfg != c->cfg || spare->sb.file_bytes < cand_file_bytes(c)) {
 		spare_drop();
 		return -1;
 	}

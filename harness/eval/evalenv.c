@@ -89,6 +89,11 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	return 0;
 }
 
+int eval_lead_us(const struct eval_env *e, const struct config *cfg)
+{
+	return strcmp(e->device, "cpu") ? cfg->eval.timing_lead_us : 0;
+}
+
 long long eval_flush_bytes(const struct eval_env *e)
 {
 	if (!strcmp(e->device, "cpu"))

@@ -310,7 +310,7 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		snprintf(stage, sizeof(stage), "running correctness trial %d", k);
 		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
 		json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)t->seed, "out", out,
-					"max_output_bytes", (json_int_t)(2 * c->out_bytes + (16LL << 20)));
+					"max_output_bytes", (json_int_t)evalctx_max_output(c));
 		if (eval_cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
 			free(out);
 			return 1;
@@ -387,7 +387,7 @@ static struct rt_io runtime_io(struct eval_ctx *c, json_t *meta, double deadline
 		.cand = &c->cand, .ref = c->ref_loaded ? &c->ref : NULL, .device = c->e->device, .cand_dir = c->cand_dir,
 		.ref_entry = json_string_value(json_object_get(meta, "_dir")), .cache_root = c->e->cache_root,
 		.seeds = c->seeds, .rot_seeds = { c->rot_seeds[0], c->rot_seeds[1] }, .deadline = deadline,
-		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
+		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = evalctx_max_output(c),
 		.poison_bytes = poison_bytes(c),
 	};
 }
@@ -422,11 +422,11 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	int gpu = strcmp(c->e->device, "cpu") != 0;
 	struct timing_plan plan = {
 		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
-		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = gpu ? cfg->eval.timing_lead_us : 0,
+		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
 		.cpu = cfg->eval.timing_cpu,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
-		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = 2 * c->out_bytes + (16LL << 20),
+		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 	};
 	plan.flush_bytes = eval_flush_bytes(c->e);
 	if (start_ref(c, err) || load_ref(c, err))
@@ -521,7 +521,7 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 		goto out;
 	}
 	json_t *req = json_pack("{s:s, s:i, s:i, s:I, s:s, s:I}", "cmd", "shapes", "num", 1, "den", 2, "seed",
-				(json_int_t)seed, "out", cand_out, "max_output_bytes", (json_int_t)(2 * c->out_bytes + (16LL << 20)));
+				(json_int_t)seed, "out", cand_out, "max_output_bytes", (json_int_t)evalctx_max_output(c));
 	int crc = worker_call(&c->cand, req, &reply, deadline, &f);
 	json_decref(req);
 	char *consts = json_dumps(ref_changed, JSON_COMPACT | JSON_SORT_KEYS);
@@ -603,8 +603,6 @@ static void run_profile(struct eval_ctx *c, double deadline)
 
 /* ---------- the whole evaluation ---------- */
 
-/* The reference worker goes back to the pool while it is alive; otherwise it stops and its folder
- * (outside the evaluation's, when pooling) goes with it. */
 void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			 const char *candidate_path, struct verdict *v)
 {
@@ -618,7 +616,7 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	v->settings.trials = c->cfg->eval.trials;
 	v->settings.perf_trials = c->cfg->eval.perf_trials;
 	v->settings.seed = c->cfg->eval.seed;
-	v->settings.timing_lead_us = strcmp(c->e->device, "cpu") ? c->cfg->eval.timing_lead_us : 0;
+	v->settings.timing_lead_us = eval_lead_us(c->e, c->cfg);
 	snprintf(v->settings.tolerance, sizeof(v->settings.tolerance), "%s", tolerance_name(c->cfg->eval.tolerance));
 	snprintf(v->env.device, sizeof(v->env.device), "%s", c->e->device);
 	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);

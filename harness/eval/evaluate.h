@@ -37,6 +37,8 @@ void eval_env_release(struct eval_env *e);
 /* Bytes of the buffer written before each timed GPU call to evict L2 (>= 2x the device's L2,
  * DESIGN §5.5); 0 on the CPU. */
 long long eval_flush_bytes(const struct eval_env *e);
+/* eval.timing_lead_us on a GPU; 0 on the CPU, where there is no device queue to lead. */
+int eval_lead_us(const struct eval_env *e, const struct config *cfg);
 
 /* Stops a candidate worker started ahead for an evaluation that did not come (also run at exit). */
 void eval_prestart_drain(void);

@@ -20,7 +20,7 @@ static char *cache_path(const struct eval_env *e, const struct config *cfg, cons
 	char hex[65];
 	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d,%d,%d\ncompile=%d\nseed=%d\ntf32=%d",
 			    REFTIME_FORMAT, p->sha256, e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.perf_trials,
-			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.timing_prime_ms, cfg->eval.timing_lead_us, compile, cfg->eval.seed,
+			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.timing_prime_ms, eval_lead_us(e, cfg), compile, cfg->eval.seed,
 			    cfg->eval.tf32);
 	sha256_hex(key, strlen(key), hex);
 	free(key);

@@ -303,15 +303,7 @@ class Worker:
             return {"import_s": import_s, "builds": self.builds}
         t0 = time.perf_counter()
         try:
-            # KernelBench's seeding: the same seed before the init inputs and before the constructor,
-            # so a ModelNew that creates its parameters in Model's order gets Model's weights.
-            torch.manual_seed(req["seed"])
-            init = self.problem.get_init_inputs()
-            torch.manual_seed(req["seed"])
-            model = cls(*init)
-            if isinstance(model, torch.nn.Module):
-                model = model.to(self.device)
-            self.sync()
+            model = self.construct(cls, req["seed"])
         except Exception as exc:
             raise WorkerError("runtime_error", "constructing %s failed: %s: %s" % (cls.__name__, type(exc).__name__, exc),
                               tail(traceback.format_exc()))
@@ -323,6 +315,18 @@ class Worker:
             compiled = True
         return {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
                 "compile_available": compiled, "patched": self.identity.changed()}
+
+    def construct(self, cls, seed):
+        """KernelBench's seeding: the same seed before the init inputs and before the constructor, so a
+        ModelNew that creates its parameters in Model's order gets Model's weights; then onto the device."""
+        torch.manual_seed(seed)
+        init = self.problem.get_init_inputs()
+        torch.manual_seed(seed)
+        model = cls(*init)
+        if isinstance(model, torch.nn.Module):
+            model = model.to(self.device)
+        self.sync()
+        return model
 
     def call(self, which, xs):
         fn = self.models[which]
@@ -431,12 +435,7 @@ class Worker:
         try:
             for name, (_, new) in changed.items():
                 setattr(self.problem, name, new)
-            torch.manual_seed(self.seed)
-            init = self.problem.get_init_inputs()
-            torch.manual_seed(self.seed)
-            model = self.cls(*init)
-            if isinstance(model, torch.nn.Module):
-                model = model.to(self.device)
+            model = self.construct(self.cls, self.seed)
             xs = self.draw(req["seed"])
             with torch.no_grad():
                 outs = as_outputs(model(*xs))
@@ -551,15 +550,16 @@ class Worker:
         """eval.timing_cpu: every thread of this process onto one CPU (the other worker gets the same one,
         so neither times on a core the other lacks), or back where they were for cpu < 0. Returns the
         CPUs the threads may use afterwards, all threads together, as the kernel says."""
-        threads = [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else [0]
         if cpu is None or cpu < 0:
             if self.unpinned is None:
-                return None
+                return None  # the default: nothing to do, nothing read
             target, self.unpinned = self.unpinned, None
         else:
             if self.unpinned is None:
                 self.unpinned = os.sched_getaffinity(0)
             target = {cpu}
+        # every block again: threads started since (or an affinity the candidate widened) are put back
+        threads = [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else [0]
         allowed = set()
         for tid in threads:
             try:
