@@ -44,8 +44,10 @@ void config_init(struct config *c)
 	c->eval.warmup_calls = 3;
 	c->eval.timing_block = 10;
 	c->eval.timing_prime_ms = 5;
-	c->eval.timing_lead_us = 100;
+	c->eval.timing_lead_us = -1;
 	c->eval.timing_cpu = -1;
+	c->eval.timing_gc = 0;
+	c->eval.hash_seed = 0;
 	c->eval.rse_target = 0.005;
 	c->eval.timing_cap_s = 120;
 	c->eval.statistic = STAT_MEDIAN;

@@ -83,6 +83,8 @@ struct eval_cfg {
 	int timing_prime_ms;
 	int timing_lead_us;
 	int timing_cpu;
+	int timing_gc;         /* let Python's garbage collector run inside timed blocks */
+	int hash_seed;         /* PYTHONHASHSEED of both workers; -1 = Python's random one per process */
 	double rse_target;
 	int timing_cap_s;
 	enum timing_statistic statistic;

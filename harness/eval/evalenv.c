@@ -83,6 +83,7 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	}
 	python_info_release(&py);
 	e->cache_root = default_cache_root();
+	e->hash_seed = cfg->eval.hash_seed;
 	if ((rc = fs_mkdirs(e->cache_root, 0700)) != 0)
 		return sb_error_set(err, SB_EENV, "cannot create the cache %s: %s (set STITCHBENCH_CACHE)", e->cache_root,
 				    strerror(-rc));

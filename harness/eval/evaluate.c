@@ -423,7 +423,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	struct timing_plan plan = {
 		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
-		.cpu = cfg->eval.timing_cpu,
+		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
@@ -617,6 +617,8 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	v->settings.perf_trials = c->cfg->eval.perf_trials;
 	v->settings.seed = c->cfg->eval.seed;
 	v->settings.timing_lead_us = eval_lead_us(c->e, c->cfg);
+	v->settings.timing_gc = c->cfg->eval.timing_gc;
+	v->settings.hash_seed = c->e->hash_seed;
 	snprintf(v->settings.tolerance, sizeof(v->settings.tolerance), "%s", tolerance_name(c->cfg->eval.tolerance));
 	snprintf(v->env.device, sizeof(v->env.device), "%s", c->e->device);
 	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);

@@ -27,6 +27,7 @@ struct eval_env {
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
 	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
 	int prestart_next;        /* another evaluation follows on this device: start its candidate worker ahead */
+	int hash_seed;            /* eval.hash_seed: every worker's PYTHONHASHSEED; -1: unset */
 };
 
 /* Resolves the device ("auto" -> cuda:0 when torch sees a GPU), the interpreter and the cache.

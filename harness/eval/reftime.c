@@ -12,16 +12,16 @@
 #include "../core/sha256.h"
 #include "refworker.h"
 
-#define REFTIME_FORMAT 4 /* 2: one block of back-to-back calls after priming; 3: eval.tf32 in the key;
-			   * 4: eval.timing_lead_us in the key */
+#define REFTIME_FORMAT 5 /* 2: one block of back-to-back calls after priming; 3: eval.tf32 in the key;
+			   * 4: eval.timing_lead_us in the key; 5: eval.timing_gc and eval.hash_seed */
 
 static char *cache_path(const struct eval_env *e, const struct config *cfg, const struct problem *p, int compile)
 {
 	char hex[65];
-	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d,%d,%d\ncompile=%d\nseed=%d\ntf32=%d",
+	char *key = xstrfmt("format=%d\nproblem=%s\ndevice=%s\ntorch=%s\ntrials=%d\nwarmup=%d,%d,%d,%d\ncompile=%d\nseed=%d\ntf32=%d\ngc=%d\nhash_seed=%d",
 			    REFTIME_FORMAT, p->sha256, e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.perf_trials,
 			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.timing_prime_ms, eval_lead_us(e, cfg), compile, cfg->eval.seed,
-			    cfg->eval.tf32);
+			    cfg->eval.tf32, cfg->eval.timing_gc, cfg->eval.hash_seed);
 	sha256_hex(key, strlen(key), hex);
 	free(key);
 	return xstrfmt("%s/reftime/%.32s.json", e->cache_root, hex);
@@ -52,8 +52,9 @@ static int time_side(struct refworker *w, const char *which, const struct config
 	json_decref(reply);
 	for (int i = 0; i < cfg->eval.perf_trials; i++)
 		json_array_append_new(sets, json_integer(i));
-	if (refworker_ask(w, json_pack("{s:s, s:s, s:o, s:i, s:i}", "cmd", "time", "which", which, "sets", sets, "prime_ms",
-				       gpu ? cfg->eval.timing_prime_ms : 0, "lead_us", gpu ? cfg->eval.timing_lead_us : 0),
+	if (refworker_ask(w, json_pack("{s:s, s:s, s:o, s:i, s:i, s:b}", "cmd", "time", "which", which, "sets", sets, "prime_ms",
+				       gpu ? cfg->eval.timing_prime_ms : 0, "lead_us", gpu ? cfg->eval.timing_lead_us : 0,
+				       "gc", cfg->eval.timing_gc),
 			  &reply, "timing", err))
 		return -1;
 	json_t *us = json_object_get(reply, "us");

@@ -180,6 +180,11 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	double *rbuf = xcalloc(cap, sizeof(double));
 	double *got[3] = { xcalloc(block, sizeof(double)), xcalloc(block, sizeof(double)),
 			   xcalloc(block, sizeof(double)) };
+	/* the host's time for the same calls, the longest lead and the calls launched too late, per side */
+	double *host[3] = { xcalloc(cap, sizeof(double)), xcalloc(cap, sizeof(double)), xcalloc(cap, sizeof(double)) };
+	double *got_host[3] = { xcalloc(block, sizeof(double)), xcalloc(block, sizeof(double)),
+				xcalloc(block, sizeof(double)) };
+	struct timing_side *sides[3] = { &t->eager, &t->candidate, &t->compiled };
 	size_t n = 0, nclk = 0, clk_cap = 3 * ((size_t)p->max_pairs / (size_t)block + 2);
 	unsigned *clk = xcalloc(clk_cap, sizeof(unsigned));
 	unsigned long long clk_reasons = 0;
@@ -204,9 +209,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_array_append_new(sets, json_integer(call % p->nsets));
 				json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 5000 + (uint32_t)call)));
 			}
-			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i}", "cmd", "time", "which", s->which,
+			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:b}", "cmd", "time", "which", s->which,
 						"sets", sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", p->lead_us,
-						"cpu", p->cpu);
+						"cpu", p->cpu, "gc", p->gc);
 			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
 				goto out;
 			json_t *us = json_object_get(reply, "us");
@@ -218,8 +223,17 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_decref(reply);
 				goto out;
 			}
-			for (int j = 0; j < m; j++)
+			json_t *hu = json_object_get(reply, "host_us");
+			for (int j = 0; j < m; j++) {
 				got[order[i]][j] = json_number_value(json_array_get(us, j));
+				got_host[order[i]][j] = json_number_value(json_array_get(hu, j)); /* 0 when absent */
+			}
+			if (round > 0) {
+				struct timing_side *ts = sides[order[i]];
+				int lead = (int)json_integer_value(json_object_get(reply, "lead_us"));
+				ts->exposed += (int)json_integer_value(json_object_get(reply, "exposed"));
+				ts->lead_us_max = lead > ts->lead_us_max ? lead : ts->lead_us_max;
+			}
 			if (p->cpu >= 0 && !pinned_to(json_object_get(reply, "cpus"), p->cpu))
 				pinned = 0;
 			json_decref(reply);
@@ -229,8 +243,10 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		if (round == 0)
 			continue; /* first round: caches, allocator and clocks still settling */
 		for (int j = 0; j < m; j++, n++)
-			for (int s = 0; s < 3; s++)
+			for (int s = 0; s < 3; s++) {
 				dst[s][n] = got[s][j];
+				host[s][n] = got_host[s][j];
+			}
 		if ((int)n >= MIN_PAIRS) {
 			ratios(t->eager_us, t->candidate_us, n, rbuf);
 			if (median_rse(rbuf, n, p->base_seed) < p->rse_target) {
@@ -245,8 +261,13 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	}
 	rc = 0;
 out:
-	for (int s = 0; s < 3; s++)
+	for (int s = 0; s < 3; s++) {
+		if (!rc)
+			stats_compute(host[s], n, &sides[s]->host_us);
 		free(got[s]);
+		free(got_host[s]);
+		free(host[s]);
+	}
 	if (!rc)
 		clock_summarise(&t->gpu_clock, p->nvml, clk, nclk, clk_reasons);
 	free(clk);

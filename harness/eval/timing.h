@@ -14,6 +14,7 @@ struct timing_plan {
 	int prime_ms;            /* eval.timing_prime_ms: GPU warm-up before each block (0 on the CPU) */
 	int lead_us;             /* eval.timing_lead_us: GPU-side wait before each start event (0 on the CPU) */
 	int cpu;                 /* eval.timing_cpu: both workers' threads pinned to it while timing; -1: not */
+	int gc;                  /* eval.timing_gc: Python's collector may run inside a timed block */
 	int warmup_ms, warmup_calls;
 	double rse_target;
 	double cap_s;            /* wall-clock cap of the loop itself */

@@ -148,6 +148,16 @@ static json_t *gpu_clock_json(const struct timing_result *t)
 			 "sm_mhz_limit", (int)g->mhz_limit, "reasons", reasons);
 }
 
+/* One side's per-call device times, with the host's time for the same calls and the lead they had. */
+static json_t *side_json(const struct timing_side *s)
+{
+	json_t *o = stats_json(&s->us, 1);
+	json_object_set_new(o, "host", stats_json(&s->host_us, 1));
+	json_object_set_new(o, "lead_us_max", json_integer(s->lead_us_max));
+	json_object_set_new(o, "exposed_calls", json_integer(s->exposed));
+	return o;
+}
+
 static json_t *timing_json(const struct timing_result *t)
 {
 	if (!t->ran)
@@ -156,9 +166,9 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "clock", json_string(t->clock));
 	json_object_set_new(o, "pairs", json_integer((json_int_t)t->pairs));
 	json_object_set_new(o, "stop_reason", json_string(t->stop_reason));
-	json_object_set_new(o, "eager", stats_json(&t->eager.us, 1));
-	json_object_set_new(o, "candidate", stats_json(&t->candidate.us, 1));
-	json_object_set_new(o, "compiled", t->compiled.available ? stats_json(&t->compiled.us, 1) : json_null());
+	json_object_set_new(o, "eager", side_json(&t->eager));
+	json_object_set_new(o, "candidate", side_json(&t->candidate));
+	json_object_set_new(o, "compiled", t->compiled.available ? side_json(&t->compiled) : json_null());
 	json_object_set_new(o, "ratio_eager", stats_json(&t->ratio_eager, 0));
 	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
@@ -226,9 +236,11 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:i, s:b, s:s}", "network_namespace", v->sandbox.netns,
 						    "pid_namespace", v->sandbox.pidns, "landlock_abi", v->sandbox.landlock_abi,
 						    "capabilities_dropped", v->sandbox.caps_dropped, "notes", v->sandbox.notes));
-	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s, s:i}", "trials", v->settings.trials, "perf_trials",
-						     v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
-						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us));
+	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:o}", "trials", v->settings.trials,
+						     "perf_trials", v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
+						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",
+						     v->settings.timing_gc, "hash_seed",
+						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null()));
 	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o}", "total", jreal(v->seconds.total),
 						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),
 						    "correctness", jreal(v->seconds.correctness), "timing", jreal(v->seconds.timing)));
@@ -266,12 +278,28 @@ static void print_gpu_clock(struct strbuf *out, const struct timing_result *t)
 	strbuf_release(&r);
 }
 
-static void print_side(struct strbuf *out, const char *name, const struct timing_side *s)
+static void print_side(struct strbuf *out, const char *name, const struct timing_side *s, int gpu)
 {
 	if (!s->available)
 		return;
 	strbuf_addf(out, "  %-10s median %10.2f us   mean %10.2f   p25 %10.2f   p75 %10.2f   min %10.2f   cv %5.2f%%\n", name,
 		    s->us.median, s->us.mean, s->us.p25, s->us.p75, s->us.min, 100 * s->us.cv);
+	if (gpu && s->host_us.n)
+		strbuf_addf(out, "  %-10s host   %10.2f us per call (median), lead up to %d us, %d of %zu calls launched "
+			    "after their start\n", "", s->host_us.median, s->lead_us_max, s->exposed, s->host_us.n);
+}
+
+/* A candidate whose host time per call is well above its GPU time and the reference's host time: with
+ * the launch kept out of the timed span, its speedup counts GPU time its users would wait longer for. */
+static void print_host_bound(struct strbuf *out, const struct timing_result *t)
+{
+	const struct timing_side *c = &t->candidate, *e = &t->eager;
+	if (!c->host_us.n || !e->host_us.n || c->lead_us_max <= 0)
+		return;
+	if (c->host_us.median > 2 * c->us.median && c->host_us.median > 1.5 * e->host_us.median)
+		strbuf_addf(out, "  warning: the candidate is host-bound: %.1f us of host time per call against %.1f us on "
+			    "the GPU (the reference: %.1f us on the host); the speedup compares GPU time\n",
+			    c->host_us.median, c->us.median, e->host_us.median);
 }
 
 void verdict_print(const struct verdict *v, struct strbuf *out)
@@ -296,9 +324,10 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	if (v->timing.ran) {
 		const struct timing_result *t = &v->timing;
 		strbuf_addf(out, "  timing (%s, %zu interleaved pairs, stopped by %s):\n", t->clock, t->pairs, t->stop_reason);
-		print_side(out, "eager", &t->eager);
-		print_side(out, "candidate", &t->candidate);
-		print_side(out, "compiled", &t->compiled);
+		int gpu = strcmp(t->clock, "host") != 0;
+		print_side(out, "eager", &t->eager, gpu);
+		print_side(out, "candidate", &t->candidate, gpu);
+		print_side(out, "compiled", &t->compiled, gpu);
 		strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; KernelBench mean method %.3fx)\n",
 			    t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi, t->speedup_eager_mean_method);
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
@@ -309,6 +338,7 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 						   : "  warning: eval.timing_cpu = %d, but a worker's threads were not all on that CPU\n",
 				    t->cpu);
 		print_gpu_clock(out, t);
+		print_host_bound(out, t);
 		if (t->compiled.available)
 			strbuf_addf(out, "  speedup vs compiled  %.3fx  (95%% CI %.3f-%.3f)\n", t->speedup_compiled,
 				    t->speedup_compiled_lo, t->speedup_compiled_hi);

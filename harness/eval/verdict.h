@@ -43,6 +43,9 @@ struct finding {
 struct timing_side {
 	int available;
 	struct sample_stats us;      /* per-call microseconds */
+	struct sample_stats host_us; /* the host's microseconds per call: Python and launches */
+	int lead_us_max;             /* the longest device-side lead before a start event (0: none) */
+	int exposed;                 /* calls whose start event fired before the host had launched them */
 };
 
 /* The GPU's SM clock while the candidate and the reference were timed (NVML, sampled after every
@@ -96,7 +99,7 @@ struct verdict {
 	size_t nfindings;
 	struct verdict_env env;
 	struct sandbox_report sandbox;
-	struct { int trials, perf_trials, seed, timing_lead_us; char tolerance[16]; } settings;
+	struct { int trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed; char tolerance[16]; } settings;
 	struct { double total, reference, build, correctness, timing; } seconds;
 	int reference_cached;
 	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */

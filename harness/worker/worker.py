@@ -5,6 +5,7 @@
 # Anything the loaded code prints goes to stdout/stderr, which the parent captures separately.
 import builtins
 import ctypes
+import gc
 import hashlib
 import importlib.util
 import json
@@ -170,6 +171,9 @@ class Worker:
                                               (__name__ + ".Worker", "timed"), (__name__ + ".Worker", "forward")])
         self.poison_buf = None
         self.unpinned = None      # the affinity before eval.timing_cpu pinned this process's threads
+        self.host_us = {}         # which -> the host's microseconds for its recent calls (the automatic lead)
+        self.last_host_us = 0.0   # the last timed call: host microseconds, and whether its launch showed
+        self.last_exposed = False
 
     # ---- helpers ----
     def cuda(self):
@@ -497,19 +501,30 @@ class Worker:
             self.flush = torch.empty(int(req["flush_bytes"]) // 4, dtype=torch.float32, device=self.device)
         return {"inputs": [fingerprint(xs) for xs in self.timing_sets]}
 
+    def auto_lead_us(self, which):
+        """The lead for eval.timing_lead_us = -1: half again the longest host time of this side's last
+        10 calls, plus 50 us, within [100 us, 50 ms], so the whole call is queued before its start event
+        even when the host slows down for a while."""
+        recent = self.host_us.get(which) or [0.0]
+        return min(50000, max(100, int(1.5 * max(recent) + 50)))
+
     def timed(self, which, xs, seed=None, lead_us=0):
         """One timed call: reseed torch with `seed` (models that draw random numbers in forward, such as
         Dropout, then make the same draws on both sides and their timed outputs stay comparable); on the
         GPU reset persisting L2, flush L2, then the call between CUDA events on the current stream.
         lead_us > 0 queues a device-side spin of about that long (at 2 GHz; longer at lower clocks) before
         the start event, so the host has queued the call when its time starts (eval.timing_lead_us,
-        docs/worker.md); 0 times the host's launch too, as KernelBench does."""
+        docs/worker.md); -1 picks the lead from the host's recent calls (auto_lead_us); 0 times the
+        host's launch too, as KernelBench does. Also records the host's time for the call
+        (self.last_host_us) and whether the start event had fired before the host was done launching
+        (self.last_exposed: the GPU may then have waited for the host inside the timed span)."""
         if seed is not None:
             torch.manual_seed(seed)
         if not self.cuda():
             t0 = time.perf_counter_ns()
             out = self.call(which, xs)
-            return out, (time.perf_counter_ns() - t0) / 1000.0
+            self.last_host_us, self.last_exposed = (time.perf_counter_ns() - t0) / 1000.0, False
+            return out, self.last_host_us
         if self.cudart is not None:
             self.cudart.cudaCtxResetPersistingL2Cache()
         if self.flush is not None:
@@ -522,14 +537,23 @@ class Worker:
             torch.cuda.synchronize(self.device)
         stream = torch.cuda.current_stream(self.device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if lead_us < 0:
+            lead_us = self.auto_lead_us(which)
         if lead_us > 0:
             torch.cuda._sleep(int(lead_us * 2000))
         self.prof.begin(stream)  # NVTX "trial N"; while profiling, tags this call's CUDA work (profiler.py)
         start.record(stream)
+        h0 = time.perf_counter_ns()
         out = self.call(which, xs)
+        h1 = time.perf_counter_ns()
+        self.last_exposed = start.query()
         end.record(stream)
         end.synchronize()
         us = start.elapsed_time(end) * 1000.0
+        self.last_host_us = (h1 - h0) / 1000.0
+        recent = self.host_us.setdefault(which, [])
+        recent.append(self.last_host_us)
+        del recent[:-10]
         torch.cuda.synchronize(self.device)  # work left on other streams must not spill into the next call
         self.prof.end()
         return out, us
@@ -590,18 +614,33 @@ class Worker:
         seeds = req.get("seeds") or [None] * len(sets)
         us = []
         cpus = self.pin(req.get("cpu", -1))
+        # The collector paused for the block, as timeit does (eval.timing_gc): a collection lands in
+        # whichever call happens to cross its allocation threshold, and the two workers allocate
+        # differently, so it would fall on one side's calls more than the other's.
+        paused = not req.get("gc", True) and gc.isenabled()
+        if paused:
+            gc.disable()
         try:
             if self.cuda() and req.get("prime_ms", 0) > 0:
                 self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
-            trials = []
+            trials, host, exposed, leads = [], [], 0, []
             for k, seed in zip(sets, seeds):
-                out, t = self.timed(which, self.timing_sets[k], seed=seed, lead_us=req.get("lead_us", 0))
+                lead = req.get("lead_us", 0)
+                if lead < 0 and self.cuda():
+                    lead = self.auto_lead_us(which)
+                out, t = self.timed(which, self.timing_sets[k], seed=seed, lead_us=lead)
                 us.append(t)
+                host.append(self.last_host_us)
+                exposed += bool(lead > 0 and self.last_exposed)
+                leads.append(max(lead, 0))
                 trials += self.prof.reply().get("trial", [])
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+        finally:
+            if paused:
+                gc.enable()
         self.last[which] = out
-        reply = {"us": us}
+        reply = {"us": us, "host_us": host, "exposed": exposed, "lead_us": max(leads) if leads else 0}
         if trials:
             reply["trials"] = trials
         if cpus is not None and req.get("cpu", -1) >= 0:

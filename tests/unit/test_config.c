@@ -97,7 +97,9 @@ static void empty_file_gives_defaults(void **state)
 	assert_int_equal(c.eval.trials, 5);
 	assert_int_equal(c.eval.seed, 42);
 	assert_string_equal(c.eval.device, "auto");
-	assert_int_equal(c.eval.timing_lead_us, 100); /* the GPU-side lead before each timed call (docs/worker.md) */
+	assert_int_equal(c.eval.timing_lead_us, -1); /* the GPU-side lead, sized from the host's calls (docs/worker.md) */
+	assert_int_equal(c.eval.timing_gc, 0);       /* the collector paused inside timed blocks */
+	assert_int_equal(c.eval.hash_seed, 0);       /* one PYTHONHASHSEED for every worker */
 	assert_int_equal(c.nagents, 0);
 	config_release(&c);
 	assert_int_equal(load(&c, "# only a comment\n", &err), 0);
@@ -112,7 +114,8 @@ static const char *const BAD[][2] = {
 	{ "eval:\n  trials: 2.5\n", "eval.trials: expected an integer, got '2.5'" },
 	{ "eval:\n  trials: [1, 2]\n", "exp.yaml:2:11: eval.trials: expected an integer, got a list" },
 	{ "eval:\n  rse_target: 2\n", "eval.rse_target: 2 is out of range: expected a number between 0 and 1" },
-	{ "eval:\n  timing_lead_us: -1\n", "eval.timing_lead_us: -1 is out of range" },
+	{ "eval:\n  timing_lead_us: -2\n", "eval.timing_lead_us: -2 is out of range" },
+	{ "eval:\n  hash_seed: -2\n", "eval.hash_seed: -2 is out of range" },
 	{ "eval:\n  tolerance: strict\n", "eval.tolerance: 'strict' is not one of: kernelbench, kernelbench-v0" },
 	{ "eval:\n  extra_shapes: maybe\n", "eval.extra_shapes: expected true or false, got 'maybe'" },
 	{ "eval: 5\n", "exp.yaml:1:7: eval: expected a mapping, got a scalar" },
