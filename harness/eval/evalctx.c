@@ -44,6 +44,12 @@ void evalctx_env(struct eval_ctx *c)
 	strvec_pushf(&c->ref_env, "TRITON_CACHE_DIR=%s/triton", c->e->cache_root);
 	strvec_push(&c->ref_env, "PYTHONDONTWRITEBYTECODE=1");
 	strvec_push(&c->ref_env, "LANG=C.UTF-8");
+	/* One hash seed for both: Python's per-process random seed gives each process its own dict and
+	 * string-hash layout, and with it, for a host-bound model, its own speed of attribute lookups. */
+	if (c->e->hash_seed >= 0) {
+		strvec_pushf(&c->cand_env, "PYTHONHASHSEED=%d", c->e->hash_seed);
+		strvec_pushf(&c->ref_env, "PYTHONHASHSEED=%d", c->e->hash_seed);
+	}
 }
 
 /* ---------- the candidate worker ---------- */
@@ -80,16 +86,13 @@ int evalctx_ref_compiles(const struct eval_ctx *c)
 }
 
 /* The reference worker's folder: with eval.keep_reference_worker, the kept worker of this problem and
- * device (alive, maybe loaded) with its folder, or a new folder under refw/ that can outlive this
- * evaluation; without, a folder inside the evaluation's. */
+ * device (alive, maybe loaded) with its folder, or else a new folder. New folders are always under
+ * refw/, which every candidate worker has hidden from its start, a prestarted one included: one made
+ * later anywhere else would be in plain sight of a worker started before it. */
 static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 {
-	if (!c->cfg->eval.keep_reference_worker) {
-		c->ref_dir = xstrfmt("%s/ref", c->workdir);
-		if (fs_mkdirs(c->ref_dir, 0700))
-			return sb_error_set(err, SB_EENV, "cannot create %s: %s", c->ref_dir, strerror(errno));
-		return 0;
-	}
+	if (!c->cfg->eval.keep_reference_worker)
+		goto fresh;
 	c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed, evalctx_ref_compiles(c),
 				  c->e->python);
 	struct refpool_item it;
@@ -101,6 +104,7 @@ static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 		c->v->reference_worker_reused = 1;
 		return 0;
 	}
+fresh:
 	c->ref_dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw);
 	if (!mkdtemp(c->ref_dir))
 		return sb_error_set(err, SB_EENV, "cannot create a folder under %s: %s", c->hidden_refw, strerror(errno));
@@ -157,7 +161,8 @@ static void release_ref(struct eval_ctx *c)
 	}
 	worker_stop(&c->ref, 5);
 	proc_result_release(&c->ref.log);
-	if (c->pool_key && c->ref_dir)
+	/* a kept worker's folder goes with it; an unpooled one's stays for inspection like the rest */
+	if (c->ref_dir && (c->pool_key || !c->e->keep_workdirs))
 		fs_remove_tree(c->ref_dir);
 }
 
@@ -210,7 +215,7 @@ void evalctx_prestart(const struct eval_ctx *c)
 	struct sb_error err = { 0 };
 	struct worker_fault f;
 	spare_drop();
-	if (!c->e->prestart_next || !c->cfg->eval.prestart_candidate || !c->cfg->eval.keep_reference_worker)
+	if (!c->e->prestart_next || !c->cfg->eval.prestart_candidate)
 		return;
 	struct eval_ctx *n = xcalloc(1, sizeof(*n));
 	n->e = c->e;

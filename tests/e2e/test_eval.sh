@@ -205,6 +205,23 @@ run_sb eval --samples "$gen2" -o "$TMP/nokeep.jsonl" "${FAST[@]}" --set eval.kee
 got=$(reused "$TMP/nokeep.jsonl")
 if [ "$got" = "pass:False pass:False" ]; then _report ok "eval.keep_reference_worker=false starts a new one each time"
 else _report fail "eval.keep_reference_worker=false starts a new one each time" "$got"; fi
+# ...and its candidates' workers are still started ahead, with each new reference's folder out of reach
+# of a worker started before that folder existed (tests/fixtures/candidates/peek_ref.py counts those it can list)
+gen3="$TMP/gen3"
+mkdir -p "$gen3"
+cp "$gen2/level_1_problem_2_sample_0_kernel.py" "$gen3/level_1_problem_2_sample_0_kernel.py"
+cp "$SB_ROOT/tests/fixtures/candidates/peek_ref.py" "$gen3/level_1_problem_2_sample_1_kernel.py"
+run_sb eval --samples "$gen3" -o "$TMP/nokeep3.jsonl" "${FAST[@]}" --set eval.keep_reference_worker=false --set checks.static=false
+got=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    print(v["status"], v["candidate_worker_prestarted"], "peek_ref readable" in (v["message"] or "") and v["message"].split("peek_ref readable ")[1].split()[0])
+' "$TMP/nokeep3.jsonl" 2>&1 | tr '\n' ' ')
+if [ "$got" = "pass False False runtime_error True 0 " ]; then
+	_report ok "without kept reference workers, the next candidate's worker is prestarted and can list no reference folder ($got)"
+else _report fail "without kept reference workers, the next candidate's worker is prestarted and can list no reference folder" "$got"; fi
+check_true "no reference folder is left behind" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/refw')\" ]"
 
 # eval.split_nvcc reaches the candidate's worker, which then compiles .cu files through nvcc_split.py
 # (torch 2.x reads PYTORCH_NVCC; the wrapper itself is tested in tests/worker/test_nvcc_split.py). The
