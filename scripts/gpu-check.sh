@@ -179,9 +179,11 @@ for line in open(sys.argv[1]):
     v = json.loads(line)
     sp = v["speedup"]["vs_eager"] if v["speedup"] else None
     clk = (v["timing"] or {}).get("gpu_clock") or {}
-    by[v["problem"]["ref"]].append((v["status"], sp, v["timing"]["eager"]["median_us"] if v["timing"] else None,
-                                    v["timing"]["pairs"] if v["timing"] else 0,
-                                    "%s-%s" % (clk.get("sm_mhz_min", "?"), clk.get("sm_mhz_max", "?"))))
+    t = v["timing"] or {}
+    exposed = sum((t.get(s) or {}).get("exposed_calls", 0) for s in ("eager", "candidate"))
+    by[v["problem"]["ref"]].append((v["status"], sp, t["eager"]["median_us"] if t else None, t.get("pairs", 0),
+                                    "%s-%s" % (clk.get("sm_mhz_min", "?"), clk.get("sm_mhz_max", "?")),
+                                    ((t.get("eager") or {}).get("host") or {}).get("median_us") or 0, exposed))
 bad = 0
 for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     rows = by[ref]
@@ -189,9 +191,9 @@ for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     worst = max(abs(s - 1) for s in sps) if len(sps) == 3 else float("inf")
     okrow = all(r[0] == "pass" for r in rows) and worst <= 0.01
     bad += not okrow
-    print("%-6s %-4s eager %9.1f us  speedups %s  pairs %s  worst |s-1| %.4f  SM MHz %s" % (
-        ref, "ok" if okrow else "FAIL", rows[0][2] or 0, " ".join("%.4f" % s for s in sps),
-        ",".join(str(r[3]) for r in rows), worst, " ".join(r[4] for r in rows)))
+    print("%-6s %-4s eager %9.1f us (host %7.1f)  speedups %s  pairs %s  worst |s-1| %.4f  exposed %s  SM MHz %s" % (
+        ref, "ok" if okrow else "FAIL", rows[0][2] or 0, rows[0][5], " ".join("%.4f" % s for s in sps),
+        ",".join(str(r[3]) for r in rows), worst, ",".join(str(r[6]) for r in rows), " ".join(r[4] for r in rows)))
 print("FIDELITY_BAD %d" % bad)
 PY
 )
