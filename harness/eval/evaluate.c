@@ -429,7 +429,10 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 	};
 	plan.flush_bytes = eval_flush_bytes(c->e);
-	if (start_ref(c, err) || load_ref(c, err))
+	double w0 = proc_now();
+	int wrc = start_ref(c, err) || load_ref(c, err);
+	c->v->seconds.reference_worker += proc_now() - w0; /* 0 for a kept, loaded one */
+	if (wrc)
 		return -1;
 	plan.with_compiled = c->ref_compiled;
 	char *ref_out = xstrfmt("%s/timed.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/timed.safetensors", c->cand_dir);
@@ -645,7 +648,9 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	verdict_init(v);
 	eval_verdict_header(e, cfg, p, candidate_path, v);
 	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1) */
-	if (static_judge(cfg, p->path, candidate_path, v)) {
+	int rejected = static_judge(cfg, p->path, candidate_path, v);
+	v->seconds.static_checks = proc_now() - t0;
+	if (rejected) {
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
@@ -715,13 +720,20 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				rc = run_timing(&c, deadline, err);
 				if (rc < 0)
 					goto out_entry;
+				double k0 = proc_now();
 				struct rt_io io = runtime_io(&c, meta, deadline);
 				if (rc == 0 && v->timing.ran && rt_after_timing(&c.rt, &io, meta, v) == 0)
 					rt_apply(&c.rt, v);
+				v->seconds.checks += proc_now() - k0;
 			}
+			double p0 = proc_now();
 			if (v->status == V_PASS && !v->message && wants_profile(e, cfg))
 				run_profile(&c, deadline);
-			if (v->status == V_PASS && !v->message && cfg->eval.extra_shapes && run_shapes(&c, deadline, err) < 0)
+			v->seconds.profile = proc_now() - p0;
+			double k1 = proc_now();
+			int src = v->status == V_PASS && !v->message && cfg->eval.extra_shapes ? run_shapes(&c, deadline, err) : 0;
+			v->seconds.checks += proc_now() - k1;
+			if (src < 0)
 				goto out_entry;
 		}
 		rc = 0;
@@ -739,11 +751,13 @@ out_entry:
 	}
 out:
 	json_decref(meta);
+	double f0 = proc_now();
 	if (c.cand.started || c.cand.finished) {
 		worker_stop(&c.cand, 2);
 		v->log_tail = worker_log_tail(&c.cand, 8000);
 	}
 	evalctx_release(&c);
+	v->seconds.finish = proc_now() - f0;
 	v->seconds.total = proc_now() - t0;
 	return rc;
 }

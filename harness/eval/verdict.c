@@ -241,9 +241,13 @@ json_t *verdict_to_json(const struct verdict *v)
 						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",
 						     v->settings.timing_gc, "hash_seed",
 						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null()));
-	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o}", "total", jreal(v->seconds.total),
+	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
+						    jreal(v->seconds.total), "static", jreal(v->seconds.static_checks),
 						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),
-						    "correctness", jreal(v->seconds.correctness), "timing", jreal(v->seconds.timing)));
+						    "correctness", jreal(v->seconds.correctness), "reference_worker",
+						    jreal(v->seconds.reference_worker), "timing", jreal(v->seconds.timing),
+						    "checks", jreal(v->seconds.checks), "profile", jreal(v->seconds.profile),
+						    "finish", jreal(v->seconds.finish)));
 	json_object_set_new(o, "reference_cached", json_boolean(v->reference_cached));
 	json_object_set_new(o, "reference_worker_reused", json_boolean(v->reference_worker_reused));
 	json_object_set_new(o, "candidate_worker_prestarted", json_boolean(v->candidate_worker_prestarted));
@@ -382,7 +386,8 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		strbuf_addf(out, "  env: %s%s%s, torch %s; sandbox: netns %s, pidns %s, landlock %s%s%s\n", v->env.device,
 			    *v->env.gpu ? " " : "", v->env.gpu, v->env.torch, sb->netns ? "yes" : "no",
 			    sb->pidns ? "yes" : "no", sb->landlock_abi ? "yes" : "no", *sb->notes ? "; " : "", sb->notes);
-	strbuf_addf(out, "  seconds: total %.2f (reference %.2f%s, build %.2f, correctness %.2f, timing %.2f)\n",
-		    v->seconds.total, v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build,
-		    v->seconds.correctness, v->seconds.timing);
+	strbuf_addf(out, "  seconds: total %.2f (static %.2f, reference %.2f%s, build %.2f, correctness %.2f, reference worker "
+		    "%.2f, timing %.2f, checks %.2f, profile %.2f, finish %.2f)\n", v->seconds.total, v->seconds.static_checks,
+		    v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build, v->seconds.correctness,
+		    v->seconds.reference_worker, v->seconds.timing, v->seconds.checks, v->seconds.profile, v->seconds.finish);
 }

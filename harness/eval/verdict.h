@@ -100,7 +100,11 @@ struct verdict {
 	struct verdict_env env;
 	struct sandbox_report sandbox;
 	struct { int trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed; char tolerance[16]; } settings;
-	struct { double total, reference, build, correctness, timing; } seconds;
+	/* wall seconds by stage (docs/verdict.md): total, and the stages that add up to nearly all of it */
+	struct {
+		double total, static_checks, reference, build, correctness, reference_worker, timing, checks, profile,
+			finish;
+	} seconds;
 	int reference_cached;
 	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */
 	int candidate_worker_prestarted; /* its worker was started during the previous evaluation (evalctx.c) */

@@ -100,18 +100,19 @@ try:
 except ValueError:
     print("| %s | no verdict | | | | | | %.1f |" % (label, wall)); sys.exit()
 s = v["seconds"]
-other = s["total"] - s["reference"] - s["build"] - s["correctness"] - s["timing"]
-print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
-    label, v["status"], s["reference"], s["build"], s["correctness"], s["timing"], other, s["total"], wall))
+cols = ["static", "reference", "build", "correctness", "reference_worker", "timing", "checks", "profile", "finish"]
+rest = s["total"] - sum(s.get(k) or 0 for k in cols)
+print("| %s | %s | %s | %.2f | %.2f | %.1f |" % (label, v["status"], " | ".join("%.2f" % (s.get(k) or 0) for k in cols),
+                                            rest, s["total"], wall))
 PY
 }
 if want stages; then
 	say "### (b) Verifier turnaround by stage"
 	say ""
-	say "\`stitchbench eval $(basename "${cands[0]}") --problem L1/2 --json\` (default trials; the build cache warm from (a) when it ran). \"build\": from starting the candidate worker to its loaded model (start-up, imports, builds, construction); \"other\": static checks, runtime checks after timing, profile."
+	say "\`stitchbench eval $(basename "${cands[0]}") --problem L1/2 --json\` (default trials; the build cache warm from (a) when it ran). Columns: the verdict's \`seconds\` (docs/verdict.md); \"rest\": the total less the stages; \"wall\": the whole command, the parent's own start-up included."
 	say ""
-	say "| run | status | reference s | build s | correctness s | timing s | other s | total s | wall s |"
-	say "|---|---|---|---|---|---|---|---|---|"
+	say "| run | status | static | reference | build | correctness | reference worker | timing | checks | profile | finish | rest | total | wall |"
+	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	export STITCHBENCH_CACHE="$work/cache"
 	mkdir -p "$STITCHBENCH_CACHE"
 	[ -d "$work/ext-all" ] && cp -r "$work/ext-all" "$STITCHBENCH_CACHE/ext"

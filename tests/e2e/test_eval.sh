@@ -16,6 +16,16 @@ check_rc "a correct load_inline C++ candidate passes" 0
 status=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], len(v["trials"]), v["timing"]["clock"], v["speedup"]["vs_eager"] > 0, v["timing"]["revalidated"])' <<<"$OUT_TXT" 2>&1)
 if [ "$status" = "pass 2 host True True" ]; then _report ok "its JSON verdict has trials, host timing, a speedup and re-validation"; else
 	_report fail "its JSON verdict has trials, host timing, a speedup and re-validation" "$status"; fi
+# every stage has its seconds, and the stages account for the total (the rest is bookkeeping between them)
+got=$(python3 -c '
+import json, sys
+s = json.load(sys.stdin)["seconds"]
+stages = ["static", "reference", "build", "correctness", "reference_worker", "timing", "checks", "profile", "finish"]
+parts = sum(s[k] for k in stages)
+print(all(s[k] >= 0 for k in stages), s["build"] > 0 and s["correctness"] > 0 and s["timing"] > 0 and s["finish"] > 0,
+      parts <= s["total"] + 1e-6, s["total"] - parts < 1.0 + 0.05 * s["total"], round(s["total"] - parts, 3))' <<<"$OUT_TXT" 2>&1)
+if [[ "$got" == "True True True True "* ]]; then _report ok "its seconds by stage add up to its total (unaccounted: ${got##* } s)"
+else _report fail "its seconds by stage add up to its total" "$got; $(python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT_TXT" 2>&1)"; fi
 
 run_sb eval "$FIX/relu_cpp_wrong.py" --problem L1/2 "${FAST[@]}" --json
 check_rc "a wrong candidate exits 1" 1
