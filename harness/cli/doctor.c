@@ -152,7 +152,7 @@ static void check_python(struct tally *t, const struct sb_ctx *ctx, const struct
 	struct sb_error err = { 0 };
 	struct strbuf tried = STRBUF_INIT;
 	char *probe = xstrfmt("%s/harness/worker/probe.py", ctx->home);
-	if (python_discover(cfg->python, probe, &py, &tried, &err)) {
+	if (python_discover(cfg->python, probe, NULL, &py, &tried, &err)) {
 		line(t, "fail", "python", "%s", err.msg);
 		if (tried.len)
 			printf("                %s", tried.buf);

@@ -35,6 +35,12 @@ static void parse_devices(json_t *arr, struct python_info *out)
 
 int python_probe(const char *python, const char *probe_script, struct python_info *out, struct sb_error *err)
 {
+	return python_probe_text(python, probe_script, out, NULL, err);
+}
+
+int python_probe_text(const char *python, const char *probe_script, struct python_info *out, char **text,
+		      struct sb_error *err)
+{
 	const char *argv[] = { python, probe_script, NULL };
 	struct proc_opts o = { .argv = argv, .timeout_ms = PROBE_TIMEOUT_MS, .out_cap = 1 << 20, .err_cap = 64 << 10 };
 	struct proc_result r;
@@ -57,6 +63,8 @@ int python_probe(const char *python, const char *probe_script, struct python_inf
 		return rc;
 	}
 	rc = python_info_parse(python, r.out.buf, out, err);
+	if (rc == 0 && text)
+		*text = xstrdup(r.out.buf);
 	proc_result_release(&r);
 	return rc;
 }
@@ -114,16 +122,16 @@ void python_info_release(struct python_info *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int python_discover(const char *configured, const char *probe_script, struct python_info *out,
+int python_discover(const char *configured, const char *probe_script, const char *cache_dir, struct python_info *out,
 		    struct strbuf *tried, struct sb_error *err)
 {
 	const char *env = getenv("STITCHBENCH_PYTHON");
 	struct sb_error e1 = { 0 };
-	int rc;
+	int rc, hit;
 
 	if (configured || (env && *env)) {
 		const char *which = configured ? configured : env;
-		rc = python_probe(which, probe_script, out, err);
+		rc = python_probe_cached(cache_dir, which, probe_script, out, &hit, err);
 		if (rc)
 			sb_error_prefix(err, "the Python chosen by %s",
 					configured ? "the config's python:" : "STITCHBENCH_PYTHON");
@@ -139,7 +147,7 @@ int python_discover(const char *configured, const char *probe_script, struct pyt
 			continue;
 		if (i == 1 && on_path && !strcmp(on_path, cands[1]))
 			break;
-		if (python_probe(cands[i], probe_script, out, &e1) == 0) {
+		if (python_probe_cached(cache_dir, cands[i], probe_script, out, &hit, &e1) == 0) {
 			out->source = labels[i];
 			free(on_path);
 			return 0;

@@ -29,11 +29,20 @@ struct python_info {
 
 /* `configured` is the config's python: (may be NULL). `probe_script` is harness/worker/probe.py.
  * An explicitly chosen interpreter that fails is an error; no silent fallback. `tried` (may be
- * NULL) receives one line per candidate that was rejected, and why. */
-int python_discover(const char *configured, const char *probe_script, struct python_info *out,
+ * NULL) receives one line per candidate that was rejected, and why. `cache_dir` (may be NULL: always
+ * probe) keeps successful probes between invocations (python_probe_cached). */
+int python_discover(const char *configured, const char *probe_script, const char *cache_dir, struct python_info *out,
 		    struct strbuf *tried, struct sb_error *err);
 /* Runs the probe with one interpreter; 0 when it imports torch. */
 int python_probe(const char *python, const char *probe_script, struct python_info *out, struct sb_error *err);
+/* The same, also handing back the probe's JSON text (*text, to free) when it succeeded. */
+int python_probe_text(const char *python, const char *probe_script, struct python_info *out, char **text,
+		      struct sb_error *err);
+/* python_probe through a cache in `dir` (probecache.c): the kept answer when nothing it depends on has
+ * changed (*hit = 1), else a fresh probe, kept when it succeeded. dir NULL or $STITCHBENCH_PROBE_CACHE=0:
+ * always probe. */
+int python_probe_cached(const char *dir, const char *python, const char *probe_script, struct python_info *out,
+			int *hit, struct sb_error *err);
 /* Fills out from the probe's JSON text (what python_probe does after running it); python names the
  * interpreter in errors. SB_EENV when the text is not the probe's object or torch failed to import. */
 int python_info_parse(const char *python, const char *text, struct python_info *out, struct sb_error *err);

@@ -47,10 +47,17 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 		return rc0;
 	char *probe = xstrfmt("%s/harness/worker/probe.py", home);
 	memset(e, 0, sizeof(*e));
-	int rc = python_discover(cfg->python, probe, &py, NULL, err);
+	e->cache_root = default_cache_root();
+	/* the probe (Python, torch, the GPUs) is seconds of every invocation's start: kept in the cache */
+	char *probe_dir = xstrfmt("%s/probe", e->cache_root);
+	int rc = python_discover(cfg->python, probe, probe_dir, &py, NULL, err);
 	free(probe);
-	if (rc)
+	free(probe_dir);
+	if (rc) {
+		free(e->cache_root);
+		e->cache_root = NULL;
 		return rc;
+	}
 	const char *dev = cfg->eval.device;
 	int index = -1;
 	if (!strcmp(dev, "auto"))
@@ -63,6 +70,8 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 		rc = sb_error_set(err, SB_EENV, "eval.device %s: %s", dev,
 				  py.cuda_available ? "no such GPU" : "torch sees no GPU here (use --device cpu)");
 		python_info_release(&py);
+		free(e->cache_root);
+		e->cache_root = NULL;
 		return rc;
 	}
 	e->python = xstrdup(py.path);
@@ -82,7 +91,6 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 		snprintf(e->device, sizeof(e->device), "cpu");
 	}
 	python_info_release(&py);
-	e->cache_root = default_cache_root();
 	e->hash_seed = cfg->eval.hash_seed;
 	if ((rc = fs_mkdirs(e->cache_root, 0700)) != 0)
 		return sb_error_set(err, SB_EENV, "cannot create the cache %s: %s (set STITCHBENCH_CACHE)", e->cache_root,

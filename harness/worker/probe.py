@@ -13,6 +13,7 @@ except Exception as exc:  # report why, the parent decides whether that is fatal
     sys.exit(0)
 
 info["torch"] = torch.__version__
+info["torch_file"] = torch.__file__  # the harness re-probes when this file changes (a reinstall)
 info["torch_cuda"] = torch.version.cuda
 info["cuda_available"] = bool(torch.cuda.is_available())
 info["torch_compile"] = hasattr(torch, "compile")  # torch >= 2.0; the torch-compile baseline needs it
