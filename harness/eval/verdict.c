@@ -148,6 +148,17 @@ static json_t *gpu_clock_json(const struct timing_result *t)
 			 "sm_mhz_limit", (int)g->mhz_limit, "reasons", reasons);
 }
 
+/* A candidate whose host time per call is well above its GPU time and the reference's host time, timed
+ * with a lead (so its launches were kept out of the timed span): its speedup counts GPU time its users
+ * would wait longer for. Stated in the JSON (timing.host_bound) and warned about in the text. */
+static int host_bound(const struct timing_result *t)
+{
+	const struct timing_side *c = &t->candidate, *e = &t->eager;
+	if (!c->host_us.n || !e->host_us.n || c->lead_us_max <= 0)
+		return 0;
+	return c->host_us.median > 2 * c->us.median && c->host_us.median > 1.5 * e->host_us.median;
+}
+
 /* One side's per-call device times, with the host's time for the same calls and the lead they had. */
 static json_t *side_json(const struct timing_side *s)
 {
@@ -173,6 +184,7 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
 	json_object_set_new(o, "order_bias", jreal(t->order_bias));
+	json_object_set_new(o, "host_bound", json_boolean(host_bound(t)));
 	json_object_set_new(o, "cpu", t->cpu >= 0 ? json_integer(t->cpu) : json_null());
 	json_object_set_new(o, "pinned", json_boolean(t->pinned));
 	json_object_set_new(o, "gpu_clock", gpu_clock_json(t));
@@ -293,14 +305,10 @@ static void print_side(struct strbuf *out, const char *name, const struct timing
 			    "after their start\n", "", s->host_us.median, s->lead_us_max, s->exposed, s->host_us.n);
 }
 
-/* A candidate whose host time per call is well above its GPU time and the reference's host time: with
- * the launch kept out of the timed span, its speedup counts GPU time its users would wait longer for. */
 static void print_host_bound(struct strbuf *out, const struct timing_result *t)
 {
 	const struct timing_side *c = &t->candidate, *e = &t->eager;
-	if (!c->host_us.n || !e->host_us.n || c->lead_us_max <= 0)
-		return;
-	if (c->host_us.median > 2 * c->us.median && c->host_us.median > 1.5 * e->host_us.median)
+	if (host_bound(t))
 		strbuf_addf(out, "  warning: the candidate is host-bound: %.1f us of host time per call against %.1f us on "
 			    "the GPU (the reference: %.1f us on the host); the speedup compares GPU time\n",
 			    c->host_us.median, c->us.median, e->host_us.median);

@@ -1,0 +1,62 @@
+/* test_verdict_host.c - the host's side of a GPU verdict (harness/eval/verdict.c): each side's host time per
+ * call, its longest lead and its exposed calls in the JSON, and the host-bound judgement, in the JSON
+ * (timing.host_bound) and as a warning in the text, made only when the launch was kept out of the timed
+ * span (a lead) and the candidate's host time dwarfs both its GPU time and the reference's host time. */
+#include "testutil.h"
+
+#include "eval/verdict.h"
+
+static void side(struct timing_side *s, double gpu_us, double host_us, int lead_us, int exposed)
+{
+	double g[3] = { gpu_us, gpu_us, gpu_us }, h[3] = { host_us, host_us, host_us };
+	s->available = 1;
+	stats_compute(g, 3, &s->us);
+	stats_compute(h, 3, &s->host_us);
+	s->lead_us_max = lead_us;
+	s->exposed = exposed;
+}
+
+/* The verdict's timing.host_bound after setting both sides; the text warning must agree with it. */
+static int judged_host_bound(double cand_gpu, double cand_host, double ref_host, int lead)
+{
+	struct verdict v;
+	struct strbuf text = STRBUF_INIT;
+	verdict_init(&v);
+	v.timing.ran = 1;
+	snprintf(v.timing.clock, sizeof(v.timing.clock), "cuda_event");
+	side(&v.timing.eager, 100, ref_host, lead, 0);
+	side(&v.timing.candidate, cand_gpu, cand_host, lead, 2);
+	json_t *j = verdict_to_json(&v);
+	json_t *t = json_object_get(j, "timing");
+	json_t *c = json_object_get(t, "candidate");
+	assert_true(json_real_value(json_object_get(json_object_get(c, "host"), "median_us")) == cand_host);
+	assert_int_equal(json_integer_value(json_object_get(c, "lead_us_max")), lead);
+	assert_int_equal(json_integer_value(json_object_get(c, "exposed_calls")), 2);
+	int bound = json_is_true(json_object_get(t, "host_bound"));
+	assert_true(json_is_boolean(json_object_get(t, "host_bound")));
+	json_decref(j);
+	verdict_print(&v, &text);
+	assert_int_equal(strstr(text.buf, "warning: the candidate is host-bound") != NULL, bound);
+	assert_non_null(strstr(text.buf, "lead up to"));
+	strbuf_release(&text);
+	v.timing.ran = 0;
+	verdict_release(&v);
+	return bound;
+}
+
+static void host_bound_only_when_the_host_dwarfs_both(void **state)
+{
+	(void)state;
+	assert_int_equal(judged_host_bound(20, 900, 300, 1400), 1);  /* 900 us of host for 20 us of GPU, 3x the reference's */
+	assert_int_equal(judged_host_bound(20, 30, 300, 1400), 0);   /* host time within 2x its GPU time */
+	assert_int_equal(judged_host_bound(20, 400, 300, 1400), 0);  /* no more host time than 1.5x the reference's */
+	assert_int_equal(judged_host_bound(20, 900, 300, 0), 0);     /* no lead: the host's launch was in the time */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(host_bound_only_when_the_host_dwarfs_both),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
