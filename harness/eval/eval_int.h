@@ -52,6 +52,12 @@ int evalctx_ref_compiles(const struct eval_ctx *c);
 /* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */
 void evalctx_release(struct eval_ctx *c);
 
+/* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */
+uint32_t *eval_seeds(const struct config *cfg);
+/* The reference cache entry (folder) of this problem under these settings (refcache.h; to free). */
+char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			  const uint32_t *seeds);
+
 /* eval.prestart_candidate: starts the next evaluation's candidate worker (when the caller said one
  * comes: eval_env.prestart_next), replacing one started earlier. */
 void evalctx_prestart(const struct eval_ctx *c);

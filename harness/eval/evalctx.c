@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../core/fs.h"
+#include "refcache.h"
 #include "refpool.h"
 
 /* ---------- environments ---------- */
@@ -192,6 +193,26 @@ void evalctx_release(struct eval_ctx *c)
 
 /* ---------- the candidate worker started ahead ---------- */
 
+/* The largest output the spare's candidate may write: the next problem's, when its expected outputs are
+ * in the cache, else this one's (a batch is sorted by problem: the next one is most often the same). A
+ * spare whose file-size limit is too small for its problem is dropped at adoption, so guessing low costs
+ * the head start and never the limit. */
+static long long spare_out_bytes(const struct eval_ctx *c)
+{
+	long long out = c->out_bytes;
+	if (!c->e->next_problem || c->e->next_problem == c->p)
+		return out;
+	uint32_t *seeds = eval_seeds(c->cfg);
+	char *entry = eval_refcache_entry(c->e, c->cfg, c->e->next_problem, seeds);
+	json_t *meta = refcache_lookup(entry);
+	if (meta)
+		out = json_integer_value(json_object_get(meta, "output_bytes_max"));
+	json_decref(meta);
+	free(entry);
+	free(seeds);
+	return out;
+}
+
 /* One at a time: `eval --samples` evaluates one candidate after another on its device, from one thread. */
 static struct eval_ctx *spare;
 
@@ -220,7 +241,7 @@ void evalctx_prestart(const struct eval_ctx *c)
 	struct eval_ctx *n = xcalloc(1, sizeof(*n));
 	n->e = c->e;
 	n->cfg = c->cfg;
-	n->out_bytes = c->out_bytes; /* a batch is sorted by problem: the next one is most often the same */
+	n->out_bytes = spare_out_bytes(c);
 	if (evalctx_dirs(n, 0, &err) == 0) {
 		evalctx_env(n);
 		if (evalctx_start_cand(n, &err) == 0) {

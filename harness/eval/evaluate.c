@@ -637,6 +637,24 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	json_decref(audit);
 }
 
+uint32_t *eval_seeds(const struct config *cfg)
+{
+	uint32_t *s = xcalloc((size_t)cfg->eval.trials + 2, sizeof(uint32_t));
+	for (int k = 0; k < cfg->eval.trials; k++)
+		s[k] = trial_seed((uint32_t)cfg->eval.seed, k);
+	for (int k = 0; k < 2; k++) /* the rotation's two sets; the cache holds their outputs too */
+		s[cfg->eval.trials + k] = trial_seed((uint32_t)cfg->eval.seed, 2000 + k);
+	return s;
+}
+
+char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			  const uint32_t *seeds)
+{
+	struct refcache_key key = { p->sha256, seeds, cfg->eval.trials + 2, cfg->eval.seed,
+				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32 };
+	return refcache_dir(e->cache_root, &key);
+}
+
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	     struct verdict *v, struct sb_error *err)
 {
@@ -657,16 +675,12 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
 	evalctx_env(&c);
-	c.seeds = xcalloc((size_t)cfg->eval.trials + 2, sizeof(uint32_t));
-	for (int k = 0; k < cfg->eval.trials; k++)
-		c.seeds[k] = trial_seed((uint32_t)cfg->eval.seed, k);
-	for (int k = 0; k < 2; k++) /* the rotation's two sets; the cache holds their outputs too */
-		c.seeds[cfg->eval.trials + k] = c.rot_seeds[k] = trial_seed((uint32_t)cfg->eval.seed, 2000 + k);
+	c.seeds = eval_seeds(cfg);
+	for (int k = 0; k < 2; k++)
+		c.rot_seeds[k] = c.seeds[cfg->eval.trials + k];
 
 	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
-	struct refcache_key key = { p->sha256, c.seeds, cfg->eval.trials + 2, cfg->eval.seed,
-				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32 };
-	char *entry = refcache_dir(e->cache_root, &key);
+	char *entry = eval_refcache_entry(e, cfg, p, c.seeds);
 	meta = refcache_lookup(entry);
 	v->reference_cached = meta != NULL;
 	if (cfg->eval.perf_trials > 0 || !meta)

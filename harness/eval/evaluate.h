@@ -27,6 +27,8 @@ struct eval_env {
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
 	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
 	int prestart_next;        /* another evaluation follows on this device: start its candidate worker ahead */
+	const struct problem *next_problem; /* that evaluation's problem when known: its cached outputs size the
+					     * file-size limit of the worker started for it */
 	int hash_seed;            /* eval.hash_seed: every worker's PYTHONHASHSEED; -1: unset */
 };
 

@@ -57,6 +57,19 @@ got=$(verdicts "$TMP/off.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
 if [ "$got" = "pass False pass False " ]; then _report ok "eval.prestart_candidate=false starts every worker on the spot"
 else _report fail "eval.prestart_candidate=false starts every worker on the spot" "$got"; fi
 
+# The worker started for the next problem gets that problem's file-size limit when its expected outputs
+# are cached: L1/3 (tiny outputs) followed by L1/4 (64 MiB) used to drop the worker for being too small.
+gen3="$TMP/gen3"
+mkdir -p "$gen3"
+sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/3_Sum_Over_Dim.py" >"$gen3/level_1_problem_3_sample_0_kernel.py"
+sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/4_Softmax.py" >"$gen3/level_1_problem_4_sample_0_kernel.py"
+NEXT=(--device cpu --trials 1 --perf-trials 1 --set checks.static=false --set eval.warmup_ms=0 --set eval.profile=false)
+run_sb eval --samples "$gen3" -o "$TMP/next1.jsonl" "${NEXT[@]}"  # fills the reference cache
+run_sb eval --samples "$gen3" -o "$TMP/next2.jsonl" "${NEXT[@]}"
+got=$(verdicts "$TMP/next2.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+if [ "$got" = "pass False pass True " ]; then _report ok "a worker started for a problem with larger outputs is sized for them and used ($got)"
+else _report fail "a worker started for a problem with larger outputs is sized for them and used" "$got"; fi
+
 # one candidate: nothing follows, nothing is prestarted
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${OPTS[@]}" --json
 got=$(python3 -c 'import json,sys; v=json.loads(sys.stdin.read()); print(v["status"], v["candidate_worker_prestarted"])' <<<"$OUT_TXT" 2>&1)
