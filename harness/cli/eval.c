@@ -27,6 +27,8 @@ const char cmd_eval_help[] =
 	"Judges a candidate (one Python file defining ModelNew) against a problem: static checks, the\n"
 	"reference's outputs (cached), the candidate in a fresh sandboxed process (build, K correctness\n"
 	"trials on fresh seeds), then paired, interleaved timing against eager PyTorch and torch.compile.\n"
+	"On a GPU a call's time is the GPU's, its launch queued ahead (eval.timing_lead_us; 0 = KernelBench's\n"
+	"way), with the host's time per call beside it in the verdict.\n"
 	"Prints the verdict, or with --json the verdict JSON (docs/verdict.md).\n\n"
 	"With --samples DIR, evaluates a KernelBench generations folder (files named\n"
 	"level_1_problem_19_sample_0_kernel.py): every candidate is built first, in parallel on all cores,\n"

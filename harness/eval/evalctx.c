@@ -92,20 +92,19 @@ int evalctx_ref_compiles(const struct eval_ctx *c)
  * later anywhere else would be in plain sight of a worker started before it. */
 static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 {
-	if (!c->cfg->eval.keep_reference_worker)
-		goto fresh;
-	c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed, evalctx_ref_compiles(c),
-				  c->e->python);
 	struct refpool_item it;
-	if (refpool_take(c->pool_key, c->e->device, &it) == 0) {
-		c->ref = it.w;
-		c->ref_dir = it.dir;
-		c->ref_loaded = it.loaded;
-		c->ref_compiled = it.compiled;
-		c->v->reference_worker_reused = 1;
-		return 0;
+	if (c->cfg->eval.keep_reference_worker) {
+		c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed,
+					  evalctx_ref_compiles(c), c->e->python);
+		if (refpool_take(c->pool_key, c->e->device, &it) == 0) {
+			c->ref = it.w;
+			c->ref_dir = it.dir;
+			c->ref_loaded = it.loaded;
+			c->ref_compiled = it.compiled;
+			c->v->reference_worker_reused = 1;
+			return 0;
+		}
 	}
-fresh:
 	c->ref_dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw);
 	if (!mkdtemp(c->ref_dir))
 		return sb_error_set(err, SB_EENV, "cannot create a folder under %s: %s", c->hidden_refw, strerror(errno));
@@ -135,13 +134,11 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
 		return sb_error_set(err, SB_EENV, "cannot create work folders under %s: %s", c->e->cache_root, strerror(errno));
 	if (with_ref && (rc = ref_worker_dir(c, err)))
 		return rc;
-	/* without a reference of its own (a prestarted worker), refw/ hides every kept reference's folder */
-	int k = 0;
-	c->hidden[k++] = c->hidden_ref;
-	if (c->ref_dir)
-		c->hidden[k++] = c->ref_dir;
-	c->hidden[k++] = c->hidden_refw;
-	c->hidden[k] = NULL;
+	/* every reference worker's folder is under refw/ (ref_worker_dir): hiding refw/ hides them all, also
+	 * those made after a prestarted candidate worker started */
+	c->hidden[0] = c->hidden_ref;
+	c->hidden[1] = c->hidden_refw;
+	c->hidden[2] = NULL;
 	c->writable[0] = c->ext_dir;
 	c->writable[1] = NULL;
 	return 0;

@@ -54,8 +54,7 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	free(probe);
 	free(probe_dir);
 	if (rc) {
-		free(e->cache_root);
-		e->cache_root = NULL;
+		eval_env_release(e);
 		return rc;
 	}
 	const char *dev = cfg->eval.device;
@@ -70,8 +69,7 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 		rc = sb_error_set(err, SB_EENV, "eval.device %s: %s", dev,
 				  py.cuda_available ? "no such GPU" : "torch sees no GPU here (use --device cpu)");
 		python_info_release(&py);
-		free(e->cache_root);
-		e->cache_root = NULL;
+		eval_env_release(e);
 		return rc;
 	}
 	e->python = xstrdup(py.path);

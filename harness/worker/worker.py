@@ -172,7 +172,8 @@ class Worker:
         self.poison_buf = None
         self.unpinned = None      # the affinity before eval.timing_cpu pinned this process's threads
         self.host_us = {}         # which -> the host's microseconds for its recent calls (the automatic lead)
-        self.last_host_us = 0.0   # the last timed call: host microseconds, and whether its launch showed
+        self.last_host_us = 0.0   # the last timed call: host microseconds, the lead it had, and whether
+        self.last_lead_us = 0     # its start event fired before the host was done launching it
         self.last_exposed = False
 
     # ---- helpers ----
@@ -523,7 +524,7 @@ class Worker:
         if not self.cuda():
             t0 = time.perf_counter_ns()
             out = self.call(which, xs)
-            self.last_host_us, self.last_exposed = (time.perf_counter_ns() - t0) / 1000.0, False
+            self.last_host_us, self.last_lead_us, self.last_exposed = (time.perf_counter_ns() - t0) / 1000.0, 0, False
             return out, self.last_host_us
         if self.cudart is not None:
             self.cudart.cudaCtxResetPersistingL2Cache()
@@ -539,6 +540,7 @@ class Worker:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if lead_us < 0:
             lead_us = self.auto_lead_us(which)
+        self.last_lead_us = max(lead_us, 0)
         if lead_us > 0:
             torch.cuda._sleep(int(lead_us * 2000))
         self.prof.begin(stream)  # NVTX "trial N"; while profiling, tags this call's CUDA work (profiler.py)
@@ -625,14 +627,11 @@ class Worker:
                 self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
             trials, host, exposed, leads = [], [], 0, []
             for k, seed in zip(sets, seeds):
-                lead = req.get("lead_us", 0)
-                if lead < 0 and self.cuda():
-                    lead = self.auto_lead_us(which)
-                out, t = self.timed(which, self.timing_sets[k], seed=seed, lead_us=lead)
+                out, t = self.timed(which, self.timing_sets[k], seed=seed, lead_us=req.get("lead_us", 0))
                 us.append(t)
                 host.append(self.last_host_us)
-                exposed += bool(lead > 0 and self.last_exposed)
-                leads.append(max(lead, 0))
+                exposed += bool(self.last_lead_us > 0 and self.last_exposed)
+                leads.append(self.last_lead_us)
                 trials += self.prof.reply().get("trial", [])
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
