@@ -15,4 +15,11 @@ void sb_log(const struct sb_ctx *ctx, enum log_level lvl, const char *fmt, ...);
 #define sb_info(ctx, ...) sb_log(ctx, LOG_INFO, __VA_ARGS__)
 #define sb_debug(ctx, ...) sb_log(ctx, LOG_DEBUG, __VA_ARGS__)
 
+/* Timestamped lines for finding where time goes ("stitchbench: trace: 12.345 ..."), seconds since
+ * the first trace line; on only when STITCHBENCH_TRACE is set and not "0", so they cost nothing in
+ * normal runs and need no context (the worker client has none). */
+int sb_trace_on(void);
+__attribute__((format(printf, 1, 2)))
+void sb_trace(const char *fmt, ...);
+
 #endif

@@ -10,6 +10,8 @@
  * the host with a torch import. */
 #include "eval_int.h"
 
+#include "../core/log.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +267,7 @@ void evalctx_prestart_settle(double deadline)
 	struct worker_fault f;
 	if (!spare || !spare->hello_pending)
 		return;
+	double t0 = proc_now();
 	if (worker_receive(&spare->cand, &reply, deadline, &f) || !json_is_true(json_object_get(reply, "ok"))) {
 		json_decref(reply);
 		spare_drop(); /* it died or hung importing torch: the next evaluation starts its own */
@@ -272,6 +275,7 @@ void evalctx_prestart_settle(double deadline)
 	}
 	json_decref(reply);
 	spare->hello_pending = 0;
+	sb_trace("eval: waited %.3f s for the spare worker's hello", proc_now() - t0);
 }
 
 int evalctx_adopt(struct eval_ctx *c, double deadline)

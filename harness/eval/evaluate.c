@@ -3,6 +3,8 @@
  * timing with both workers alive. Every fault of the candidate ends as a verdict, never a crash. */
 #include "evaluate.h"
 
+#include "../core/log.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -665,6 +667,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 
 	verdict_init(v);
 	eval_verdict_header(e, cfg, p, candidate_path, v);
+	sb_trace("eval: %s on %s", candidate_path, p->path);
 	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1) */
 	int rejected = static_judge(cfg, p->path, candidate_path, v);
 	v->seconds.static_checks = proc_now() - t0;
@@ -773,6 +776,7 @@ out:
 	evalctx_release(&c);
 	v->seconds.finish = proc_now() - f0;
 	v->seconds.total = proc_now() - t0;
+	sb_trace("eval: done, %.3f s", v->seconds.total);
 	return rc;
 }
 

@@ -2,6 +2,8 @@
  * draining its stdout/stderr, so neither a chatty nor a silent, hung or crashed worker can stall us. */
 #include "worker_client.h"
 
+#include "../core/log.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -148,9 +150,14 @@ int worker_receive(struct worker *w, json_t **reply, double deadline, struct wor
 int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault)
 {
 	*reply = NULL;
+	double t0 = sb_trace_on() ? proc_now() : 0;
 	if (worker_send(w, req, fault))
 		return -1;
-	return worker_receive(w, reply, deadline, fault);
+	int rc = worker_receive(w, reply, deadline, fault);
+	if (sb_trace_on())
+		sb_trace("worker %d: %s took %.3f s%s", (int)w->h.pid, json_string_value(json_object_get(req, "cmd")),
+			 proc_now() - t0, rc ? " (failed)" : "");
+	return rc;
 }
 
 void worker_stop(struct worker *w, double grace_s)
