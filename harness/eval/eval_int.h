@@ -51,6 +51,12 @@ long long evalctx_max_output(const struct eval_ctx *c);
 int evalctx_ref_compiles(const struct eval_ctx *c);
 /* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */
 void evalctx_release(struct eval_ctx *c);
+/* The end of an evaluation: *log_tail gets what the candidate's worker printed, then evalctx_release,
+ * except that when another evaluation follows (eval_env.prestart_next) the candidate's worker is only
+ * told to quit, and it and the folders are released later by evalctx_retired_settle (called before
+ * anything is timed, by the next retire, and at exit). Leaves *c empty. */
+void evalctx_retire(struct eval_ctx *c, char **log_tail);
+void evalctx_retired_settle(void);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */
 uint32_t *eval_seeds(const struct config *cfg);
@@ -72,5 +78,10 @@ int evalctx_adopt(struct eval_ctx *c, double deadline);
  * message, detail) and returns -1; else 0 with *reply. `stage` says what was going on ("running trial 2"). */
 int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
 		  int timeout_s);
+/* The two halves of eval_cand_ask, for a request sent before the previous reply is judged (the trials
+ * run while the parent compares the one before). Same rules. */
+int eval_cand_send(struct worker *w, json_t *req, struct verdict *v, const char *stage, int timeout_s);
+int eval_cand_receive(struct worker *w, json_t **reply, double deadline, struct verdict *v, const char *stage,
+		      int timeout_s);
 
 #endif

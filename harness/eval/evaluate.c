@@ -72,19 +72,30 @@ static enum verdict_status status_of_kind(const char *kind)
 	return V_RUNTIME_ERROR;
 }
 
-int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
-		  int timeout_s)
+/* A fault of the candidate's worker as the verdict's status and message. */
+static int cand_fault(struct verdict *v, const struct worker_fault *f, const char *stage, int timeout_s)
+{
+	if (f->kind == WF_TIMEOUT)
+		verdict_fail(v, V_TIMEOUT, "no answer within the %d s limit while %s", timeout_s, stage);
+	else
+		verdict_fail(v, V_RUNTIME_ERROR, "%s while %s", f->what, stage);
+	return -1;
+}
+
+int eval_cand_send(struct worker *w, json_t *req, struct verdict *v, const char *stage, int timeout_s)
 {
 	struct worker_fault f;
-	int rc = worker_call(w, req, reply, deadline, &f);
+	int rc = worker_send(w, req, &f);
 	json_decref(req);
-	if (rc) {
-		if (f.kind == WF_TIMEOUT)
-			verdict_fail(v, V_TIMEOUT, "no answer within the %d s limit while %s", timeout_s, stage);
-		else
-			verdict_fail(v, V_RUNTIME_ERROR, "%s while %s", f.what, stage);
-		return -1;
-	}
+	return rc ? cand_fault(v, &f, stage, timeout_s) : 0;
+}
+
+int eval_cand_receive(struct worker *w, json_t **reply, double deadline, struct verdict *v, const char *stage,
+		      int timeout_s)
+{
+	struct worker_fault f;
+	if (worker_receive(w, reply, deadline, &f))
+		return cand_fault(v, &f, stage, timeout_s);
 	if (!json_is_true(json_object_get(*reply, "ok"))) {
 		const char *kind = jstr_or(*reply, "kind", "runtime_error");
 		const char *msg = jstr_or(*reply, "message", "");
@@ -97,6 +108,15 @@ int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline
 		return -1;
 	}
 	return 0;
+}
+
+int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
+		  int timeout_s)
+{
+	*reply = NULL;
+	if (eval_cand_send(w, req, v, stage, timeout_s))
+		return -1;
+	return eval_cand_receive(w, reply, deadline, v, stage, timeout_s);
 }
 
 /* A request to the trusted reference; a failure is the problem's or the machine's, not the candidate's. */
@@ -299,22 +319,36 @@ static int compare_trial(struct eval_ctx *c, const char *refpath, const char *ca
 	return rc;
 }
 
+static json_t *trial_request(const struct eval_ctx *c, int k)
+{
+	char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
+	json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)c->seeds[k], "out", out,
+				"max_output_bytes", (json_int_t)evalctx_max_output(c));
+	free(out);
+	return req;
+}
+
+/* The trials, pipelined: trial k+1 is sent before trial k's outputs are compared, so the worker runs
+ * one while the parent reads and compares the other (the two take about as long on large outputs). */
 static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err)
 {
 	struct verdict *v = c->v;
-	char *entry_dir = NULL;
-	v->trials = xcalloc((size_t)c->cfg->eval.trials, sizeof(*v->trials));
-	for (int k = 0; k < c->cfg->eval.trials; k++) {
+	const int n = c->cfg->eval.trials, timeout_s = c->cfg->eval.timeout_s;
+	const char *entry_dir = json_string_value(json_object_get(meta, "_dir"));
+	char stage[64];
+	v->trials = xcalloc((size_t)n, sizeof(*v->trials));
+	if (n > 0 && eval_cand_send(&c->cand, trial_request(c, 0), v, "running correctness trial 0", timeout_s))
+		return 1;
+	for (int k = 0; k < n; k++) {
 		struct trial_result *t = &v->trials[v->ntrials++];
-		char stage[64];
 		json_t *reply;
 		t->seed = c->seeds[k];
 		snprintf(stage, sizeof(stage), "running correctness trial %d", k);
-		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
-		json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)t->seed, "out", out,
-					"max_output_bytes", (json_int_t)evalctx_max_output(c));
-		if (eval_cand_ask(&c->cand, req, &reply, deadline, v, stage, c->cfg->eval.timeout_s)) {
-			free(out);
+		if (eval_cand_receive(&c->cand, &reply, deadline, v, stage, timeout_s))
+			return 1;
+		snprintf(stage, sizeof(stage), "running correctness trial %d", k + 1);
+		if (k + 1 < n && eval_cand_send(&c->cand, trial_request(c, k + 1), v, stage, timeout_s)) {
+			json_decref(reply);
 			return 1;
 		}
 		t->run_s = json_number_value(json_object_get(reply, "run_s"));
@@ -323,14 +357,12 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 		int same_inputs = json_equal(before, json_array_get(json_object_get(meta, "inputs"), (size_t)k));
 		if (!same_inputs) {
 			json_decref(reply);
-			free(out);
 			verdict_fail(v, V_INCORRECT, "trial %d: the inputs drawn in the candidate's process differ from the "
 				     "reference's for the same seed (the candidate changes random number generation)", k);
 			return 1;
 		}
-		if (!entry_dir)
-			entry_dir = xstrdup(json_string_value(json_object_get(meta, "_dir")));
 		char *refpath = xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
+		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
 		struct outputs_cmp cmp;
 		int rc = compare_trial(c, refpath, out, t, &cmp, err);
 		free(refpath);
@@ -340,12 +372,9 @@ static int run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct 
 			outputs_cmp_release(&cmp);
 		}
 		json_decref(reply);
-		if (rc < 0) {
-			free(entry_dir);
+		if (rc < 0)
 			return -1;
-		}
 	}
-	free(entry_dir);
 	return 0;
 }
 
@@ -733,7 +762,12 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 			goto out_entry;
 		if (rc == 0) {
 			if (v->status == V_PASS && !v->message && cfg->eval.perf_trials > 0) {
-				evalctx_prestart_settle(proc_now() + 120); /* a quiet host while this one is timed */
+				/* The last candidate's worker is gone before this one is timed. The next one's, maybe
+				 * still importing torch, is waited for when the host's clock times: a GPU time is the
+				 * GPU's, with the call queued ahead (eval.timing_lead_us), whatever else the host does. */
+				evalctx_retired_settle();
+				if (!strcmp(e->device, "cpu") || cfg->eval.timing_lead_us == 0)
+					evalctx_prestart_settle(proc_now() + 120);
 				rc = run_timing(&c, deadline, err);
 				if (rc < 0)
 					goto out_entry;
@@ -769,11 +803,7 @@ out_entry:
 out:
 	json_decref(meta);
 	double f0 = proc_now();
-	if (c.cand.started || c.cand.finished) {
-		worker_stop(&c.cand, 2);
-		v->log_tail = worker_log_tail(&c.cand, 8000);
-	}
-	evalctx_release(&c);
+	evalctx_retire(&c, &v->log_tail);
 	v->seconds.finish = proc_now() - f0;
 	v->seconds.total = proc_now() - t0;
 	sb_trace("eval: done, %.3f s", v->seconds.total);

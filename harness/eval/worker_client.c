@@ -73,6 +73,11 @@ int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 		snprintf(fault->what, sizeof(fault->what), "the worker is no longer running");
 		return -1;
 	}
+	if (sb_trace_on()) {
+		w->sent_at = proc_now();
+		const char *cmd = json_string_value(json_object_get(req, "cmd"));
+		snprintf(w->sent_cmd, sizeof(w->sent_cmd), "%s", cmd ? cmd : "?");
+	}
 	char *line = json_dumps(req, JSON_COMPACT);
 	size_t len = strlen(line);
 	line = xrealloc(line, len + 2);
@@ -89,7 +94,18 @@ int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 	return 0;
 }
 
+static int receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault);
+
 int worker_receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault)
+{
+	int rc = receive(w, reply, deadline, fault);
+	if (sb_trace_on())
+		sb_trace("worker %d: %s took %.3f s%s", (int)w->h.pid, w->sent_cmd, proc_now() - w->sent_at,
+			 rc ? " (failed)" : "");
+	return rc;
+}
+
+static int receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault)
 {
 	memset(fault, 0, sizeof(*fault));
 	*reply = NULL;
@@ -150,14 +166,20 @@ int worker_receive(struct worker *w, json_t **reply, double deadline, struct wor
 int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault)
 {
 	*reply = NULL;
-	double t0 = sb_trace_on() ? proc_now() : 0;
 	if (worker_send(w, req, fault))
 		return -1;
-	int rc = worker_receive(w, reply, deadline, fault);
-	if (sb_trace_on())
-		sb_trace("worker %d: %s took %.3f s%s", (int)w->h.pid, json_string_value(json_object_get(req, "cmd")),
-			 proc_now() - t0, rc ? " (failed)" : "");
-	return rc;
+	return worker_receive(w, reply, deadline, fault);
+}
+
+void worker_quit(struct worker *w)
+{
+	struct worker_fault f;
+	if (!w->started || w->finished || w->quit_at > 0)
+		return;
+	json_t *q = json_pack("{s:s}", "cmd", "quit");
+	worker_send(w, q, &f); /* a dead reader: nothing to ask, worker_stop reaps it */
+	json_decref(q);
+	w->quit_at = proc_now();
 }
 
 void worker_stop(struct worker *w, double grace_s)
@@ -165,13 +187,20 @@ void worker_stop(struct worker *w, double grace_s)
 	if (!w->started)
 		return;
 	if (!w->finished) {
-		json_t *q = json_pack("{s:s}", "cmd", "quit"), *r = NULL;
-		struct worker_fault f;
-		if (worker_call(w, q, &r, proc_now() + grace_s, &f) == 0)
-			json_decref(r);
-		json_decref(q);
+		double now = proc_now(), deadline = now + grace_s;
+		if (w->quit_at > 0) { /* asked already: its grace counts from then */
+			deadline = w->quit_at + grace_s;
+			if (deadline < now + 0.05) /* a moment to reap one that has just exited */
+				deadline = now + 0.05;
+		} else {
+			json_t *q = json_pack("{s:s}", "cmd", "quit"), *r = NULL;
+			struct worker_fault f;
+			if (worker_call(w, q, &r, deadline, &f) == 0)
+				json_decref(r);
+			json_decref(q);
+		}
 		if (!w->finished)
-			proc_finish(&w->h, &w->opts, &w->log, proc_now() + grace_s);
+			proc_finish(&w->h, &w->opts, &w->log, deadline);
 		w->finished = 1;
 	}
 	strvec_clear(&w->argv);

@@ -34,6 +34,9 @@ struct worker {
 	struct strvec argv, env;
 	struct strbuf pending;     /* reply bytes read but not yet a full line */
 	int started, finished;
+	double quit_at;            /* when worker_quit asked it to quit (0: not asked) */
+	double sent_at;            /* when the request now in flight was sent (for STITCHBENCH_TRACE) */
+	char sent_cmd[32];         /* and its "cmd" */
 };
 
 int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_error *err);
@@ -47,6 +50,9 @@ int worker_send(struct worker *w, json_t *req, struct worker_fault *fault);
 int worker_receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault);
 /* Asks it to quit, waits up to grace_s, then kills its whole process group; reaps it. */
 void worker_stop(struct worker *w, double grace_s);
+/* Asks it to quit and returns at once, so that its exit (a CUDA context's teardown) overlaps other work;
+ * a later worker_stop reaps it, killing its group if it is not gone grace_s after this call. */
+void worker_quit(struct worker *w);
 /* The last `max` bytes of what it printed (stderr after stdout), for verdicts. */
 char *worker_log_tail(struct worker *w, size_t max);
 

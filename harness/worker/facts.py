@@ -26,7 +26,7 @@ WATCHED = [
     ("torch.nn.Module", "__call__"),
     ("time", "perf_counter"), ("time", "perf_counter_ns"), ("time", "time"), ("time", "time_ns"),
     ("time", "monotonic"), ("time", "monotonic_ns"),
-    ("json", "dumps"), ("json", "loads"), ("ctypes", "string_at"),
+    ("json", "dumps"), ("json", "loads"), ("ctypes", "string_at"), ("ctypes", "c_char"), ("builtins", "memoryview"),
     ("builtins", "isinstance"), ("builtins", "type"), ("builtins", "len"), ("builtins", "float"),
     ("builtins", "sum"), ("builtins", "getattr"),
     ("sbtensors", "save"), ("sbtensors", "_raw_bytes"),

@@ -30,14 +30,15 @@ if sys.byteorder != "little":
 
 
 def _raw_bytes(t):
-    """The tensor's elements as C-contiguous bytes.
+    """The tensor's elements as C-contiguous bytes: (the CPU tensor that owns them, a view of them).
 
-    Copied straight from the CPU tensor's memory rather than through .numpy(): torch 2.x may have
-    no numpy, and numpy has no bfloat16, so this one path serves every dtype on 1.13 and 2.x alike.
+    A view of the CPU tensor's memory rather than .numpy(): torch 2.x may have no numpy, and numpy has
+    no bfloat16, so this one path serves every dtype on 1.13 and 2.x alike. Not a copy: a large output
+    is written from where it lies (the caller keeps the tensor alive until then).
     """
     t = t.detach().to("cpu").contiguous()
     n = t.numel() * t.element_size()
-    return ctypes.string_at(t.data_ptr(), n) if n else b""
+    return t, memoryview((ctypes.c_char * n).from_address(t.data_ptr())) if n else memoryview(b"")
 
 
 def save(path, tensors, metadata=None):
@@ -53,11 +54,11 @@ def save(path, tensors, metadata=None):
             raise ValueError("bad tensor name %r" % (name,))
         if t.dtype not in _DTYPES:
             raise ValueError("tensor %r: dtype %s cannot be stored" % (name, t.dtype))
-        data = _raw_bytes(t)
+        owner, data = _raw_bytes(t)
         header[name] = {"dtype": _DTYPES[t.dtype][0], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
+                        "data_offsets": [offset, offset + data.nbytes]}
+        blobs.append((owner, data))
+        offset += data.nbytes
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)  # the data section then starts 8-byte aligned (8 + len)
     directory = os.path.dirname(os.path.abspath(path))
@@ -66,7 +67,7 @@ def save(path, tensors, metadata=None):
         with os.fdopen(fd, "wb") as f:
             f.write(struct.pack("<Q", len(text)))
             f.write(text)
-            for data in blobs:
+            for _, data in blobs:
                 f.write(data)
         os.replace(tmp, path)
     except BaseException:

@@ -51,6 +51,27 @@ if [ "$left" = 0 ]; then _report ok "it was stopped: no worker left after the ba
 else _report fail "it was stopped: no worker left after the batch" "$(pgrep -fa "$SB_ROOT/harness/worker/[w]orker.py")"; fi
 check_true "and no work folder is left" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/work' 2>/dev/null)\" ]"
 
+# The candidate's worker is told to quit at the end of its evaluation and reaped later, so that its
+# exit overlaps the next evaluation's start; one that will not exit (an exit handler that sleeps) is
+# killed 2 s after the quit, and before the next candidate is timed.
+gen4="$TMP/gen4"
+mkdir -p "$gen4"
+cp "$FIX/slow_exit.py" "$gen4/level_1_problem_2_sample_0_kernel.py"
+cp "$FIX/relu_cpp_ok.py" "$gen4/level_1_problem_2_sample_1_kernel.py"
+STITCHBENCH_TRACE=1 run_sb eval --samples "$gen4" -o "$TMP/slow.jsonl" "${OPTS[@]}"
+got=$(verdicts "$TMP/slow.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+if [ "$RC $got" = "0 pass False pass True " ]; then _report ok "a candidate that will not exit does not hold up the batch ($got)"
+else _report fail "a candidate that will not exit does not hold up the batch" "$RC $got $ERR_TXT"; fi
+# the trace: the second evaluation waited out the first one's grace, then timed
+order=$(awk '/eval: .*sample_1_kernel/ {s = 1} s && /waited .* for the last candidate/ {print "reaped", $6} s && /timing_setup/ {print "timed"; exit}' <<<"$ERR_TXT" | tr '\n' ' ')
+if [[ "$order" =~ ^reaped\ [0-9.]+\ timed ]]; then
+	_report ok "the first candidate's worker was killed before the second was timed ($order)"
+else _report fail "the first candidate's worker was killed before the second was timed" "$order"; fi
+left=1
+for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "$SB_ROOT/harness/worker/[w]orker.py" >/dev/null || { left=0; break; }; sleep 0.5; done
+check_true "no worker is left after a batch with a worker that would not exit" test "$left" = 0
+check_true "and no work folder" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/work' 2>/dev/null)\" ]"
+
 rm -f "$gen/level_1_problem_2_sample_2_kernel.py"
 run_sb eval --samples "$gen" -o "$TMP/off.jsonl" "${OPTS[@]}" --set eval.prestart_candidate=false
 got=$(verdicts "$TMP/off.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
