@@ -24,6 +24,19 @@
 
 /* ---------- environments ---------- */
 
+/* The reference worker's environment, for a worker in `dir` (its home). */
+static void ref_env(struct strvec *env, const struct eval_env *e, const char *dir)
+{
+	strvec_pushf(env, "HOME=%s", dir);
+	strvec_pushf(env, "TMPDIR=%s", dir);
+	strvec_pushf(env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", e->cache_root);
+	strvec_pushf(env, "TRITON_CACHE_DIR=%s/triton", e->cache_root);
+	strvec_push(env, "PYTHONDONTWRITEBYTECODE=1");
+	strvec_push(env, "LANG=C.UTF-8");
+	if (e->hash_seed >= 0)
+		strvec_pushf(env, "PYTHONHASHSEED=%d", e->hash_seed);
+}
+
 void evalctx_env(struct eval_ctx *c)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -41,18 +54,11 @@ void evalctx_env(struct eval_ctx *c)
 	strvec_push(&c->cand_env, "PYTHONDONTWRITEBYTECODE=1");
 	strvec_push(&c->cand_env, "PYTHONUNBUFFERED=1");
 	strvec_push(&c->cand_env, "LANG=C.UTF-8");
-	strvec_pushf(&c->ref_env, "HOME=%s", c->ref_dir);
-	strvec_pushf(&c->ref_env, "TMPDIR=%s", c->ref_dir);
-	strvec_pushf(&c->ref_env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", c->e->cache_root);
-	strvec_pushf(&c->ref_env, "TRITON_CACHE_DIR=%s/triton", c->e->cache_root);
-	strvec_push(&c->ref_env, "PYTHONDONTWRITEBYTECODE=1");
-	strvec_push(&c->ref_env, "LANG=C.UTF-8");
+	ref_env(&c->ref_env, c->e, c->ref_dir);
 	/* One hash seed for both: Python's per-process random seed gives each process its own dict and
 	 * string-hash layout, and with it, for a host-bound model, its own speed of attribute lookups. */
-	if (c->e->hash_seed >= 0) {
+	if (c->e->hash_seed >= 0)
 		strvec_pushf(&c->cand_env, "PYTHONHASHSEED=%d", c->e->hash_seed);
-		strvec_pushf(&c->ref_env, "PYTHONHASHSEED=%d", c->e->hash_seed);
-	}
 }
 
 /* ---------- the candidate worker ---------- */
@@ -103,7 +109,8 @@ static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 			c->ref_dir = it.dir;
 			c->ref_loaded = it.loaded;
 			c->ref_compiled = it.compiled;
-			c->v->reference_worker_reused = 1;
+			c->v->reference_worker_reused = it.loaded;
+			c->v->reference_worker_prestarted = !it.loaded; /* the spare, started for this problem */
 			return 0;
 		}
 	}
@@ -189,6 +196,30 @@ void evalctx_release(struct eval_ctx *c)
 	rt_session_release(&c->rt);
 	strvec_clear(&c->cand_env);
 	strvec_clear(&c->ref_env);
+}
+
+/* ---------- the reference worker started ahead ---------- */
+
+void evalctx_prestart_ref(const struct eval_ctx *c)
+{
+	const struct eval_env *e = c->e;
+	if (!e->prestart_next || !c->cfg->eval.keep_reference_worker || !e->next_problem || e->next_problem == c->p)
+		return;
+	struct refpool_item it = { .dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw) };
+	struct strvec env = STRVEC_INIT;
+	struct sb_error err = { 0 };
+	if (mkdtemp(it.dir)) {
+		ref_env(&env, e, it.dir);
+		struct worker_spec spec = { e->python, e->worker_script, it.dir, env.v, NULL, LOG_CAP, 1 };
+		if (worker_start(&it.w, &spec, &err) == 0) {
+			refpool_put_spare(e->device, &it); /* takes it */
+			strvec_clear(&env);
+			return;
+		}
+		fs_remove_tree(it.dir);
+	}
+	free(it.dir);
+	strvec_clear(&env);
 }
 
 /* ---------- the candidate worker retired behind ---------- */

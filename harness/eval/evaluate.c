@@ -745,8 +745,10 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		json_decref(reply);
 		/* the whole wait: worker start-up and imports, builds (each also in builds[]), construction */
 		v->seconds.build = proc_now() - b0;
-		/* the next candidate's worker imports torch while this one runs its trials */
+		/* the next candidate's worker imports torch while this one runs its trials; so does the next
+		 * problem's reference worker */
 		evalctx_prestart(&c);
+		evalctx_prestart_ref(&c);
 		double c0 = proc_now();
 		/* a replaced harness function at import (H08) could fake everything that follows */
 		rc = rt_apply(&c.rt, v) ? 1 : run_trials(&c, meta, deadline, err);

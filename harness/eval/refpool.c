@@ -1,4 +1,5 @@
-/* refpool.c - the kept reference workers: a small table under a lock, one entry per device. */
+/* refpool.c - the kept reference workers: a small table under a lock, per device one problem's worker
+ * and one spare. */
 #include "refpool.h"
 
 #include <pthread.h>
@@ -48,30 +49,39 @@ static void unlink_entry(size_t i, struct refpool_item *out)
 
 int refpool_take(const char *key, const char *device, struct refpool_item *out)
 {
-	struct refpool_item mine = { 0 }, other = { 0 };
-	int found = 0, stale = 0;
+	struct refpool_item mine = { 0 }, stale = { 0 };
+	int found = 0, nstale = 0;
 	pthread_mutex_lock(&P.mu);
-	for (size_t i = 0; i < P.n; i++) {
-		if (strcmp(P.e[i].device, device))
-			continue;
-		if (!strcmp(P.e[i].key, key)) {
+	for (size_t i = 0; i < P.n; i++)
+		if (!strcmp(P.e[i].device, device) && !strcmp(P.e[i].key, key)) {
 			unlink_entry(i, &mine);
 			found = 1;
-		} else {
-			unlink_entry(i, &other);
-			stale = 1;
+			break;
 		}
-		break; /* one entry per device */
-	}
+	/* none of this problem: another problem's goes (its tensors leave the GPU before this one loads),
+	 * and the spare, if there is one, serves this problem */
+	int exact = found;
+	for (size_t i = 0; !exact && i < P.n; i++)
+		if (!strcmp(P.e[i].device, device) && *P.e[i].key) {
+			unlink_entry(i, &stale);
+			nstale = 1;
+			break;
+		}
+	for (size_t i = 0; !exact && i < P.n; i++)
+		if (!strcmp(P.e[i].device, device) && !*P.e[i].key) {
+			unlink_entry(i, &mine);
+			found = 1;
+			break;
+		}
 	pthread_mutex_unlock(&P.mu);
-	if (stale)
-		item_stop(&other); /* another problem's tensors leave the GPU before this one loads */
+	if (nstale)
+		item_stop(&stale); /* another problem's tensors leave the GPU before this one loads */
 	if (!found)
 		return -1;
-	/* alive and answering, or it is not worth a thing */
+	/* alive and answering (a spare may still be importing torch), or it is not worth a thing */
 	json_t *req = json_pack("{s:s, s:s}", "cmd", "hello", "device", device), *reply = NULL;
 	struct worker_fault f;
-	int rc = worker_call(&mine.w, req, &reply, proc_now() + 10, &f);
+	int rc = worker_call(&mine.w, req, &reply, proc_now() + 30, &f);
 	json_decref(req);
 	int ok = rc == 0 && json_is_true(json_object_get(reply, "ok"));
 	json_decref(reply);
@@ -83,7 +93,9 @@ int refpool_take(const char *key, const char *device, struct refpool_item *out)
 	return 0;
 }
 
-void refpool_put(const char *key, const char *device, struct refpool_item *it)
+/* Keeps it under key on the device, replacing the entry of the same kind there (a problem's worker, or
+ * the spare: key ""). */
+static void put(const char *key, const char *device, struct refpool_item *it)
 {
 	struct refpool_item old = { 0 };
 	int replaced = 0;
@@ -93,7 +105,7 @@ void refpool_put(const char *key, const char *device, struct refpool_item *it)
 	}
 	pthread_mutex_lock(&P.mu);
 	for (size_t i = 0; i < P.n; i++)
-		if (!strcmp(P.e[i].device, device)) {
+		if (!strcmp(P.e[i].device, device) && !*P.e[i].key == !*key) {
 			unlink_entry(i, &old);
 			replaced = 1;
 			break;
@@ -111,6 +123,16 @@ void refpool_put(const char *key, const char *device, struct refpool_item *it)
 	memset(it, 0, sizeof(*it));
 	if (replaced)
 		item_stop(&old);
+}
+
+void refpool_put(const char *key, const char *device, struct refpool_item *it)
+{
+	put(key, device, it);
+}
+
+void refpool_put_spare(const char *device, struct refpool_item *it)
+{
+	put("", device, it);
 }
 
 void refpool_drain(void)

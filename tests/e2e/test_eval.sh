@@ -211,6 +211,22 @@ got=$(reused "$TMP/keep.jsonl")
 if [ "$got" = "pass:False pass:True" ]; then _report ok "the second evaluation of a problem reuses the reference worker"
 else _report fail "the second evaluation of a problem reuses the reference worker" "$got"; fi
 check_true "no kept worker's folder is left behind" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/refw')\" ]"
+# Two problems in one batch: the second problem's reference worker was started during the first's
+# evaluation (torch imported, nothing loaded) and is the one the second evaluation used.
+gen4="$TMP/gen4"; mkdir -p "$gen4"
+sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/3_Sum_Over_Dim.py" >"$gen4/level_1_problem_3_sample_0_kernel.py"
+cp "$FIX/relu_cpp_ok.py" "$gen4/level_1_problem_2_sample_0_kernel.py"
+run_sb eval --samples "$gen4" -o "$TMP/spare.jsonl" "${FAST[@]}" --set checks.static=false
+got=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    print(v["problem"]["ref"], v["status"], v["reference_worker_prestarted"], v["reference_worker_reused"])
+' "$TMP/spare.jsonl" 2>&1 | tr '\n' ' ')
+if [ "$got" = "L1/2 pass False False L1/3 pass True False " ]; then
+	_report ok "the next problem's reference worker is started ahead and used ($got)"
+else _report fail "the next problem's reference worker is started ahead and used" "$got"; fi
+check_true "and no reference folder is left behind" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/refw')\" ]"
 run_sb eval --samples "$gen2" -o "$TMP/nokeep.jsonl" "${FAST[@]}" --set eval.keep_reference_worker=false
 got=$(reused "$TMP/nokeep.jsonl")
 if [ "$got" = "pass:False pass:False" ]; then _report ok "eval.keep_reference_worker=false starts a new one each time"

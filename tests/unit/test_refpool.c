@@ -121,6 +121,43 @@ static void a_dead_worker_is_never_handed_out(void **state)
 	free(dir);
 }
 
+/* A spare (started for the next problem of a batch, nothing loaded) serves a problem that has no kept
+ * worker; the other problem's worker is stopped then, but a take of that problem leaves the spare. */
+static void a_spare_serves_the_next_problem(void **state)
+{
+	(void)state;
+	struct refpool_item a = start_item(), spare = start_item(), other = start_item(), got;
+	pid_t pa = a.w.h.pid, ps = spare.w.h.pid, po = other.w.h.pid;
+	spare.loaded = 0;
+	refpool_put("L1/2", "cuda:0", &a);
+	refpool_put_spare("cuda:0", &spare);
+	refpool_put_spare("cuda:1", &other); /* another device's spare is not this device's */
+	assert_int_equal(refpool_size(), 3);
+	/* the same problem: its own worker, the spare stays */
+	assert_int_equal(refpool_take("L1/2", "cuda:0", &got), 0);
+	assert_int_equal(got.w.h.pid, pa);
+	assert_int_equal(refpool_size(), 2);
+	refpool_put("L1/2", "cuda:0", &got);
+	/* the next problem: the spare, unloaded; L1/2's worker stops */
+	assert_int_equal(refpool_take("L1/3", "cuda:0", &got), 0);
+	assert_int_equal(got.w.h.pid, ps);
+	assert_int_equal(got.loaded, 0);
+	assert_true(answers(&got.w));
+	for (int i = 0; i < 50 && alive(pa); i++)
+		usleep(100 * 1000);
+	assert_false(alive(pa));
+	assert_int_equal(refpool_size(), 1);
+	/* no spare left on cuda:0: a third problem starts its own */
+	refpool_put("L1/3", "cuda:0", &got);
+	assert_int_equal(refpool_take("L1/4", "cuda:0", &got), -1);
+	assert_int_equal(refpool_size(), 1);
+	assert_true(alive(po));
+	refpool_drain();
+	for (int i = 0; i < 50 && (alive(ps) || alive(po)); i++)
+		usleep(100 * 1000);
+	assert_false(alive(ps) || alive(po));
+}
+
 static void *start_and_keep(void *arg)
 {
 	(void)arg;
@@ -154,6 +191,7 @@ int main(void)
 		cmocka_unit_test(the_same_problem_gets_the_same_process_back),
 		cmocka_unit_test(devices_are_kept_apart_and_drain_stops_all),
 		cmocka_unit_test(a_dead_worker_is_never_handed_out),
+		cmocka_unit_test(a_spare_serves_the_next_problem),
 		cmocka_unit_test(a_kept_worker_outlives_the_thread_that_started_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
