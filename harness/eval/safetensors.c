@@ -85,10 +85,33 @@ const char *st_meta(const struct st_file *f, const char *key)
 	return NULL;
 }
 
+/* The buffer a file is read into. Large ones are mapped and asked for huge pages: outputs run to
+ * gigabytes, and reading 64 MiB into 4 KiB pages costs twice the time (one fault per page). */
+#define BUFFER_MAPPED (2u << 20)
+
+static void *buffer_alloc(size_t n)
+{
+	if (n < BUFFER_MAPPED)
+		return malloc(n ? n : 1);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, n, MADV_HUGEPAGE); /* a hint: without transparent huge pages, plain pages */
+	return p;
+}
+
+static void buffer_free(void *p, size_t n)
+{
+	if (n < BUFFER_MAPPED)
+		free(p);
+	else
+		munmap(p, n);
+}
+
 void st_close(struct st_file *f)
 {
 	if (f->map)
-		free(f->map);
+		buffer_free(f->map, f->size);
 	for (size_t i = 0; i < f->ntensors; i++)
 		free(f->tensors[i].name);
 	for (size_t i = 0; i < f->nmeta; i++) {
@@ -291,7 +314,7 @@ int st_open(const char *path, struct st_file *f, struct sb_error *err)
 	/* Read, not mmap: the file belongs to an untrusted process that (or whose children) may still run,
 	 * and a mapped file truncated under us would kill the parent with SIGBUS. */
 	f->size = (size_t)st.st_size;
-	f->map = malloc(f->size);
+	f->map = buffer_alloc(f->size);
 	if (!f->map) {
 		close(fd);
 		return sb_error_set(err, SB_EIO, "%s: cannot allocate %zu bytes to read it", path, f->size);
@@ -307,7 +330,7 @@ int st_open(const char *path, struct st_file *f, struct sb_error *err)
 	}
 	close(fd);
 	if (got != f->size) {
-		free(f->map);
+		buffer_free(f->map, f->size);
 		f->map = NULL;
 		return bad(err, path, "file changed while it was read (%zu of %zu bytes)", got, f->size);
 	}

@@ -25,7 +25,7 @@ struct st_tensor {
 };
 
 struct st_file {
-	void *map;              /* the file's bytes (malloc'd copy) */
+	void *map;              /* the file's bytes (a copy read into memory of our own) */
 	size_t size;
 	struct st_tensor *tensors;  /* in header order */
 	size_t ntensors;
