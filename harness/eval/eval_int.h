@@ -68,8 +68,8 @@ uint32_t *eval_seeds(const struct config *cfg);
 char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			  const uint32_t *seeds);
 
-/* eval.prestart_candidate: starts the next evaluation's candidate worker (when the caller said one
- * comes: eval_env.prestart_next), replacing one started earlier. */
+/* eval.prestart_candidate: starts candidate workers for the next two evaluations (eval_env.next_problems)
+ * where none was started yet; the next evaluation adopts the oldest (evalctx_adopt). */
 void evalctx_prestart(const struct eval_ctx *c);
 /* Waits (until deadline) for the prestarted worker's `hello`, so it is idle while c's candidate is
  * timed; one that fails is dropped. */

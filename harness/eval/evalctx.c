@@ -203,7 +203,7 @@ void evalctx_release(struct eval_ctx *c)
 void evalctx_prestart_ref(const struct eval_ctx *c)
 {
 	const struct eval_env *e = c->e;
-	if (!e->prestart_next || !c->cfg->eval.keep_reference_worker || !e->next_problem || e->next_problem == c->p)
+	if (!c->cfg->eval.keep_reference_worker || !e->next_problems[0] || e->next_problems[0] == c->p)
 		return;
 	struct refpool_item it = { .dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw) };
 	struct strvec env = STRVEC_INIT;
@@ -268,17 +268,17 @@ void evalctx_retire(struct eval_ctx *c, char **log_tail)
 
 /* ---------- the candidate worker started ahead ---------- */
 
-/* The largest output the spare's candidate may write: the next problem's, when its expected outputs are
- * in the cache, else this one's (a batch is sorted by problem: the next one is most often the same). A
- * spare whose file-size limit is too small for its problem is dropped at adoption, so guessing low costs
- * the head start and never the limit. */
-static long long spare_out_bytes(const struct eval_ctx *c)
+/* The largest output a spare's candidate may write: its problem's (the k-th next evaluation's), when
+ * that problem's expected outputs are in the cache, else this one's (a batch is sorted by problem: the
+ * next one is most often the same). A spare whose file-size limit is too small for its problem is
+ * dropped at adoption, so guessing low costs the head start and never the limit. */
+static long long spare_out_bytes(const struct eval_ctx *c, const struct problem *next)
 {
 	long long out = c->out_bytes;
-	if (!c->e->next_problem || c->e->next_problem == c->p)
+	if (!next || next == c->p)
 		return out;
 	uint32_t *seeds = eval_seeds(c->cfg);
-	char *entry = eval_refcache_entry(c->e, c->cfg, c->e->next_problem, seeds);
+	char *entry = eval_refcache_entry(c->e, c->cfg, next, seeds);
 	json_t *meta = refcache_lookup(entry);
 	if (meta)
 		out = json_integer_value(json_object_get(meta, "output_bytes_max"));
@@ -288,36 +288,46 @@ static long long spare_out_bytes(const struct eval_ctx *c)
 	return out;
 }
 
-/* One at a time: `eval --samples` evaluates one candidate after another on its device, from one thread. */
-static struct eval_ctx *spare;
+/* The spares, oldest first: spares[k] is for the k-th next evaluation. Two, because a worker's Python and
+ * `import torch` (~3.5 s on the H200 node) take longer than a warm level-1 evaluation (~3 s): each
+ * spare gets two evaluations' time. `eval --samples` evaluates one candidate after another on its
+ * device, from one thread. */
+#define SPARES 2
+static struct eval_ctx *spares[SPARES];
+static int nspares;
 
-static void spare_drop(void)
+static void spare_free(struct eval_ctx *n)
 {
-	if (!spare)
+	evalctx_release(n);
+	free(n);
+}
+
+/* Drops the oldest spare. */
+static void spare_drop_head(void)
+{
+	if (!nspares)
 		return;
-	evalctx_release(spare);
-	free(spare);
-	spare = NULL;
+	spare_free(spares[0]);
+	memmove(spares, spares + 1, (size_t)(--nspares) * sizeof(spares[0]));
+	spares[nspares] = NULL;
 }
 
 void eval_prestart_drain(void)
 {
-	spare_drop();
+	while (nspares)
+		spare_drop_head();
 	evalctx_retired_settle();
 }
 
-void evalctx_prestart(const struct eval_ctx *c)
+/* A worker in its own sandbox and folders that imports torch and waits, sized for `next`'s outputs. */
+static struct eval_ctx *spare_start(const struct eval_ctx *c, const struct problem *next)
 {
-	static int atexit_done;
 	struct sb_error err = { 0 };
 	struct worker_fault f;
-	spare_drop();
-	if (!c->e->prestart_next || !c->cfg->eval.prestart_candidate)
-		return;
 	struct eval_ctx *n = xcalloc(1, sizeof(*n));
 	n->e = c->e;
 	n->cfg = c->cfg;
-	n->out_bytes = spare_out_bytes(c);
+	n->out_bytes = spare_out_bytes(c, next);
 	if (evalctx_dirs(n, 0, &err) == 0) {
 		evalctx_env(n);
 		if (evalctx_start_cand(n, &err) == 0) {
@@ -327,48 +337,72 @@ void evalctx_prestart(const struct eval_ctx *c)
 			json_decref(hello);
 			if (rc == 0) {
 				n->hello_pending = 1;
-				spare = n;
-				if (!atexit_done++)
-					atexit(eval_prestart_drain);
-				return;
+				return n;
 			}
 		}
 	}
-	evalctx_release(n);
-	free(n);
+	spare_free(n);
+	return NULL;
+}
+
+void evalctx_prestart(const struct eval_ctx *c)
+{
+	static int atexit_done;
+	if (!c->cfg->eval.prestart_candidate) {
+		eval_prestart_drain();
+		return;
+	}
+	/* spares[k] serves the k-th next evaluation; those already started keep their place */
+	while (nspares < SPARES && c->e->next_problems[nspares]) {
+		struct eval_ctx *n = spare_start(c, c->e->next_problems[nspares]);
+		if (!n)
+			return;
+		sb_trace("eval: started worker %d ahead for evaluation +%d", (int)n->cand.h.pid, nspares + 1);
+		spares[nspares++] = n;
+		if (!atexit_done++)
+			atexit(eval_prestart_drain);
+	}
+}
+
+/* Waits for spare n's `hello` (torch imported); 0 when it answered, -1 when it died or hung. */
+static int spare_settle(struct eval_ctx *n, double deadline)
+{
+	json_t *reply;
+	struct worker_fault f;
+	if (!n->hello_pending)
+		return 0;
+	double t0 = proc_now();
+	int rc = worker_receive(&n->cand, &reply, deadline, &f) || !json_is_true(json_object_get(reply, "ok")) ? -1 : 0;
+	json_decref(reply);
+	n->hello_pending = 0;
+	sb_trace("eval: waited %.3f s for the spare worker's hello", proc_now() - t0);
+	return rc;
 }
 
 void evalctx_prestart_settle(double deadline)
 {
-	json_t *reply;
-	struct worker_fault f;
-	if (!spare || !spare->hello_pending)
-		return;
-	double t0 = proc_now();
-	if (worker_receive(&spare->cand, &reply, deadline, &f) || !json_is_true(json_object_get(reply, "ok"))) {
-		json_decref(reply);
-		spare_drop(); /* it died or hung importing torch: the next evaluation starts its own */
-		return;
-	}
-	json_decref(reply);
-	spare->hello_pending = 0;
-	sb_trace("eval: waited %.3f s for the spare worker's hello", proc_now() - t0);
+	for (int k = 0; k < nspares; k++)
+		if (spare_settle(spares[k], deadline)) {
+			/* it died or hung importing torch: the evaluation it was for starts its own */
+			spare_free(spares[k]);
+			memmove(spares + k, spares + k + 1, (size_t)(nspares - k - 1) * sizeof(spares[0]));
+			spares[--nspares] = NULL;
+			k--;
+		}
 }
 
 int evalctx_adopt(struct eval_ctx *c, double deadline)
 {
-	if (!spare)
+	if (!nspares)
 		return -1;
+	struct eval_ctx *n = spares[0];
 	/* the same invocation, device and settings, and a file-size limit this problem's outputs fit in */
-	if (spare->e != c->e || spare->cfg != c->cfg || spare->sb.file_bytes < cand_file_bytes(c)) {
-		spare_drop();
+	if (n->e != c->e || n->cfg != c->cfg || n->sb.file_bytes < cand_file_bytes(c) || spare_settle(n, deadline)) {
+		spare_drop_head();
 		return -1;
 	}
-	evalctx_prestart_settle(deadline);
-	if (!spare)
-		return -1;
-	struct eval_ctx *n = spare;
-	spare = NULL;
+	memmove(spares, spares + 1, (size_t)(--nspares) * sizeof(spares[0]));
+	spares[nspares] = NULL;
 	c->cand = n->cand;
 	memset(&n->cand, 0, sizeof(n->cand));
 	c->sb = n->sb; /* its strings live in n, kept until c is released */

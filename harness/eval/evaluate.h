@@ -26,9 +26,10 @@ struct eval_env {
 	char *prof_lib;           /* lib/libstitchprof.so ($STITCHBENCH_PROF_LIB overrides) */
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
 	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
-	int prestart_next;        /* another evaluation follows on this device: start its candidate worker ahead */
-	const struct problem *next_problem; /* that evaluation's problem when known: its cached outputs size the
-					     * file-size limit of the worker started for it */
+	int prestart_next;        /* another evaluation follows on this device (its workers can start ahead) */
+	const struct problem *next_problems[2]; /* the problems of the next two evaluations (NULL: none): a
+						 * candidate worker is started ahead for each, its file-size limit
+						 * sized by that problem's cached outputs */
 	int hash_seed;            /* eval.hash_seed: every worker's PYTHONHASHSEED; -1: unset */
 };
 

@@ -72,6 +72,18 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "$SB_ROOT/harness/worker/[w]orker.py"
 check_true "no worker is left after a batch with a worker that would not exit" test "$left" = 0
 check_true "and no work folder" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/work' 2>/dev/null)\" ]"
 
+# Two evaluations ahead: a worker's Python and torch take longer than a short evaluation, so the first
+# evaluation of a batch of three starts workers for both that follow, and the second starts none.
+gen5="$TMP/gen5"
+mkdir -p "$gen5"
+for s in 0 1 2; do cp "$FIX/relu_cpp_ok.py" "$gen5/level_1_problem_2_sample_${s}_kernel.py"; done
+STITCHBENCH_TRACE=1 run_sb eval --samples "$gen5" -o "$TMP/ahead.jsonl" "${OPTS[@]}"
+got=$(verdicts "$TMP/ahead.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+ahead=$(awk '/eval: .*_kernel.py on/ {n++} /started worker .* ahead for evaluation/ {print n ":" $NF}' <<<"$ERR_TXT" | tr '\n' ' ')
+if [ "$got" = "pass False pass True pass True " ] && [ "$ahead" = "1:+1 1:+2 " ]; then
+	_report ok "workers are started two evaluations ahead ($ahead)"
+else _report fail "workers are started two evaluations ahead" "$got / $ahead"; fi
+
 rm -f "$gen/level_1_problem_2_sample_2_kernel.py"
 run_sb eval --samples "$gen" -o "$TMP/off.jsonl" "${OPTS[@]}" --set eval.prestart_candidate=false
 got=$(verdicts "$TMP/off.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
