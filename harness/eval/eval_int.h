@@ -10,6 +10,7 @@
 
 #include "../core/config.h"
 #include "evaluate.h"
+#include "outputs.h"
 #include "rtchecks.h"
 #include "verdict.h"
 #include "worker_client.h"
@@ -67,6 +68,17 @@ uint32_t *eval_seeds(const struct config *cfg);
 /* The reference cache entry (folder) of this problem under these settings (refcache.h; to free). */
 char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			  const uint32_t *seeds);
+
+/* trials.c: the correctness trials (0; 1: the verdict is decided; -1: a harness error), their
+ * judgement (the first failing trial names the verdict), and the runtime checks' means of calling. */
+int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err);
+/* Compares a call's outputs (candpath) with the reference's (refpath) into t: 0, 1 (the candidate's are
+ * unreadable: the verdict says why) or -1 (ours are: a harness error); *keep, if not NULL, gets the
+ * comparison for the runtime checks (the caller releases it). */
+int eval_compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
+		       struct outputs_cmp *keep, struct sb_error *err);
+void eval_judge_trials(struct eval_ctx *c);
+struct rt_io eval_runtime_io(struct eval_ctx *c, json_t *meta, double deadline);
 
 /* eval.prestart_candidate: starts candidate workers for the next two evaluations (eval_env.next_problems)
  * where none was started yet; the next evaluation adopts the oldest (evalctx_adopt). */
