@@ -439,7 +439,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		struct sample *x = &pending[i];
 		struct verdict v;
 		env.prestart_next = i + 1 < np; /* the next one's worker can start during this one */
-		for (size_t k = 0; k < 2; k++)
+		for (size_t k = 0; k < EVAL_AHEAD; k++)
 			env.next_problems[k] = i + 1 + k < np ? pending[i + 1 + k].problem : NULL;
 		/* a compile error the prebuild already saw is not paid for twice */
 		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {

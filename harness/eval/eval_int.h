@@ -30,6 +30,7 @@ struct eval_ctx {
 	const char *writable[2];
 	struct worker ref, cand;
 	int ref_loaded;
+	int ref_load_pending;        /* its `load` was sent and is not answered yet (load_ref_begin) */
 	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
 	uint32_t *seeds;
 	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */

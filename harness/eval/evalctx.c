@@ -159,7 +159,8 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
  * (outside the evaluation's, when pooling) goes with it. */
 static void release_ref(struct eval_ctx *c)
 {
-	if (c->pool_key && c->ref.started && !c->ref.finished) {
+	/* one still loading has a reply in flight: kept, it would answer the next request with it */
+	if (c->pool_key && c->ref.started && !c->ref.finished && !c->ref_load_pending) {
 		struct refpool_item it = { c->ref, c->ref_dir, c->ref_loaded, c->ref_compiled };
 		refpool_put(c->pool_key, c->e->device, &it);
 		memset(&c->ref, 0, sizeof(c->ref));
@@ -288,12 +289,9 @@ static long long spare_out_bytes(const struct eval_ctx *c, const struct problem 
 	return out;
 }
 
-/* The spares, oldest first: spares[k] is for the k-th next evaluation. Two, because a worker's Python and
- * `import torch` (~3.5 s on the H200 node) take longer than a warm level-1 evaluation (~3 s): each
- * spare gets two evaluations' time. `eval --samples` evaluates one candidate after another on its
- * device, from one thread. */
-#define SPARES 2
-static struct eval_ctx *spares[SPARES];
+/* The spares, oldest first: spares[k] is for the (k+1)-th next evaluation (EVAL_AHEAD of them, why in
+ * evaluate.h). `eval --samples` evaluates one candidate after another on its device, from one thread. */
+static struct eval_ctx *spares[EVAL_AHEAD];
 static int nspares;
 
 static void spare_free(struct eval_ctx *n)
@@ -312,10 +310,15 @@ static void spare_drop_head(void)
 	spares[nspares] = NULL;
 }
 
-void eval_prestart_drain(void)
+static void spares_drop(void)
 {
 	while (nspares)
 		spare_drop_head();
+}
+
+void eval_prestart_drain(void)
+{
+	spares_drop();
 	evalctx_retired_settle();
 }
 
@@ -349,11 +352,11 @@ void evalctx_prestart(const struct eval_ctx *c)
 {
 	static int atexit_done;
 	if (!c->cfg->eval.prestart_candidate) {
-		eval_prestart_drain();
+		spares_drop();
 		return;
 	}
 	/* spares[k] serves the k-th next evaluation; those already started keep their place */
-	while (nspares < SPARES && c->e->next_problems[nspares]) {
+	while (nspares < EVAL_AHEAD && c->e->next_problems[nspares]) {
 		struct eval_ctx *n = spare_start(c, c->e->next_problems[nspares]);
 		if (!n)
 			return;

@@ -119,22 +119,32 @@ int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline
 	return eval_cand_receive(w, reply, deadline, v, stage, timeout_s);
 }
 
-/* A request to the trusted reference; a failure is the problem's or the machine's, not the candidate's. */
-static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err)
+/* The reply to a request sent to the trusted reference; a failure is the problem's or the machine's,
+ * not the candidate's. */
+static int ref_reply(struct worker *w, json_t **reply, const char *stage, struct sb_error *err)
 {
 	struct worker_fault f;
-	int rc = worker_call(w, req, reply, proc_now() + REF_TIMEOUT_S, &f);
-	json_decref(req);
-	if (rc)
+	if (worker_receive(w, reply, proc_now() + REF_TIMEOUT_S, &f))
 		return sb_error_set(err, SB_EENV, "the reference worker failed while %s: %s", stage, f.what);
 	if (!json_is_true(json_object_get(*reply, "ok"))) {
-		rc = sb_error_set(err, SB_EINPUT, "the reference failed while %s: %s: %.400s", stage,
-				  jstr_or(*reply, "kind", "?"), jstr_or(*reply, "message", ""));
+		int rc = sb_error_set(err, SB_EINPUT, "the reference failed while %s: %s: %.400s", stage,
+				      jstr_or(*reply, "kind", "?"), jstr_or(*reply, "message", ""));
 		json_decref(*reply);
 		*reply = NULL;
 		return rc;
 	}
 	return 0;
+}
+
+static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err)
+{
+	struct worker_fault f;
+	*reply = NULL;
+	int rc = worker_send(w, req, &f);
+	json_decref(req);
+	if (rc)
+		return sb_error_set(err, SB_EENV, "the reference worker failed while %s: %s", stage, f.what);
+	return ref_reply(w, reply, stage, err);
 }
 
 static json_t *load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
@@ -201,13 +211,30 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 	json_t *reply;
 	if (c->ref_loaded)
 		return 0;
-	int compile = evalctx_ref_compiles(c);
-	if (ref_ask(&c->ref, load_request(c->e, c->cfg, c->p, NULL, NULL, compile, 0), &reply, "loading the problem", err))
+	int rc = c->ref_load_pending ? ref_reply(&c->ref, &reply, "loading the problem", err)
+				     : ref_ask(&c->ref, load_request(c->e, c->cfg, c->p, NULL, NULL, evalctx_ref_compiles(c), 0),
+					       &reply, "loading the problem", err);
+	c->ref_load_pending = 0;
+	if (rc)
 		return -1;
 	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
 	json_decref(reply);
 	c->ref_loaded = 1;
 	return 0;
+}
+
+/* Sends the reference's `load` now, to be answered when the timing needs it (load_ref): its model and
+ * torch.compile'd model are built while the candidate builds and runs its trials. A worker that cannot
+ * take it is left to load_ref, which then reports why. */
+static void load_ref_begin(struct eval_ctx *c)
+{
+	struct worker_fault f;
+	if (c->ref_loaded || c->ref_load_pending || !c->ref.started)
+		return;
+	json_t *req = load_request(c->e, c->cfg, c->p, NULL, NULL, evalctx_ref_compiles(c), 0);
+	if (worker_send(&c->ref, req, &f) == 0)
+		c->ref_load_pending = 1;
+	json_decref(req);
 }
 
 /* Runs the reference on every correctness seed and on the rotation check's two seeds into a fresh
@@ -579,6 +606,8 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	if (cfg->eval.perf_trials > 0 || !meta)
 		if ((rc = start_ref(&c, err)))
 			goto out_entry;
+	if (meta && cfg->eval.perf_trials > 0)
+		load_ref_begin(&c);
 	if (!meta) {
 		double r0 = proc_now();
 		if ((rc = load_ref(&c, err)) || !(meta = fill_refcache(&c, entry, err))) {

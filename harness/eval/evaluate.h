@@ -9,6 +9,10 @@
 #include "verdict.h"
 
 /* What is fixed for a whole `eval` invocation: found once, shared by every evaluation. */
+/* How many evaluations ahead a batch starts candidate workers: a worker's Python and `import torch`
+ * (~3.5 s on an H200 node) take longer than a warm level-1 evaluation, so each gets two evaluations. */
+#define EVAL_AHEAD 2
+
 struct eval_env {
 	char *python;             /* interpreter that imports torch */
 	char *worker_script;      /* <home>/harness/worker/worker.py */
@@ -27,9 +31,9 @@ struct eval_env {
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
 	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
 	int prestart_next;        /* another evaluation follows on this device (its workers can start ahead) */
-	const struct problem *next_problems[2]; /* the problems of the next two evaluations (NULL: none): a
-						 * candidate worker is started ahead for each, its file-size limit
-						 * sized by that problem's cached outputs */
+	const struct problem *next_problems[EVAL_AHEAD]; /* the problems of the next evaluations (NULL: none):
+							  * a candidate worker is started ahead for each, its
+							  * file-size limit sized by that problem's cached outputs */
 	int hash_seed;            /* eval.hash_seed: every worker's PYTHONHASHSEED; -1: unset */
 };
 

@@ -60,19 +60,20 @@ int refpool_take(const char *key, const char *device, struct refpool_item *out)
 		}
 	/* none of this problem: another problem's goes (its tensors leave the GPU before this one loads),
 	 * and the spare, if there is one, serves this problem */
-	int exact = found;
-	for (size_t i = 0; !exact && i < P.n; i++)
-		if (!strcmp(P.e[i].device, device) && *P.e[i].key) {
-			unlink_entry(i, &stale);
-			nstale = 1;
-			break;
-		}
-	for (size_t i = 0; !exact && i < P.n; i++)
-		if (!strcmp(P.e[i].device, device) && !*P.e[i].key) {
-			unlink_entry(i, &mine);
-			found = 1;
-			break;
-		}
+	if (!found) {
+		for (size_t i = 0; i < P.n; i++)
+			if (!strcmp(P.e[i].device, device) && *P.e[i].key) {
+				unlink_entry(i, &stale);
+				nstale = 1;
+				break;
+			}
+		for (size_t i = 0; i < P.n; i++)
+			if (!strcmp(P.e[i].device, device) && !*P.e[i].key) {
+				unlink_entry(i, &mine);
+				found = 1;
+				break;
+			}
+	}
 	pthread_mutex_unlock(&P.mu);
 	if (nstale)
 		item_stop(&stale); /* another problem's tensors leave the GPU before this one loads */
@@ -93,9 +94,8 @@ int refpool_take(const char *key, const char *device, struct refpool_item *out)
 	return 0;
 }
 
-/* Keeps it under key on the device, replacing the entry of the same kind there (a problem's worker, or
- * the spare: key ""). */
-static void put(const char *key, const char *device, struct refpool_item *it)
+/* Replaces the entry of the same kind on the device: a problem's worker, or the spare (key ""). */
+void refpool_put(const char *key, const char *device, struct refpool_item *it)
 {
 	struct refpool_item old = { 0 };
 	int replaced = 0;
@@ -125,14 +125,9 @@ static void put(const char *key, const char *device, struct refpool_item *it)
 		item_stop(&old);
 }
 
-void refpool_put(const char *key, const char *device, struct refpool_item *it)
-{
-	put(key, device, it);
-}
-
 void refpool_put_spare(const char *device, struct refpool_item *it)
 {
-	put("", device, it);
+	refpool_put("", device, it);
 }
 
 void refpool_drain(void)
