@@ -3,10 +3,12 @@
 # the process that runs it? Starts P processes one after another; each loads the bundled problem (same
 # seeds), times it with the evaluator's protocol (L2 flush, a device-side lead longer than the host's
 # launch, CUDA events), then times a second copy of the model and inputs built at other addresses, then
-# the first copy again. If the medians differ between processes by more than within one, a kept
-# reference worker carries its process's bias into every sample of a problem.
+# the first copy again, then the first copy on four new streams. If the medians differ between processes
+# by more than within one, a kept reference worker carries its process's bias into every sample of a
+# problem (BENCHMARKS.md, 2026-11-30, fifth session).
 #
 # Usage: python3 scripts/bench/process_spread.py kernelbench/suite/level3/3_Transformer_Block.py [P] [calls]
+# SPREAD_BLOCKING=1 also times eight blocking streams (cudaStreamCreate), blocks rotated between them.
 import copy, ctypes, os, statistics, subprocess, sys, time
 
 LEAD_US = 5000  # above every bundled problem's host time per call on the H200 (L3/4: ~1000-1900 us)
