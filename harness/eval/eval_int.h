@@ -45,6 +45,8 @@ struct eval_ctx {
 int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err);
 /* The allow-listed environments of the two workers. */
 void evalctx_env(struct eval_ctx *c);
+/* Starts the reference worker in c->ref_dir unless it runs already (a kept or spare one). */
+int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err);
 /* Starts the candidate worker in its sandbox (file-size limit from c->out_bytes). */
 int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err);
 /* The most bytes of outputs a candidate's call may save: twice the reference's largest, plus 16 MiB. */

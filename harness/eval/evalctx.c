@@ -94,6 +94,32 @@ int evalctx_ref_compiles(const struct eval_ctx *c)
 	return strcmp(c->e->device, "cpu") && c->cfg->eval.perf_trials > 0 && c->cfg->eval.compile;
 }
 
+/* A new reference worker's folder under refw/ (NULL with errno when it cannot be made). */
+static char *new_ref_dir(const char *refw)
+{
+	char *dir = xstrfmt("%s/ref-XXXXXX", refw);
+	if (mkdtemp(dir))
+		return dir;
+	int saved = errno;
+	free(dir);
+	errno = saved;
+	return NULL;
+}
+
+/* Starts a reference worker (trusted: no sandbox) in dir. A kept one serves evaluations of later run
+ * threads; it exits when stitchbench's end closes its channel. */
+static int ref_worker_start(const struct eval_env *e, struct worker *w, const char *dir, const struct strvec *env,
+			    int kept, struct sb_error *err)
+{
+	struct worker_spec spec = { e->python, e->worker_script, dir, env->v, NULL, LOG_CAP, kept };
+	return worker_start(w, &spec, err);
+}
+
+int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err)
+{
+	return c->ref.started ? 0 : ref_worker_start(c->e, &c->ref, c->ref_dir, &c->ref_env, c->pool_key != NULL, err);
+}
+
 /* The reference worker's folder: with eval.keep_reference_worker, the kept worker of this problem and
  * device (alive, maybe loaded) with its folder, or else a new folder. New folders are always under
  * refw/, which every candidate worker has hidden from its start, a prestarted one included: one made
@@ -114,8 +140,7 @@ static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 			return 0;
 		}
 	}
-	c->ref_dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw);
-	if (!mkdtemp(c->ref_dir))
+	if (!(c->ref_dir = new_ref_dir(c->hidden_refw)))
 		return sb_error_set(err, SB_EENV, "cannot create a folder under %s: %s", c->hidden_refw, strerror(errno));
 	return 0;
 }
@@ -206,20 +231,18 @@ void evalctx_prestart_ref(const struct eval_ctx *c)
 	const struct eval_env *e = c->e;
 	if (!c->cfg->eval.keep_reference_worker || !e->next_problems[0] || e->next_problems[0] == c->p)
 		return;
-	struct refpool_item it = { .dir = xstrfmt("%s/ref-XXXXXX", c->hidden_refw) };
+	struct refpool_item it = { .dir = new_ref_dir(c->hidden_refw) };
 	struct strvec env = STRVEC_INIT;
 	struct sb_error err = { 0 };
-	if (mkdtemp(it.dir)) {
-		ref_env(&env, e, it.dir);
-		struct worker_spec spec = { e->python, e->worker_script, it.dir, env.v, NULL, LOG_CAP, 1 };
-		if (worker_start(&it.w, &spec, &err) == 0) {
-			refpool_put_spare(e->device, &it); /* takes it */
-			strvec_clear(&env);
-			return;
-		}
+	if (!it.dir)
+		return;
+	ref_env(&env, e, it.dir);
+	if (ref_worker_start(e, &it.w, it.dir, &env, 1, &err) == 0) {
+		refpool_put_spare(e->device, &it); /* takes it */
+	} else {
 		fs_remove_tree(it.dir);
+		free(it.dir);
 	}
-	free(it.dir);
 	strvec_clear(&env);
 }
 
@@ -244,7 +267,7 @@ void evalctx_retired_settle(void)
 void evalctx_retire(struct eval_ctx *c, char **log_tail)
 {
 	static int atexit_done;
-	int later = c->e && c->e->prestart_next && c->cand.started && !c->cand.finished;
+	int later = c->e->prestart_next && c->cand.started && !c->cand.finished;
 	evalctx_retired_settle();
 	if (c->cand.started || c->cand.finished) {
 		if (later) /* what it printed so far; what it prints while exiting is not waited for */
@@ -253,11 +276,11 @@ void evalctx_retire(struct eval_ctx *c, char **log_tail)
 			worker_stop(&c->cand, 2);
 		*log_tail = worker_log_tail(&c->cand, 8000);
 	}
-	release_ref(c); /* the reference worker goes back to the pool now: the next evaluation takes it */
 	if (!later) {
 		evalctx_release(c);
 		return;
 	}
+	release_ref(c); /* the reference worker goes back to the pool now: the next evaluation takes it */
 	worker_quit(&c->cand);
 	retired = xmalloc(sizeof(*retired));
 	*retired = *c;

@@ -196,16 +196,6 @@ static void keep_builds(struct verdict *v, json_t *builds)
 	}
 }
 
-static int start_ref(struct eval_ctx *c, struct sb_error *err)
-{
-	/* a kept worker serves evaluations of later run threads; it exits when stitchbench's end closes its channel */
-	struct worker_spec spec = { c->e->python, c->e->worker_script, c->ref_dir, c->ref_env.v, NULL, LOG_CAP,
-				    c->pool_key != NULL };
-	if (c->ref.started)
-		return 0;
-	return worker_start(&c->ref, &spec, err);
-}
-
 static int load_ref(struct eval_ctx *c, struct sb_error *err)
 {
 	json_t *reply;
@@ -349,7 +339,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	};
 	plan.flush_bytes = eval_flush_bytes(c->e);
 	double w0 = proc_now();
-	int wrc = start_ref(c, err) || load_ref(c, err);
+	int wrc = evalctx_start_ref(c, err) || load_ref(c, err);
 	c->v->seconds.reference_worker += proc_now() - w0; /* 0 for a kept, loaded one */
 	if (wrc)
 		return -1;
@@ -429,7 +419,7 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 	struct sb_error rerr = { 0 };
 	struct worker_fault f;
 	int rc = 0;
-	if ((rc = start_ref(c, err)) || (rc = load_ref(c, err)))
+	if ((rc = evalctx_start_ref(c, err)) || (rc = load_ref(c, err)))
 		goto out;
 	if (ref_ask(&c->ref, json_pack("{s:s, s:i, s:i, s:I, s:s}", "cmd", "shapes", "num", 1, "den", 2, "seed",
 				       (json_int_t)seed, "out", ref_out), &reply, "running at other shapes", &rerr)) {
@@ -604,7 +594,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	meta = refcache_lookup(entry);
 	v->reference_cached = meta != NULL;
 	if (cfg->eval.perf_trials > 0 || !meta)
-		if ((rc = start_ref(&c, err)))
+		if ((rc = evalctx_start_ref(&c, err)))
 			goto out_entry;
 	if (meta && cfg->eval.perf_trials > 0)
 		load_ref_begin(&c);
@@ -658,7 +648,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				 * still importing torch, is waited for when the host's clock times: a GPU time is the
 				 * GPU's, with the call queued ahead (eval.timing_lead_us), whatever else the host does. */
 				evalctx_retired_settle();
-				if (!strcmp(e->device, "cpu") || cfg->eval.timing_lead_us == 0)
+				if (eval_lead_us(e, cfg) == 0)
 					evalctx_prestart_settle(proc_now() + 120);
 				rc = run_timing(&c, deadline, err);
 				if (rc < 0)
