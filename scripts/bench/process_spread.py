@@ -9,6 +9,13 @@
 #
 # Usage: python3 scripts/bench/process_spread.py kernelbench/suite/level3/3_Transformer_Block.py [P] [calls]
 # SPREAD_BLOCKING=1 also times eight blocking streams (cudaStreamCreate), blocks rotated between them.
+# SPREAD_MOVE=1 also times the first copy after moving the activations: the cached blocks are freed and a
+# pad of k*3 MiB+1 is allocated in front of them, for 8 pads; prints each pad's median and their mean.
+# SPREAD_COMPANION=1 keeps a second process with a CUDA context of its own alive, idle, the whole time (as
+# the evaluator's other worker is while one side is timed).
+# Every process also times a probe first: 200 one-element adds queued behind a spin (launch-bound, no model).
+# SPREAD_PIN=N runs every process on CPU N only (from before `import torch`, so the driver's host-side
+# allocations are first touched there); SPREAD_PIN=rotate puts process i on CPU i*5 mod the CPUs it may use.
 import copy, ctypes, os, statistics, subprocess, sys, time
 
 LEAD_US = 5000  # above every bundled problem's host time per call on the H200 (L3/4: ~1000-1900 us)
@@ -32,8 +39,34 @@ def median_us(model, sets, flush, n, stream=None):
     return statistics.median(xs_all), statistics.pstdev(xs_all) / statistics.mean(xs_all)
 
 
+def pin(i):
+    how = os.environ.get("SPREAD_PIN")
+    if not how:
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpus[(i * 5) % len(cpus)]} if how == "rotate" else {int(how)})
+
+
+def probe_us(n=60):
+    import torch
+    x = torch.ones(1, device="cuda")
+    xs = []
+    for _ in range(n):
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(3000 * 2000))
+        a.record()
+        for _ in range(200):
+            x.add_(1)
+        b.record()
+        b.synchronize()
+        xs.append(a.elapsed_time(b) * 1000)
+    return statistics.median(xs[n // 5:])
+
+
 def child(path, n):
     import torch
+    probe = probe_us()
     from timing_probe import FLUSH_BYTES, load
     model, sets = load(path)
     flush = torch.empty(FLUSH_BYTES // 4, device="cuda")
@@ -59,8 +92,17 @@ def child(path, n):
                 per[k].append(median_us(model, sets, flush, 11, st)[0])
         meds = [statistics.median(p) for p in per]
         streams += "  blocking %s  mean %.2f" % (" ".join("%.2f" % m for m in meds), statistics.mean(meds))
-    print("pid %6d  first %8.2f (cv %.3f)  copy %8.2f (cv %.3f)  first again %8.2f (cv %.3f)  new streams %s" % (
-        os.getpid(), a[0], a[1], b[0], b[1], c[0], c[1], streams), flush=True)
+    if os.environ.get("SPREAD_MOVE"):
+        meds = []
+        for k in range(8):
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            pad = torch.empty(k * 3 * 1024 * 1024 + 1, dtype=torch.uint8, device="cuda")
+            meds.append(median_us(model, sets, flush, max(n // 2, 40))[0])
+            del pad
+        streams += "  moved %s  mean %.2f" % (" ".join("%.2f" % m for m in meds), statistics.mean(meds))
+    print("probe %7.2f  pid %6d cpu %s  first %8.2f (cv %.3f)  copy %8.2f (cv %.3f)  first again %8.2f (cv %.3f)  new streams %s" % (
+        probe, os.getpid(), ",".join(map(str, sorted(os.sched_getaffinity(0)))), a[0], a[1], b[0], b[1], c[0], c[1], streams), flush=True)
     return a[0], b[0], c[0]
 
 
@@ -68,23 +110,32 @@ def main():
     if sys.argv[1] == "--child":
         child(sys.argv[2], int(sys.argv[3]))
         return
-    path = sys.argv[1]
+    path = os.path.abspath(sys.argv[1])  # the children run in this folder
     procs = int(sys.argv[2]) if len(sys.argv) > 2 else 6
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     print("== %s: %d processes, %d calls per measurement, lead %d us" % (os.path.basename(path), procs, n, LEAD_US),
           flush=True)
     here = os.path.dirname(os.path.abspath(__file__))
     firsts, copies = [], []
-    for _ in range(procs):
+    companion = None
+    if os.environ.get("SPREAD_COMPANION"):
+        companion = subprocess.Popen([sys.executable, "-c", "import sys, torch; x = torch.ones(1 << 20, device='cuda'); "
+                                      "torch.cuda.synchronize(); print('ready', flush=True); sys.stdin.read()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        print("companion:", companion.stdout.readline().strip(), flush=True)
+    for i in range(procs):
         t = time.time()
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path, str(n)], cwd=here,
-                             capture_output=True, text=True)
+                             capture_output=True, text=True, preexec_fn=lambda i=i: pin(i))
         line = out.stdout.strip().splitlines()[-1:] or ["failed: " + out.stderr[-300:]]
         print(line[0], " (%.1f s)" % (time.time() - t), flush=True)
-        if line[0].startswith("pid"):
+        if line[0].startswith("probe"):
             f = line[0].split()
-            firsts.append(float(f[3]))
-            copies.append(float(f[7]))
+            firsts.append(float(f[7]))
+            copies.append(float(f[11]))
+    if companion:
+        companion.stdin.close()
+        companion.wait()
     if firsts:
         lo, hi = min(firsts), max(firsts)
         within = statistics.median(abs(a - b) / a for a, b in zip(firsts, copies))
