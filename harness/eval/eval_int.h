@@ -61,9 +61,10 @@ void evalctx_release(struct eval_ctx *c);
  * anything is timed, by the next retire, and at exit). Leaves *c empty. */
 void evalctx_retire(struct eval_ctx *c, char **log_tail);
 void evalctx_retired_settle(void);
-/* When the next evaluation of the batch is of another problem, starts a reference worker for it now
- * (Python and torch imported, nothing loaded) and keeps it as the device's spare (refpool.h), so that
- * evaluation does not wait for them. With eval.keep_reference_worker only. */
+/* When one of the next EVAL_AHEAD evaluations of the batch is of another problem and the device keeps
+ * no spare yet, starts a reference worker for it now (Python and torch imported, nothing loaded) and
+ * keeps it as the device's spare (refpool.h), so that evaluation does not wait for them. With
+ * eval.keep_reference_worker only. */
 void evalctx_prestart_ref(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */

@@ -226,10 +226,23 @@ void evalctx_release(struct eval_ctx *c)
 
 /* ---------- the reference worker started ahead ---------- */
 
+/* The first of the next evaluations that is of another problem (1-based), or 0 when none is. */
+static int next_other_problem(const struct eval_ctx *c)
+{
+	for (int k = 0; k < EVAL_AHEAD && c->e->next_problems[k]; k++)
+		if (c->e->next_problems[k] != c->p)
+			return k + 1;
+	return 0;
+}
+
 void evalctx_prestart_ref(const struct eval_ctx *c)
 {
 	const struct eval_env *e = c->e;
-	if (!c->cfg->eval.keep_reference_worker || !e->next_problems[0] || e->next_problems[0] == c->p)
+	/* as far ahead as the candidates' workers: importing torch takes longer than one evaluation (3-6 s
+	 * on the H200 node while the candidates' workers import theirs, against ~1.5-3 s for a level-1
+	 * evaluation), so one started only by the evaluation just before was still importing when taken */
+	int ahead = next_other_problem(c);
+	if (!c->cfg->eval.keep_reference_worker || !ahead || refpool_has_spare(e->device))
 		return;
 	struct refpool_item it = { .dir = new_ref_dir(c->hidden_refw) };
 	struct strvec env = STRVEC_INIT;
@@ -238,6 +251,7 @@ void evalctx_prestart_ref(const struct eval_ctx *c)
 		return;
 	ref_env(&env, e, it.dir);
 	if (ref_worker_start(e, &it.w, it.dir, &env, 1, &err) == 0) {
+		sb_trace("eval: started reference worker %d ahead for evaluation +%d", (int)it.w.h.pid, ahead);
 		refpool_put_spare(e->device, &it); /* takes it */
 	} else {
 		fs_remove_tree(it.dir);

@@ -130,6 +130,16 @@ void refpool_put_spare(const char *device, struct refpool_item *it)
 	refpool_put("", device, it);
 }
 
+int refpool_has_spare(const char *device)
+{
+	int found = 0;
+	pthread_mutex_lock(&P.mu);
+	for (size_t i = 0; i < P.n && !found; i++)
+		found = !strcmp(P.e[i].device, device) && !*P.e[i].key;
+	pthread_mutex_unlock(&P.mu);
+	return found;
+}
+
 void refpool_drain(void)
 {
 	for (;;) {

@@ -3,7 +3,7 @@
  * against the same process: its Python, torch, CUDA context, model and torch.compile'd model are
  * ready. One worker per device at a time: another problem's evaluation stops it first, so a GPU never
  * holds two problems' tensors for the reference. Beside it, a device may keep one spare: a worker
- * started ahead for the next problem of a batch, with torch imported and nothing loaded (no CUDA
+ * started ahead (up to EVAL_AHEAD evaluations) for the next problem of a batch, with torch imported and nothing loaded (no CUDA
  * context), which the next problem's evaluation takes. `eval.keep_reference_worker` turns this off. */
 #ifndef SB_REFPOOL_H
 #define SB_REFPOOL_H
@@ -30,6 +30,8 @@ int refpool_take(const char *key, const char *device, struct refpool_item *out);
 void refpool_put(const char *key, const char *device, struct refpool_item *it);
 /* Keeps a started, unloaded worker as the device's spare, replacing (stopping) an earlier spare. */
 void refpool_put_spare(const char *device, struct refpool_item *it);
+/* Whether the device keeps a spare now. */
+int refpool_has_spare(const char *device);
 /* Stops every kept worker and removes its folder (also registered with atexit on the first put). */
 void refpool_drain(void);
 /* How many workers are kept now (for tests). */

@@ -79,10 +79,26 @@ mkdir -p "$gen5"
 for s in 0 1 2; do cp "$FIX/relu_cpp_ok.py" "$gen5/level_1_problem_2_sample_${s}_kernel.py"; done
 STITCHBENCH_TRACE=1 run_sb eval --samples "$gen5" -o "$TMP/ahead.jsonl" "${OPTS[@]}"
 got=$(verdicts "$TMP/ahead.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
-ahead=$(awk '/eval: .*_kernel.py on/ {n++} /started worker .* ahead for evaluation/ {print n ":" $NF}' <<<"$ERR_TXT" | tr '\n' ' ')
+ahead=$(awk '/eval: .*_kernel.py on/ {n++} /started worker [0-9]+ ahead for evaluation/ {print n ":" $NF}' <<<"$ERR_TXT" | tr '\n' ' ')
 if [ "$got" = "pass False pass True pass True " ] && [ "$ahead" = "1:+1 1:+2 " ]; then
 	_report ok "workers are started two evaluations ahead ($ahead)"
 else _report fail "workers are started two evaluations ahead" "$got / $ahead"; fi
+
+# The next problem's reference worker is started as far ahead: by the first of L1/2, L1/2, L1/3, and
+# only once; the L1/3 evaluation takes it (it would wait for its import, started any later).
+gen6="$TMP/gen6"
+mkdir -p "$gen6"
+for s in 0 1; do cp "$FIX/relu_cpp_ok.py" "$gen6/level_1_problem_2_sample_${s}_kernel.py"; done
+sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/3_Sum_Over_Dim.py" >"$gen6/level_1_problem_3_sample_0_kernel.py"
+STITCHBENCH_TRACE=1 run_sb eval --samples "$gen6" -o "$TMP/refahead.jsonl" "${OPTS[@]}"
+got=$(python3 -c '
+import json, sys
+print(" ".join("%s:%s:%s" % (v["problem"]["ref"], v["status"], v["reference_worker_prestarted"])
+               for v in map(json.loads, open(sys.argv[1]))))' "$TMP/refahead.jsonl")
+ahead=$(awk '/eval: .*_kernel.py on/ {n++} /started reference worker [0-9]+ ahead for evaluation/ {print n ":" $NF}' <<<"$ERR_TXT" | tr '\n' ' ')
+if [ "$got" = "L1/2:pass:False L1/2:pass:False L1/3:pass:True" ] && [ "$ahead" = "1:+2 " ]; then
+	_report ok "the next problem's reference worker is started two evaluations ahead ($ahead)"
+else _report fail "the next problem's reference worker is started two evaluations ahead" "$got / $ahead"; fi
 
 rm -f "$gen/level_1_problem_2_sample_2_kernel.py"
 run_sb eval --samples "$gen" -o "$TMP/off.jsonl" "${OPTS[@]}" --set eval.prestart_candidate=false
