@@ -13,7 +13,8 @@
 #   SB_BENCH_PROBLEMS=L1/2,L2/1   only these bundled problems (span, batch); default: all
 #   SB_BENCH_CPU=1                measure on the CPU (the numbers are then CPU numbers and say so)
 #
-# The tables go to stdout and to $OUT/bench.md (a device call's output folder) or build/bench/.
+# The tables go to stdout and to $OUT/bench.md (a device call's output folder) or build/bench/, with the
+# traces (STITCHBENCH_TRACE=1) of the stages' runs and of the batch beside them.
 set -u
 cd "$(dirname "$0")/../.."
 SB=bin/stitchbench
@@ -116,12 +117,18 @@ if want stages; then
 	export STITCHBENCH_CACHE="$work/cache"
 	mkdir -p "$STITCHBENCH_CACHE"
 	[ -d "$work/ext-all" ] && cp -r "$work/ext-all" "$STITCHBENCH_CACHE/ext"
+	k=0
 	for run in "reference uncached" "all cached" "all cached, again"; do
+		k=$((k + 1))
 		t=$(now)
-		$SB eval "${cands[0]}" --problem L1/2 --device "$dev" --json >"$work/v.json" 2>/dev/null
+		# each run's trace (worker requests and their times, docs: README, STITCHBENCH_TRACE) beside the table
+		STITCHBENCH_TRACE=1 $SB eval "${cands[0]}" --problem L1/2 --device "$dev" --json >"$work/v.json" \
+			2>"$outdir/bench-stages-trace-$k.log"
 		w=$(since "$t")
 		stage_row "$run" "$work/v.json" "$w" | tee -a "$md"
 	done
+	say ""
+	say "Each run's \`STITCHBENCH_TRACE=1\` output: \`bench-stages-trace-{1,2,3}.log\` beside this file."
 	say ""
 fi
 
@@ -161,7 +168,10 @@ if want batch; then
 	fi
 	t=$(now)
 	# the reference as a candidate is H01/H04 by design: static checks off, only timing is under test
-	$SB eval --samples "$b" -o "$b/v.jsonl" --device "$dev" --no-compile --set checks.static=false --set eval.profile=false >"$b/log" 2>&1
+	# traced: what each evaluation waited for is in bench-batch-trace.log (the trace costs ~nothing)
+	STITCHBENCH_TRACE=1 $SB eval --samples "$b" -o "$b/v.jsonl" --device "$dev" --no-compile --set checks.static=false \
+		--set eval.profile=false >"$b/log" 2>&1
+	cp "$b/log" "$outdir/bench-batch-trace.log"
 	wall=$(since "$t")
 	[ -n "$util_pid" ] && kill "$util_pid" 2>/dev/null
 	say "### (c) Timing fidelity and (e) throughput: each problem's reference as a candidate, 3 times"
