@@ -25,7 +25,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench clean
+.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench bench-eval clean
 
 all: bin/stitchbench
 
@@ -66,6 +66,10 @@ test-gpu: all
 # Measurements for BENCHMARKS.md (a GPU node; SB_BENCH_CPU=1 to try it on the CPU).
 bench: all
 	@bash scripts/bench/bench.sh
+
+# the evaluator's part of it (issue 3): cold and warm builds, one candidate's turnaround by stage
+bench-eval: all
+	@SB_BENCH_PARTS=build,stages bash scripts/bench/bench.sh
 
 clean:
 	rm -rf build bin lib

@@ -2,10 +2,11 @@
 # bench.sh - `make bench`: the verifier's turnaround and timing fidelity on a GPU node, as Markdown
 # tables for BENCHMARKS.md (issue 10). Nothing here asserts: it measures, and says how.
 #
-#   SB_BENCH_PARTS=build,stages,span,batch   the parts (default: all)
+#   SB_BENCH_PARTS=build,stages,span,batch   the parts (default: all; `make bench-eval`: build,stages)
 #     build   cold and warm builds of typical load_inline candidates, with ninja's steps, and
 #             load_inline's own defaults for the trivial one
-#     stages  one candidate's verdict seconds by stage: reference uncached, then everything cached
+#     stages  one candidate's verdict seconds by stage: reference uncached, then everything cached,
+#             then issue 3's turnaround (static checks, correctness, timing; no torch.compile or profile)
 #     span    per bundled problem, the reference's CUDA-event time against its CUPTI kernel span
 #     batch   every bundled problem's reference as a candidate, 3 times each in fresh processes, as one
 #             `eval --samples` batch: speedup spread around 1.0, CV of the medians, candidates per
@@ -118,17 +119,20 @@ if want stages; then
 	mkdir -p "$STITCHBENCH_CACHE"
 	[ -d "$work/ext-all" ] && cp -r "$work/ext-all" "$STITCHBENCH_CACHE/ext"
 	k=0
-	for run in "reference uncached" "all cached" "all cached, again"; do
+	# the last run is issue 3's turnaround: static checks, correctness and the timed pairs, nothing else
+	for run in "reference uncached" "all cached" "all cached, again" "all cached, no torch.compile, no profile"; do
 		k=$((k + 1))
+		more=()
+		[ $k = 4 ] && more=(--no-compile --set eval.profile=false)
 		t=$(now)
 		# each run's trace (worker requests and their times, docs: README, STITCHBENCH_TRACE) beside the table
-		STITCHBENCH_TRACE=1 $SB eval "${cands[0]}" --problem L1/2 --device "$dev" --json >"$work/v.json" \
+		STITCHBENCH_TRACE=1 $SB eval "${cands[0]}" --problem L1/2 --device "$dev" --json "${more[@]}" >"$work/v.json" \
 			2>"$outdir/bench-stages-trace-$k.log"
 		w=$(since "$t")
 		stage_row "$run" "$work/v.json" "$w" | tee -a "$md"
 	done
 	say ""
-	say "Each run's \`STITCHBENCH_TRACE=1\` output: \`bench-stages-trace-{1,2,3}.log\` beside this file."
+	say "Each run's \`STITCHBENCH_TRACE=1\` output: \`bench-stages-trace-{1,2,3,4}.log\` beside this file."
 	say ""
 fi
 
