@@ -1,7 +1,9 @@
 /* test_verdict_host.c - the host's side of a GPU verdict (harness/eval/verdict.c): each side's host time per
  * call, its longest lead and its exposed calls in the JSON, and the host-bound judgement, in the JSON
  * (timing.host_bound) and as a warning in the text, made only when the launch was kept out of the timed
- * span (a lead) and the candidate's host time dwarfs both its GPU time and the reference's host time. */
+ * span (a lead) and the candidate's host time dwarfs both its GPU time and the reference's host time;
+ * and the launch-bound note (timing.launch_bound), made when the reference's host time per call is at
+ * least 3x its GPU time, timed with a lead. */
 #include "testutil.h"
 
 #include "eval/verdict.h"
@@ -53,10 +55,44 @@ static void host_bound_only_when_the_host_dwarfs_both(void **state)
 	assert_int_equal(judged_host_bound(20, 900, 300, 0), 0);     /* no lead: the host's launch was in the time */
 }
 
+/* The verdict's timing.launch_bound for a reference of gpu_us on the GPU and host_us on the host; the text
+ * note must agree with it. */
+static int judged_launch_bound(double gpu_us, double host_us, int lead)
+{
+	struct verdict v;
+	struct strbuf text = STRBUF_INIT;
+	verdict_init(&v);
+	v.timing.ran = 1;
+	snprintf(v.timing.clock, sizeof(v.timing.clock), "cuda_event");
+	side(&v.timing.eager, gpu_us, host_us, lead, 0);
+	side(&v.timing.candidate, gpu_us, host_us, lead, 0);
+	json_t *j = verdict_to_json(&v);
+	json_t *b = json_object_get(json_object_get(j, "timing"), "launch_bound");
+	assert_true(json_is_boolean(b));
+	int bound = json_is_true(b);
+	json_decref(j);
+	verdict_print(&v, &text);
+	assert_int_equal(strstr(text.buf, "note: the reference is launch-bound") != NULL, bound);
+	strbuf_release(&text);
+	v.timing.ran = 0;
+	verdict_release(&v);
+	return bound;
+}
+
+static void launch_bound_when_the_reference_launches_more_than_it_runs(void **state)
+{
+	(void)state;
+	assert_int_equal(judged_launch_bound(260, 1360, 2000), 1); /* L3/4 on the H200: 5.2x */
+	assert_int_equal(judged_launch_bound(144, 430, 700), 0);   /* just under 3x */
+	assert_int_equal(judged_launch_bound(63, 80, 200), 0);     /* L2/1: the host keeps pace */
+	assert_int_equal(judged_launch_bound(260, 1360, 0), 0);    /* no lead: the CPU, or the launches timed */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(host_bound_only_when_the_host_dwarfs_both),
+		cmocka_unit_test(launch_bound_when_the_reference_launches_more_than_it_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
