@@ -18,32 +18,46 @@ static void side(struct timing_side *s, double gpu_us, double host_us, int lead_
 	s->exposed = exposed;
 }
 
+/* A timed GPU verdict with both sides set (the candidate with 2 exposed calls). */
+static void timed(struct verdict *v, double ref_gpu, double ref_host, double cand_gpu, double cand_host, int lead)
+{
+	verdict_init(v);
+	v->timing.ran = 1;
+	snprintf(v->timing.clock, sizeof(v->timing.clock), "cuda_event");
+	side(&v->timing.eager, ref_gpu, ref_host, lead, 0);
+	side(&v->timing.candidate, cand_gpu, cand_host, lead, 2);
+}
+
+/* The JSON's timing.<flag>, which must be a boolean, and whether the text says `said`; both must agree. */
+static int judged(struct verdict *v, const char *flag, const char *said)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *j = verdict_to_json(v);
+	json_t *b = json_object_get(json_object_get(j, "timing"), flag);
+	assert_true(json_is_boolean(b));
+	int yes = json_is_true(b);
+	json_decref(j);
+	verdict_print(v, &text);
+	assert_int_equal(strstr(text.buf, said) != NULL, yes);
+	assert_non_null(strstr(text.buf, "lead up to"));
+	strbuf_release(&text);
+	v->timing.ran = 0;
+	verdict_release(v);
+	return yes;
+}
+
 /* The verdict's timing.host_bound after setting both sides; the text warning must agree with it. */
 static int judged_host_bound(double cand_gpu, double cand_host, double ref_host, int lead)
 {
 	struct verdict v;
-	struct strbuf text = STRBUF_INIT;
-	verdict_init(&v);
-	v.timing.ran = 1;
-	snprintf(v.timing.clock, sizeof(v.timing.clock), "cuda_event");
-	side(&v.timing.eager, 100, ref_host, lead, 0);
-	side(&v.timing.candidate, cand_gpu, cand_host, lead, 2);
+	timed(&v, 100, ref_host, cand_gpu, cand_host, lead);
 	json_t *j = verdict_to_json(&v);
-	json_t *t = json_object_get(j, "timing");
-	json_t *c = json_object_get(t, "candidate");
+	json_t *c = json_object_get(json_object_get(j, "timing"), "candidate");
 	assert_true(json_real_value(json_object_get(json_object_get(c, "host"), "median_us")) == cand_host);
 	assert_int_equal(json_integer_value(json_object_get(c, "lead_us_max")), lead);
 	assert_int_equal(json_integer_value(json_object_get(c, "exposed_calls")), 2);
-	int bound = json_is_true(json_object_get(t, "host_bound"));
-	assert_true(json_is_boolean(json_object_get(t, "host_bound")));
 	json_decref(j);
-	verdict_print(&v, &text);
-	assert_int_equal(strstr(text.buf, "warning: the candidate is host-bound") != NULL, bound);
-	assert_non_null(strstr(text.buf, "lead up to"));
-	strbuf_release(&text);
-	v.timing.ran = 0;
-	verdict_release(&v);
-	return bound;
+	return judged(&v, "host_bound", "warning: the candidate is host-bound");
 }
 
 static void host_bound_only_when_the_host_dwarfs_both(void **state)
@@ -60,23 +74,8 @@ static void host_bound_only_when_the_host_dwarfs_both(void **state)
 static int judged_launch_bound(double gpu_us, double host_us, int lead)
 {
 	struct verdict v;
-	struct strbuf text = STRBUF_INIT;
-	verdict_init(&v);
-	v.timing.ran = 1;
-	snprintf(v.timing.clock, sizeof(v.timing.clock), "cuda_event");
-	side(&v.timing.eager, gpu_us, host_us, lead, 0);
-	side(&v.timing.candidate, gpu_us, host_us, lead, 0);
-	json_t *j = verdict_to_json(&v);
-	json_t *b = json_object_get(json_object_get(j, "timing"), "launch_bound");
-	assert_true(json_is_boolean(b));
-	int bound = json_is_true(b);
-	json_decref(j);
-	verdict_print(&v, &text);
-	assert_int_equal(strstr(text.buf, "note: the reference is launch-bound") != NULL, bound);
-	strbuf_release(&text);
-	v.timing.ran = 0;
-	verdict_release(&v);
-	return bound;
+	timed(&v, gpu_us, host_us, gpu_us, host_us, lead);
+	return judged(&v, "launch_bound", "note: the reference is launch-bound");
 }
 
 static void launch_bound_when_the_reference_launches_more_than_it_runs(void **state)
