@@ -3,8 +3,9 @@
  * against the same process: its Python, torch, CUDA context, model and torch.compile'd model are
  * ready. One worker per device at a time: another problem's evaluation stops it first, so a GPU never
  * holds two problems' tensors for the reference. Beside it, a device may keep one spare: a worker
- * started ahead (up to EVAL_AHEAD evaluations) for the next problem of a batch, with torch imported and nothing loaded (no CUDA
- * context), which the next problem's evaluation takes. `eval.keep_reference_worker` turns this off. */
+ * started ahead (up to EVAL_AHEAD evaluations) for the next problem of a batch, with torch imported and
+ * nothing loaded (no CUDA context), which the next problem's evaluation takes.
+ * `eval.keep_reference_worker` turns this off. */
 #ifndef SB_REFPOOL_H
 #define SB_REFPOOL_H
 

@@ -325,6 +325,11 @@ static void print_host_bound(struct strbuf *out, const struct timing_result *t)
 		strbuf_addf(out, "  warning: the candidate is host-bound: %.1f us of host time per call against %.1f us on "
 			    "the GPU (the reference: %.1f us on the host); the speedup compares GPU time\n",
 			    c->host_us.median, c->us.median, e->host_us.median);
+}
+
+static void print_launch_bound(struct strbuf *out, const struct timing_result *t)
+{
+	const struct timing_side *e = &t->eager;
 	if (launch_bound(t))
 		strbuf_addf(out, "  note: the reference is launch-bound (%.1f us of host time per call for %.1f us on the GPU): "
 			    "such a model's GPU time differs between processes (on an H200 by up to ~8%%), which the interval "
@@ -368,6 +373,7 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 				    t->cpu);
 		print_gpu_clock(out, t);
 		print_host_bound(out, t);
+		print_launch_bound(out, t);
 		if (t->compiled.available)
 			strbuf_addf(out, "  speedup vs compiled  %.3fx  (95%% CI %.3f-%.3f)\n", t->speedup_compiled,
 				    t->speedup_compiled_lo, t->speedup_compiled_hi);
