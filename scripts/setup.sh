@@ -31,6 +31,19 @@ py_has() { # module...
 py_has torch || packages+=(python3-torch)
 py_has numpy || packages+=(python3-numpy)
 py_has torch pytest || packages+=(python3-pytest)
+# load_inline needs torch's C++ headers and pybind11's: pip's torch ships them, Debian's python3-torch
+# only recommends them (libtorch-dev, pybind11-dev) and the install below skips recommendations.
+torch_headers() {
+	local py
+	for py in "${STITCHBENCH_PYTHON:-}" python3 /usr/bin/python3; do
+		[ -n "$py" ] || continue
+		"$py" -c 'import os, torch.utils.cpp_extension as c
+raise SystemExit(not any(os.path.exists(os.path.join(p, "torch", "extension.h")) for p in c.include_paths()))' \
+			>/dev/null 2>&1 && return 0
+	done
+	return 1
+}
+torch_headers || packages+=(libtorch-dev pybind11-dev)
 
 missing=()
 for p in "${packages[@]}"; do
