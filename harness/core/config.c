@@ -56,6 +56,8 @@ void config_init(struct config *c)
 	c->eval.keep_reference_worker = 1;
 	c->eval.prestart_candidate = 1;
 	c->eval.lean_headers = 1;
+	c->eval.lite_headers = 1;
+	c->eval.split_nvcc = 1;
 	c->eval.profile = 1;
 	c->eval.profile_trials = 10;
 	c->checks.static_checks = 1;

@@ -94,6 +94,7 @@ struct eval_cfg {
 	int prestart_candidate;    /* eval --samples: start the next candidate's worker during this evaluation */
 	int tf32;               /* let cuDNN and cuBLAS use TF32 for fp32 in both workers (PyTorch's cuDNN default) */
 	int lean_headers;       /* build CUDA sources with torch/types.h for torch/extension.h (worker.py) */
+	int lite_headers;       /* build with a torch/types.h made for the sources (harness/worker/headers.py) */
 	int split_nvcc;         /* nvcc's host and device front ends side by side (harness/worker/nvcc_split.py) */
 	int seed;
 	int build_jobs;         /* 0 = number of cores */

@@ -170,6 +170,10 @@ static const struct field eval_fields[] = {
 	{ "lean_headers", FT_BOOL, F(eval_cfg, lean_headers),
 	  .doc = "compile a candidate's CUDA sources with torch/types.h where they include torch/extension.h (twice as fast; "
 		 "the sources as written when that fails)" },
+	{ "lite_headers", FT_BOOL, F(eval_cfg, lite_headers),
+	  .doc = "build load_inline extensions with torch/types.h and torch/extension.h read as headers made for the "
+		 "sources (the Tensor class and the ATen functions they call; then lean_headers, then the sources as written "
+		 "when that fails)" },
 	{ "split_nvcc", FT_BOOL, F(eval_cfg, split_nvcc),
 	  .doc = "compile CUDA sources with nvcc's host and device front ends at once (nvcc_split.py; torch 2.x "
 		 "reads PYTORCH_NVCC, torch 1.13 ignores it)" },

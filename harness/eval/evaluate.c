@@ -150,9 +150,9 @@ static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *st
 static json_t *load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			    const char *candidate, const char *ext_dir, int compile, int build_only)
 {
-	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b, s:b, s:b, s:b}", "cmd", "load", "problem", p->path, "device",
-			      e->device, "seed", cfg->eval.seed, "compile", compile, "build_only", build_only,
-			      "lean_headers", cfg->eval.lean_headers, "tf32", cfg->eval.tf32,
+	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b, s:b, s:b, s:b, s:b}", "cmd", "load", "problem", p->path,
+			      "device", e->device, "seed", cfg->eval.seed, "compile", compile, "build_only", build_only,
+			      "lean_headers", cfg->eval.lean_headers, "lite_headers", cfg->eval.lite_headers, "tf32", cfg->eval.tf32,
 			      "split_nvcc", cfg->eval.split_nvcc);
 	if (candidate)
 		json_object_set_new(r, "candidate", json_string(candidate));
@@ -178,6 +178,7 @@ static void keep_builds(struct verdict *v, json_t *builds)
 		const char *name = json_string_value(json_object_get(b, "name"));
 		const char *key = json_string_value(json_object_get(b, "key"));
 		const char *arch = json_string_value(json_object_get(b, "arch"));
+		const char *headers = json_string_value(json_object_get(b, "headers"));
 		json_t *steps = json_object_get(b, "steps"), *o, *kept = json_object();
 		const char *step;
 		json_t *sec;
@@ -186,9 +187,10 @@ static void keep_builds(struct verdict *v, json_t *builds)
 		json_object_foreach(steps, step, sec)
 			if (json_is_number(sec) && strlen(step) < 128 && json_object_size(kept) < 16)
 				json_object_set_new(kept, step, json_real(json_number_value(sec)));
-		o = json_pack("{s:s%, s:s%, s:s%, s:b, s:b, s:o, s:o}", "name", name ? name : "",
+		o = json_pack("{s:s%, s:s%, s:s%, s:s%, s:b, s:b, s:o, s:o}", "name", name ? name : "",
 			      name ? strnlen(name, 128) : 0, "key", key ? key : "", key ? strnlen(key, 64) : 0, "arch",
-			      arch ? arch : "", arch ? strnlen(arch, 32) : 0, "cached",
+			      arch ? arch : "", arch ? strnlen(arch, 32) : 0, "headers", headers ? headers : "",
+			      headers ? strnlen(headers, 16) : 0, "cached",
 			      json_is_true(json_object_get(b, "cached")), "lean_headers",
 			      json_is_true(json_object_get(b, "lean_headers")), "seconds",
 			      json_real(json_number_value(json_object_get(b, "seconds"))), "steps", kept);

@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbtensors  # noqa: E402  (next to this file)
 import profiler  # noqa: E402  (NVTX ranges and libstitchprof; next to this file)
 import facts  # noqa: E402  (what the runtime hack checks need to know; next to this file)
+from headers import lean_cuda_sources, lite_applies, write_lite_headers  # noqa: E402  (eval.lite_headers)
 
 import torch  # noqa: E402
 
@@ -128,30 +129,6 @@ def ninja_steps(build_dir):
     return steps
 
 
-# torch/extension.h (or torch/torch.h) in a CUDA source is torch/all.h plus pybind11 and Python.h; nvcc
-# parses what it includes three times (cudafe++, cicc, the host compiler) and that is most of a cold
-# build. A kernel file rarely needs more than torch/types.h (ATen, torch::Tensor, the factories), which
-# load_inline puts first in every CUDA source anyway.
-HEAVY_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(?:extension|torch)\.h[>"][^\n]*$', re.M)
-# what only the heavy headers give: bindings written in the CUDA file, torch's C++ frontend, op registration
-NEEDS_HEAVY = re.compile(r'PYBIND11|pybind11|\bpy::|torch/python|TORCH_LIBRARY|'
-                         r'torch::(?:nn|optim|jit|data|autograd|serialize|python|cuda)\b')
-
-
-def lean_cuda_sources(cuda_sources):
-    """cuda_sources with torch/extension.h (torch/torch.h) included as torch/types.h, or None when that
-    does not apply (no heavy include, or something that needs one)."""
-    srcs = [cuda_sources] if isinstance(cuda_sources, str) else list(cuda_sources or [])
-    if not all(isinstance(x, str) for x in srcs):
-        return None
-    text = "\n".join(srcs)
-    if not srcs or not HEAVY_INCLUDE.search(text) or NEEDS_HEAVY.search(text):
-        return None
-    lean = [HEAVY_INCLUDE.sub("#include <torch/types.h>  // stitchbench: lean build (eval.lean_headers)", x)
-            for x in srcs]
-    return lean[0] if isinstance(cuda_sources, str) else lean
-
-
 class Worker:
     def __init__(self):
         self.device = torch.device("cpu")
@@ -194,12 +171,13 @@ class Worker:
             xs = self.problem.get_inputs()
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in xs]
 
-    def patch_load_inline(self, ext_dir, lean_headers=False, split_nvcc=False):
-        """Builds land in ext_dir/<hash of sources, flags, arch, torch>: a rebuild is a cache hit. With
-        lean_headers the CUDA sources are first built with torch/types.h for torch/extension.h (see
-        HEAVY_INCLUDE); when that build fails, the sources as written are built. With split_nvcc, torch's
-        ninja compiles .cu files through nvcc_split.py (nvcc's host and device front ends side by side);
-        it runs the same tools with the same flags, so the object and the cache key are the same."""
+    def patch_load_inline(self, ext_dir, lean_headers=False, split_nvcc=False, lite_headers=False):
+        """Builds land in ext_dir/<hash of sources, flags, arch, torch>: a rebuild is a cache hit. The
+        headers a build parses (headers.py): with lite_headers, first the lite headers; with lean_headers,
+        then the CUDA sources with torch/types.h for torch/extension.h; last, and whenever the others
+        fail, the sources as written, whose errors are the ones reported. With split_nvcc, torch's ninja
+        compiles .cu files through nvcc_split.py (nvcc's host and device front ends side by side); it runs
+        the same tools with the same flags, so the object and the cache key are the same."""
         import torch.utils.cpp_extension as ext
         if split_nvcc:
             # torch 2.x writes `nvcc_from_env = $PYTORCH_NVCC` into build.ninja, unquoted, and ninja runs
@@ -208,11 +186,27 @@ class Worker:
         original = ext.load_inline
         worker = self
 
-        def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
+        def levels(build_dir, cpp_sources, cuda_sources, kwargs):
+            """[(name, cuda_sources, kwargs)] to try in order."""
+            out = []
+            if lite_headers and lite_applies(cpp_sources, cuda_sources):
+                folder = os.path.join(build_dir, "sb-lite")
+                write_lite_headers(folder, cpp_sources, cuda_sources, ext.include_paths())
+                lite = dict(kwargs)
+                lite["extra_cflags"] = list(kwargs.get("extra_cflags") or []) + ["-I" + folder]
+                if cuda_sources:
+                    lite["extra_cuda_cflags"] = list(kwargs.get("extra_cuda_cflags") or []) + ["-I" + folder]
+                out.append(("lite", cuda_sources, lite))
             lean = lean_cuda_sources(cuda_sources) if lean_headers else None
+            if lean is not None:
+                out.append(("lean", lean, kwargs))
+            return out + [("as-written", cuda_sources, kwargs)]
+
+        def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
+            first = ("lite" if lite_headers and lite_applies(cpp_sources, cuda_sources) else
+                     "lean" if lean_headers and lean_cuda_sources(cuda_sources) is not None else "as-written")
             key = hashlib.sha256(json.dumps([
-                "lean" if lean is not None else "as-written",
-                name, cpp_sources, cuda_sources, [repr(a) for a in args],
+                first, name, cpp_sources, cuda_sources, [repr(a) for a in args],
                 sorted((k, repr(v)) for k, v in kwargs.items() if k not in ("build_directory", "verbose")),
                 os.environ.get("TORCH_CUDA_ARCH_LIST", ""), torch.__version__,
             ], sort_keys=True, default=str).encode()).hexdigest()[:24]
@@ -222,7 +216,7 @@ class Worker:
             kwargs["build_directory"] = build_dir
             t0 = time.perf_counter()
             imported = False      # a cache hit builds nothing, so it reports no ninja steps
-            lean_built = False
+            level = "as-written"
             built = os.path.join(build_dir, ".stitchbench-built")  # written only after a whole build
             so = os.path.join(build_dir, name + ".so")
             try:
@@ -236,24 +230,25 @@ class Worker:
                     spec.loader.exec_module(module)
                     imported = True
                     with open(built) as f:
-                        lean_built = f.read().split()[1:] == ["lean"]
+                        words = f.read().split()[1:]
+                    level = words[0] if words else "as-written"
                     return module
-                module = None
-                if lean is not None:
+                tries = levels(build_dir, cpp_sources, cuda_sources, kwargs)
+                for i, (level, sources, kw) in enumerate(tries):
                     try:
-                        module = original(name, cpp_sources, lean, *args, **kwargs)
-                        lean_built = True
+                        module = original(name, cpp_sources, sources, *args, **kw)
+                        break
                     except Exception:
-                        module = None  # the sources as written decide (their errors are the ones reported)
-                if module is None:
-                    module = original(name, cpp_sources, cuda_sources, *args, **kwargs)
+                        if i == len(tries) - 1:
+                            raise  # the sources as written decide (their errors are the ones reported)
                 with open(built, "w") as f:
-                    f.write(key + (" lean" if lean_built else "") + "\n")
+                    f.write(key + " " + level + "\n")
                 return module
             except Exception as exc:
                 raise WorkerError("compile_error", "load_inline(%r) failed: %s" % (name, exc)) from exc
             finally:
-                worker.builds.append({"name": name, "key": key, "cached": cached, "lean_headers": lean_built,
+                worker.builds.append({"name": name, "key": key, "cached": cached, "headers": level,
+                                      "lean_headers": level in ("lean", "lite"),
                                       "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
                                       "seconds": time.perf_counter() - t0,
                                       "steps": {} if imported else ninja_steps(build_dir)})
@@ -284,7 +279,8 @@ class Worker:
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()
         if req.get("ext_dir"):
-            self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")), bool(req.get("split_nvcc")))
+            self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")), bool(req.get("split_nvcc")),
+                                   bool(req.get("lite_headers")))
         t0 = time.perf_counter()
         try:
             self.problem = import_file(req["problem"], "sb_problem")
@@ -689,7 +685,12 @@ def main():
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
         if req.get("cmd") == "quit":
-            break
+            # Straight out: Python's and torch's teardown (module finalisers, the caching allocator, the
+            # CUDA context released call by call) is time the parent waits for and nothing needs; the
+            # kernel frees the process's GPU memory and context when its device files close.
+            sys.stderr.flush()
+            sys.__stdout__.flush()
+            os._exit(0)
 
 
 if __name__ == "__main__":

@@ -73,9 +73,11 @@ if want build; then
 	say "\`scripts/gpu/prebuild.py\`: each build in its own process as the evaluator's worker builds it (device arch only, MAX_JOBS=2), seconds per ninja step in brackets."
 	say ""
 	say '```'
-	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-written" --jobs 1 --as-written "${cands[0]}" 2>&1 | sed 's/^/cold, as written (eval.lean_headers = false): /' | tee -a "$md"
-	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-one" --jobs 1 "${cands[0]}" 2>&1 | sed 's/^/cold, alone:    /' | tee -a "$md"
-	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-split" --jobs 1 --split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, alone, nvcc split (eval.split_nvcc = true): /' | tee -a "$md"
+	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-written" --jobs 1 --headers as-written --no-split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, as written, nvcc whole (eval.lite_headers = eval.lean_headers = eval.split_nvcc = false): /' | tee -a "$md"
+	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-lean" --jobs 1 --headers lean --no-split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, lean, nvcc whole: /' | tee -a "$md"
+	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-one" --jobs 1 --no-split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, lite, nvcc whole: /' | tee -a "$md"
+	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-split" --jobs 1 "${cands[0]}" 2>&1 | sed 's/^/cold, alone (the defaults: lite, nvcc split): /' | tee -a "$md"
+	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-lean-split" --jobs 1 --headers lean "${cands[0]}" 2>&1 | sed 's/^/cold, lean, nvcc split (eval.lite_headers = false): /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-all" --jobs "${#cands[@]}" "${cands[@]}" 2>&1 | sed 's/^/cold, parallel: /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-all" --jobs 1 "${cands[@]}" 2>&1 | sed 's/^/warm:           /' | tee -a "$md"
 	say '```'

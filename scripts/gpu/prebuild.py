@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """prebuild.py - builds candidates' load_inline extensions into the evaluator's build cache, many at once.
 
-    python3 scripts/gpu/prebuild.py --ext-dir "$STITCHBENCH_CACHE/ext" [--jobs N] [--as-written] [--split-nvcc] CANDIDATE.py...
+    python3 scripts/gpu/prebuild.py --ext-dir "$STITCHBENCH_CACHE/ext" [--jobs N] [--headers lite|lean|as-written] [--no-split-nvcc] CANDIDATE.py...
 
 A device session pays for every cold CUDA build; scripts/gpu-check.sh calls this first with the candidates
 its sections evaluate one at a time, so their builds run side by side on the node's cores instead of in
@@ -24,7 +24,8 @@ sys.path.insert(0, sys.argv[1])
 from worker import Worker
 r = Worker().cmd_load({"problem": sys.argv[2], "candidate": sys.argv[3], "device": sys.argv[4], "seed": 42,
                        "ext_dir": sys.argv[5], "build_only": True,
-                       "lean_headers": sys.argv[6] == "lean", "split_nvcc": sys.argv[7] == "split"})
+                       "lean_headers": sys.argv[6] in ("lite", "lean"), "lite_headers": sys.argv[6] == "lite",
+                       "split_nvcc": sys.argv[7] == "split"})
 print(json.dumps(r))
 """
 
@@ -39,7 +40,7 @@ def build(path, a, env):
     t0 = time.time()
     r = subprocess.run([sys.executable, "-c", DRIVER, os.path.join(ROOT, "harness", "worker"),
                         os.path.join(ROOT, "kernelbench", "suite", "level1", "2_ReLU.py"), path, a.device,
-                        a.ext_dir, "as-written" if a.as_written else "lean", "split" if a.split_nvcc else "whole"],
+                        a.ext_dir, a.headers, "split" if a.split_nvcc else "whole"],
                        capture_output=True, text=True, env=env)
     last = (r.stdout.strip().splitlines() or ["{}"])[-1]
     try:
@@ -47,7 +48,7 @@ def build(path, a, env):
     except ValueError:
         builds = []
     cached = all(b.get("cached") for b in builds) if builds else False
-    steps = " ".join(("lean headers: " if b.get("lean_headers") else "") +
+    steps = " ".join("%s headers: " % (b.get("headers") or ("lean" if b.get("lean_headers") else "as-written")) +
                      " ".join("%s %.1f s" % (k, v) for k, v in sorted((b.get("steps") or {}).items()))
                      for b in builds if not b.get("cached"))
     # the cache keys and arch, so a later cache miss in the evaluator can be matched against them
@@ -60,10 +61,16 @@ def main():
     ap.add_argument("--ext-dir", required=True)
     ap.add_argument("--device", default="cuda:0")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--as-written", action="store_true",
-                    help="build the CUDA sources as written (the evaluator's eval.lean_headers = false)")
-    ap.add_argument("--split-nvcc", action="store_true",
-                    help="compile .cu files through harness/worker/nvcc_split.py (eval.split_nvcc = true; torch 2.x)")
+    ap.add_argument("--headers", choices=["lite", "lean", "as-written"], default="lite",
+                    help="the headers the first build tries (headers.py): lite (the evaluator's default), lean "
+                         "(eval.lite_headers = false) or as-written (both false)")
+    ap.add_argument("--as-written", dest="headers", action="store_const", const="as-written",
+                    help="the same as --headers as-written")
+    ap.add_argument("--split-nvcc", action="store_true", default=True,
+                    help="compile .cu files through harness/worker/nvcc_split.py (eval.split_nvcc = true, the "
+                         "evaluator's default; torch 2.x)")
+    ap.add_argument("--no-split-nvcc", dest="split_nvcc", action="store_false",
+                    help="compile .cu files with nvcc itself (eval.split_nvcc = false)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     env = dict(os.environ)

@@ -253,7 +253,7 @@ check_true "no reference folder is left behind" bash -c "[ -z \"\$(ls -A '$STITC
 # (torch 2.x reads PYTORCH_NVCC; the wrapper itself is tested in tests/worker/test_nvcc_split.py). The
 # candidate shows its environment in the compile error it raises.
 printf 'import os\nraise RuntimeError("PYTORCH_NVCC=%%s" %% os.environ.get("PYTORCH_NVCC", "unset"))\n' >"$TMP/nvcc_env.py"
-run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --set eval.split_nvcc=true --json
-check_out "eval.split_nvcc=true: the worker compiles CUDA through nvcc_split.py" "harness/worker/nvcc_split.py"
 run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --json
-check_out "by default the worker leaves nvcc as it is" "PYTORCH_NVCC=unset"
+check_out "by default (eval.split_nvcc=true) the worker compiles CUDA through nvcc_split.py" "harness/worker/nvcc_split.py"
+run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --set eval.split_nvcc=false --json
+check_out "eval.split_nvcc=false leaves nvcc as it is" "PYTORCH_NVCC=unset"
