@@ -186,27 +186,30 @@ class Worker:
         original = ext.load_inline
         worker = self
 
-        def levels(build_dir, cpp_sources, cuda_sources, kwargs):
-            """[(name, cuda_sources, kwargs)] to try in order."""
+        def levels(cpp_sources, cuda_sources):
+            """[(level, cuda_sources)] to build with, in order; the first names the build's cache key."""
             out = []
             if lite_headers and lite_applies(cpp_sources, cuda_sources):
-                folder = os.path.join(build_dir, "sb-lite")
-                write_lite_headers(folder, cpp_sources, cuda_sources, ext.include_paths())
-                lite = dict(kwargs)
-                lite["extra_cflags"] = list(kwargs.get("extra_cflags") or []) + ["-I" + folder]
-                if cuda_sources:
-                    lite["extra_cuda_cflags"] = list(kwargs.get("extra_cuda_cflags") or []) + ["-I" + folder]
-                out.append(("lite", cuda_sources, lite))
+                out.append(("lite", cuda_sources))
             lean = lean_cuda_sources(cuda_sources) if lean_headers else None
             if lean is not None:
-                out.append(("lean", lean, kwargs))
-            return out + [("as-written", cuda_sources, kwargs)]
+                out.append(("lean", lean))
+            return out + [("as-written", cuda_sources)]
+
+        def lite_kwargs(build_dir, cpp_sources, cuda_sources, kwargs):
+            """kwargs with -I to the lite headers, written for these sources into the build folder."""
+            folder = os.path.join(build_dir, "sb-lite")
+            write_lite_headers(folder, cpp_sources, cuda_sources, ext.include_paths())
+            lite = dict(kwargs)
+            lite["extra_cflags"] = list(kwargs.get("extra_cflags") or []) + ["-I" + folder]
+            if cuda_sources:
+                lite["extra_cuda_cflags"] = list(kwargs.get("extra_cuda_cflags") or []) + ["-I" + folder]
+            return lite
 
         def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
-            first = ("lite" if lite_headers and lite_applies(cpp_sources, cuda_sources) else
-                     "lean" if lean_headers and lean_cuda_sources(cuda_sources) is not None else "as-written")
+            tries = levels(cpp_sources, cuda_sources)
             key = hashlib.sha256(json.dumps([
-                first, name, cpp_sources, cuda_sources, [repr(a) for a in args],
+                tries[0][0], name, cpp_sources, cuda_sources, [repr(a) for a in args],
                 sorted((k, repr(v)) for k, v in kwargs.items() if k not in ("build_directory", "verbose")),
                 os.environ.get("TORCH_CUDA_ARCH_LIST", ""), torch.__version__,
             ], sort_keys=True, default=str).encode()).hexdigest()[:24]
@@ -233,8 +236,8 @@ class Worker:
                         words = f.read().split()[1:]
                     level = words[0] if words else "as-written"
                     return module
-                tries = levels(build_dir, cpp_sources, cuda_sources, kwargs)
-                for i, (level, sources, kw) in enumerate(tries):
+                for i, (level, sources) in enumerate(tries):
+                    kw = lite_kwargs(build_dir, cpp_sources, cuda_sources, kwargs) if level == "lite" else kwargs
                     try:
                         module = original(name, cpp_sources, sources, *args, **kw)
                         break
