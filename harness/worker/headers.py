@@ -6,8 +6,9 @@
 #   lean         the CUDA sources' torch/extension.h read as torch/types.h (all of ATen)
 #   lite         torch/types.h, torch/extension.h and torch/torch.h all read as a header made for this
 #                build: the Tensor class, the dispatch macros, the ATen functions the sources name, the
-#                torch:: names of torch/types.h; torch/extension.h adds torch's pybind11 type casters;
-#                ATen/cuda/CUDAContext.h without ATen/Context.h
+#                torch:: names of torch/types.h; torch/extension.h adds torch's pybind11 type casters,
+#                for the binding file only; ATen/cuda/CUDAContext.h without ATen/Context.h; and the
+#                operator headers without the four heavy headers each includes and none needs
 #
 # lite works without touching the sources: its headers sit in a folder of the build directory passed with
 # -I, which the compilers search before torch's own -isystem folders. A build that fails at one level is
@@ -63,7 +64,37 @@ def called_ops(text, include_dirs):
                                           for d in include_dirs))
 
 
-def lite_types_h(ops):
+# What every per-operator header ATen/ops/<f>.h includes beside the operator's own declarations and
+# Tensor.h: ATen/Context.h, DeviceGuard.h, TensorUtils.h and TracerMode.h, which none of its inline
+# functions needs (measured with torch 2.11: Tensor.h and all 1324 operator headers without them parse) and
+# which cost more than Tensor.h itself. The lite build reads the operator headers it includes without them,
+# and includes one of them only when the sources name what it declares.
+STRIPPED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<ATen/(?:Context|DeviceGuard|TensorUtils|TracerMode)\.h>[^\n]*\n', re.M)
+NAMED = [
+    (re.compile(r'globalContext|\bContext\b|getCUDAHooks|hasCUDA|manual_seed|[Dd]eterministic'), "ATen/Context.h"),
+    (re.compile(r'DeviceGuard'), "ATen/DeviceGuard.h"),
+    (re.compile(r'TensorArg|TensorGeometryArg|\bcheck(?:All|Dim|Size|Numel|Same|Scalar|Defined|Backend|Device|Layout|'
+                r'Contiguous|_dim)\w*'), "ATen/TensorUtils.h"),
+    (re.compile(r'Tracer|tracer'), "ATen/TracerMode.h"),
+    # not in torch/types.h's Tensor.h either: ATen.h's intra-op parallelism (at::parallel_for, ...)
+    (re.compile(r'parallel_for|parallel_reduce|num_threads|in_parallel_region|intraop|at::launch\b'),
+     "ATen/Parallel.h"),
+]
+
+
+def stripped_op_header(op, include_dirs):
+    """ATen/ops/<op>.h as torch has it, less the includes in STRIPPED; None where torch has no such header."""
+    for d in include_dirs:
+        path = os.path.join(d, "ATen", "ops", op + ".h")
+        if os.path.isfile(path):
+            with open(path) as f:
+                text = f.read()
+            return ("// ATen/ops/%s.h for a stitchbench lite build (eval.lite_headers): torch's, without the\n"
+                    "// includes none of its functions needs (headers.py, STRIPPED).\n" % op) + STRIPPED.sub("", text)
+    return None
+
+
+def lite_types_h(ops, text=""):
     lines = ["// torch/types.h for a stitchbench lite build (eval.lite_headers): the Tensor class, the",
              "// dispatch macros and the ATen functions this extension's sources call, not all of ATen.",
              "#pragma once",
@@ -79,6 +110,7 @@ def lite_types_h(ops):
              "#endif",
              "#include <ATen/Dispatch.h>",
              "#include <c10/util/Optional.h>"]
+    lines += ["#include <%s>" % h for rx, h in NAMED if rx.search(text)]
     lines += ["#include <ATen/ops/%s.h>" % op for op in ops]
     lines += ["namespace torch {",
               "using namespace at; // NOLINT",
@@ -98,19 +130,36 @@ LITE_EXTENSION_H = """// torch/extension.h for a stitchbench lite build (eval.li
 #include <torch/types.h>
 """
 
+# The CUDA compiler's torch/extension.h: the kernels' file needs no pybind11 (load_inline's bindings are in
+# main.cpp), and pybind11 with torch's casters is most of what a lite CUDA source parses (measured with
+# torch 2.11: 2.6 s of 4.3 s in g++, and nvcc parses a CUDA source three times). A CUDA source that
+# writes bindings or Python glue of its own keeps LITE_EXTENSION_H.
+LITE_CUDA_EXTENSION_H = """// torch/extension.h for the CUDA sources of a stitchbench lite build (eval.lite_headers): the lite
+// torch/types.h; the bindings are compiled from main.cpp, with torch's pybind11 casters.
+#pragma once
+#include <torch/types.h>
+"""
+PYTHON_GLUE = re.compile(r'PYBIND11|pybind11|\bpy::|HANDLE_TH_ERRORS|python_error|\bTHP|PyObject|Py_')
+
 # ATen/cuda/CUDAContext.h is CUDAContextLight.h (handles, device properties) plus, "for backward
 # compatibility", ATen/Context.h, CUDAStream.h, Logging.h and ATen/cuda/Exceptions.h. The lite one leaves
-# out ATen/Context.h (at::globalContext()), and Exceptions.h unless its check macros are used.
+# out ATen/Context.h (at::globalContext()), Exceptions.h unless its check macros are used, and
+# CUDAContextLight.h (cuBLAS, cuSPARSE and cuSOLVER's headers) unless a name it declares is used;
+# at::cuda::getCurrentCUDAStream is c10's, through CUDAStream.h.
 CUDA_CHECKS = re.compile(r'\b(?:AT_CUDA\w*_CHECK|TORCH_CU\w*_CHECK)\b')
+CUDA_LIGHT = re.compile(r'getNumGPUs|is_available|DeviceProperties|warp_size|canDeviceAccessPeer|Allocator|'
+                        r'Handle|Workspace|cublas|cusparse|cusolver|cudss|CUBLAS|CUSPARSE|CUSOLVER')
 
 
 def lite_cuda_context_h(text):
     lines = ["// ATen/cuda/CUDAContext.h for a stitchbench lite build (eval.lite_headers): without ATen/Context.h.",
-             "#pragma once",
-             "#include <ATen/cuda/CUDAContextLight.h>",
-             "#include <c10/cuda/CUDAStream.h>",
-             "#include <c10/cuda/CUDAException.h>",
-             "#include <c10/util/Logging.h>"]
+             "#pragma once"]
+    if CUDA_LIGHT.search(text):
+        lines.append("#include <ATen/cuda/CUDAContextLight.h>")
+    lines += ["#include <c10/cuda/CUDAFunctions.h>",
+              "#include <c10/cuda/CUDAStream.h>",
+              "#include <c10/cuda/CUDAException.h>",
+              "#include <c10/util/Logging.h>"]
     if CUDA_CHECKS.search(text):
         lines.append("#include <ATen/cuda/Exceptions.h>")
     return "\n".join(lines + [""])
@@ -122,18 +171,40 @@ LITE_TORCH_H = """// torch/torch.h for a stitchbench lite build (eval.lite_heade
 """
 
 
+class LiteHeaders:
+    """What write_lite_headers wrote: the ops included, and the -I options for each compiler."""
+
+    def __init__(self, ops, cflags, cuda_cflags):
+        self.ops, self.cflags, self.cuda_cflags = ops, cflags, cuda_cflags
+
+
+def write(folder, rel, body):
+    path = os.path.join(folder, *rel.split("/"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(body)
+
+
 def write_lite_headers(folder, cpp_sources, cuda_sources, include_dirs):
-    """Writes folder/torch/{types,extension,torch}.h and folder/ATen/cuda/CUDAContext.h (where torch has
-    CUDA headers) for these sources; returns the ops it includes."""
+    """Writes, for these sources, folder/torch/{types,extension,torch}.h, folder/ATen/cuda/CUDAContext.h
+    (where torch has CUDA headers), folder/ATen/ops/<op>.h for the ops included (STRIPPED), and, unless
+    the CUDA sources write Python glue, folder-cu/torch/extension.h, which the CUDA compiler finds first."""
     text = "\n".join(as_list(cpp_sources) + as_list(cuda_sources))
+    cuda_text = "\n".join(as_list(cuda_sources))
     ops = called_ops(text, include_dirs)
-    files = [("torch/types.h", lite_types_h(ops)), ("torch/extension.h", LITE_EXTENSION_H),
-             ("torch/torch.h", LITE_TORCH_H)]
+    write(folder, "torch/types.h", lite_types_h(ops, text))
+    write(folder, "torch/extension.h", LITE_EXTENSION_H)
+    write(folder, "torch/torch.h", LITE_TORCH_H)
     if any(os.path.isfile(os.path.join(d, "ATen", "cuda", "CUDAContextLight.h")) for d in include_dirs):
-        files.append(("ATen/cuda/CUDAContext.h", lite_cuda_context_h(text)))
-    for rel, body in files:
-        path = os.path.join(folder, *rel.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(body)
-    return ops
+        write(folder, "ATen/cuda/CUDAContext.h", lite_cuda_context_h(text))
+    for op in sorted(set(ops) | {"empty_like"}):  # empty_like: ATen/TensorOperators.h includes it
+        body = stripped_op_header(op, include_dirs)
+        if body is not None:
+            write(folder, "ATen/ops/%s.h" % op, body)
+    cuda_cflags = []
+    if cuda_sources:
+        if not PYTHON_GLUE.search(cuda_text):
+            write(folder + "-cu", "torch/extension.h", LITE_CUDA_EXTENSION_H)
+            cuda_cflags.append("-I" + folder + "-cu")
+        cuda_cflags.append("-I" + folder)
+    return LiteHeaders(ops, ["-I" + folder], cuda_cflags)

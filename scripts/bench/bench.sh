@@ -12,6 +12,8 @@
 #             `eval --samples` batch: speedup spread around 1.0, CV of the medians, candidates per
 #             hour, and the share of the batch's wall time the GPU was idle (nvidia-smi, 200 ms)
 #   SB_BENCH_PROBLEMS=L1/2,L2/1   only these bundled problems (span, batch); default: all
+#   SB_BENCH_QUICK=1              build: only the defaults' builds, not those they are compared with (as
+#                                 written, lean, load_inline's own defaults: ~2.5 min more on an H200)
 #   SB_BENCH_CPU=1                measure on the CPU (the numbers are then CPU numbers and say so)
 #
 # The tables go to stdout and to $OUT/bench.md (a device call's output folder) or build/bench/, with the
@@ -73,15 +75,18 @@ if want build; then
 	say "\`scripts/gpu/prebuild.py\`: each build in its own process as the evaluator's worker builds it (device arch only, MAX_JOBS=2), seconds per ninja step in brackets."
 	say ""
 	say '```'
+	if [ "${SB_BENCH_QUICK:-0}" != 1 ]; then # the builds the defaults are compared with
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-written" --jobs 1 --headers as-written --no-split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, as written, nvcc whole (eval.lite_headers = eval.lean_headers = eval.split_nvcc = false): /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-lean" --jobs 1 --headers lean --no-split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, lean, nvcc whole: /' | tee -a "$md"
+	fi
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-one" --jobs 1 --no-split-nvcc "${cands[0]}" 2>&1 | sed 's/^/cold, lite, nvcc whole: /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-split" --jobs 1 "${cands[0]}" 2>&1 | sed 's/^/cold, alone (the defaults: lite, nvcc split): /' | tee -a "$md"
+	[ "${SB_BENCH_QUICK:-0}" = 1 ] ||
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-lean-split" --jobs 1 --headers lean "${cands[0]}" 2>&1 | sed 's/^/cold, lean, nvcc split (eval.lite_headers = false): /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-all" --jobs "${#cands[@]}" "${cands[@]}" 2>&1 | sed 's/^/cold, parallel: /' | tee -a "$md"
 	"$py" scripts/gpu/prebuild.py --device "${dev/cuda/cuda:0}" --ext-dir "$work/ext-all" --jobs 1 "${cands[@]}" 2>&1 | sed 's/^/warm:           /' | tee -a "$md"
 	say '```'
-	if [ "$dev" = cuda ]; then
+	if [ "$dev" = cuda ] && [ "${SB_BENCH_QUICK:-0}" != 1 ]; then
 		t=$(now)
 		d=$(cd "$work" && TORCH_EXTENSIONS_DIR="$work/defaults" "$py" -c '
 import importlib.util, os, sys
