@@ -216,14 +216,16 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 }
 
 /* Sends the reference's `load` now, to be answered when the timing needs it (load_ref): its model and
- * torch.compile'd model are built while the candidate builds and runs its trials. A worker that cannot
- * take it is left to load_ref, which then reports why. */
+ * torch.compile'd model are built, and called once each (torch.compile compiles then), while the
+ * candidate builds and runs its trials. A worker that cannot take it is left to load_ref, which then
+ * reports why. */
 static void load_ref_begin(struct eval_ctx *c)
 {
 	struct worker_fault f;
 	if (c->ref_loaded || c->ref_load_pending || !c->ref.started)
 		return;
 	json_t *req = load_request(c->e, c->cfg, c->p, NULL, NULL, evalctx_ref_compiles(c), 0);
+	json_object_set_new(req, "warm", json_true()); /* first calls now, off the evaluation's path */
 	if (worker_send(&c->ref, req, &f) == 0)
 		c->ref_load_pending = 1;
 	json_decref(req);

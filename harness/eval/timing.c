@@ -41,6 +41,66 @@ static int ask(struct side *s, json_t *req, json_t **reply, double deadline, str
 	return 0;
 }
 
+/* Records the first failure of a side, as ask() does. */
+static void side_failed(struct side *s, const struct worker_fault *f, json_t *reply, struct worker_fault *fault,
+			int *cand_failed, char **msg)
+{
+	*cand_failed = s->is_cand;
+	if (reply) {
+		*msg = xstrfmt("%s failed during timing: %s", s->is_cand ? "the candidate" : "the reference",
+			       json_string_value(json_object_get(reply, "message")) ?: "?");
+		fault->kind = WF_NONE;
+	} else {
+		*fault = *f;
+		*msg = xstrfmt("%s during timing: %s", s->is_cand ? "the candidate" : "the reference", f->what);
+	}
+}
+
+/* One request to each of n sides, all sent before any reply is read: the workers do what nothing is
+ * timed by (drawing the timing inputs, warming up, saving outputs) side by side. Every reply sent for
+ * is read, a failure or not, so a kept reference worker is never left with an unread answer. */
+static int ask_each(struct side **s, json_t **reqs, json_t **replies, int n, double ref_deadline,
+		    double cand_deadline, struct worker_fault *fault, int *cand_failed, char **msg)
+{
+	int sent[3] = { 0, 0, 0 }, rc = 0;
+	struct worker_fault f;
+	for (int i = 0; i < n; i++) {
+		replies[i] = NULL;
+		if (rc == 0 && worker_send(s[i]->w, reqs[i], &f) == 0)
+			sent[i] = 1;
+		else if (rc == 0) {
+			side_failed(s[i], &f, NULL, fault, cand_failed, msg);
+			rc = -1;
+		}
+		json_decref(reqs[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		json_t *r;
+		if (!sent[i])
+			continue;
+		if (worker_receive(s[i]->w, &r, s[i]->is_cand ? cand_deadline : ref_deadline, &f)) {
+			if (rc == 0)
+				side_failed(s[i], &f, NULL, fault, cand_failed, msg);
+			rc = -1;
+			continue;
+		}
+		if (!json_is_true(json_object_get(r, "ok"))) {
+			if (rc == 0)
+				side_failed(s[i], &f, r, fault, cand_failed, msg);
+			rc = -1;
+			json_decref(r);
+			continue;
+		}
+		replies[i] = r;
+	}
+	if (rc)
+		for (int i = 0; i < n; i++) {
+			json_decref(replies[i]);
+			replies[i] = NULL;
+		}
+	return rc;
+}
+
 /* The worker's reply lists the CPUs its threads may run on after pinning (eval.timing_cpu): exactly `cpu`? */
 static int pinned_to(json_t *cpus, int cpu)
 {
@@ -141,35 +201,30 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	for (int k = 0; k < p->nsets; k++)
 		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 1000 + k)));
 	/* same seeds on both sides; the fingerprints must agree or the pair is not comparing like with like */
-	json_t *fp[2] = { NULL, NULL };
-	for (int s = 0; s < 2; s++) {
-		json_t *req = json_pack("{s:s, s:O, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
-					(json_int_t)p->flush_bytes);
-		if (ask(all[s], req, &reply, s ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
-			json_decref(seeds);
-			json_decref(fp[0]);
-			return -1;
-		}
-		fp[s] = json_incref(json_object_get(reply, "inputs"));
-		json_decref(reply);
-	}
+	json_t *reqs[3], *replies[3];
+	for (int s = 0; s < 2; s++)
+		reqs[s] = json_pack("{s:s, s:O, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
+				    (json_int_t)p->flush_bytes);
 	json_decref(seeds);
-	int same = json_equal(fp[0], fp[1]);
-	json_decref(fp[0]);
-	json_decref(fp[1]);
+	if (ask_each(all, reqs, replies, 2, ref_deadline, cand_deadline, fault, cand_failed, msg))
+		return -1;
+	int same = json_equal(json_object_get(replies[0], "inputs"), json_object_get(replies[1], "inputs"));
+	json_decref(replies[0]);
+	json_decref(replies[1]);
 	if (!same) {
 		*cand_failed = 1;
 		*msg = xstrdup("the timing inputs the candidate drew differ from the reference's (something in the "
 			       "candidate changes how get_inputs draws)");
 		return -1;
 	}
-	for (int s = 0; s < nsides; s++) {
-		json_t *req = json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", all[s]->which, "min_ms",
-					p->warmup_ms, "min_calls", p->warmup_calls);
-		if (ask(all[s], req, &reply, all[s]->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
-			return -1;
-		json_decref(reply);
-	}
+	/* both sides warm up at once: nothing is timed yet, and the first round is discarded anyway */
+	for (int s = 0; s < nsides; s++)
+		reqs[s] = json_pack("{s:s, s:s, s:i, s:i}", "cmd", "warmup", "which", all[s]->which, "min_ms",
+				    p->warmup_ms, "min_calls", p->warmup_calls);
+	if (ask_each(all, reqs, replies, nsides, ref_deadline, cand_deadline, fault, cand_failed, msg))
+		return -1;
+	for (int s = 0; s < nsides; s++)
+		json_decref(replies[s]);
 
 	int block = p->block > 0 ? p->block : 1;
 	size_t cap = (size_t)p->max_pairs + (size_t)block;
@@ -283,16 +338,14 @@ out:
 	t->compiled.available = p->with_compiled;
 	summarise(t, n, block, p->base_seed);
 
-	/* the outputs of the last timed calls, saved for the parent to re-validate (H12) */
-	json_t *req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->ref_out,
-				"max_output_bytes", (json_int_t)p->max_output_bytes);
-	if (ask(&R, req, &reply, ref_deadline, fault, cand_failed, msg))
+	/* the outputs of the last timed calls, saved for the parent to re-validate (H12), both at once */
+	reqs[0] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->ref_out,
+			    "max_output_bytes", (json_int_t)p->max_output_bytes);
+	reqs[1] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->cand_out,
+			    "max_output_bytes", (json_int_t)p->max_output_bytes);
+	if (ask_each(all, reqs, replies, 2, ref_deadline, cand_deadline, fault, cand_failed, msg))
 		return -1;
-	json_decref(reply);
-	req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->cand_out,
-			"max_output_bytes", (json_int_t)p->max_output_bytes);
-	if (ask(&C, req, &reply, cand_deadline, fault, cand_failed, msg))
-		return -1;
-	json_decref(reply);
+	json_decref(replies[0]);
+	json_decref(replies[1]);
 	return 0;
 }
