@@ -38,6 +38,7 @@ struct eval_ctx {
 	struct rt_session rt;
 	struct eval_ctx *adopted;    /* the prestarted worker's context (its folders), released with this one */
 	int hello_pending;           /* a prestarted worker: its `hello` is not answered yet */
+	long long spawn_file_bytes;  /* a prestarted worker: the file-size limit it starts with (0: its own) */
 };
 
 /* Creates the work folder (and with with_ref the reference worker's, taking a kept worker when there is
@@ -49,6 +50,9 @@ void evalctx_env(struct eval_ctx *c);
 int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err);
 /* Starts the candidate worker in its sandbox (file-size limit from c->out_bytes). */
 int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err);
+/* The candidate's file-size limit (RLIMIT_FSIZE): room for its largest legitimate output, at least
+ * 256 MiB. Its `load` request sets it again (a prestarted worker starts with a higher one). */
+long long evalctx_cand_file_bytes(const struct eval_ctx *c);
 /* The most bytes of outputs a candidate's call may save: twice the reference's largest, plus 16 MiB. */
 long long evalctx_max_output(const struct eval_ctx *c);
 /* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */

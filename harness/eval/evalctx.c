@@ -69,7 +69,7 @@ long long evalctx_max_output(const struct eval_ctx *c)
 }
 
 /* RLIMIT_FSIZE for a candidate: room for the largest legitimate output, not for a disk-filling one. */
-static long long cand_file_bytes(const struct eval_ctx *c)
+long long evalctx_cand_file_bytes(const struct eval_ctx *c)
 {
 	long long limit = evalctx_max_output(c);
 	return limit < (256LL << 20) ? (256LL << 20) : limit;
@@ -79,7 +79,7 @@ int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err)
 {
 	c->sb = (struct sandbox_opts){
 		.workdir = c->cand_dir, .write_dirs = c->writable, .hidden = c->hidden,
-		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = cand_file_bytes(c),
+		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = c->spawn_file_bytes ? c->spawn_file_bytes : evalctx_cand_file_bytes(c),
 		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
 		.disabled = sandbox_disabled_from_env(),
 	};
@@ -309,7 +309,11 @@ void evalctx_retire(struct eval_ctx *c, char **log_tail)
 /* The largest output a spare's candidate may write: its problem's (the k-th next evaluation's), when
  * that problem's expected outputs are in the cache, else this one's (a batch is sorted by problem: the
  * next one is most often the same). A spare whose file-size limit is too small for its problem is
- * dropped at adoption, so guessing low costs the head start and never the limit. */
+ * dropped at adoption, so guessing low costs the head start and never the limit (SPARE_FILE_BYTES makes
+ * that rare). */
+/* A spare's file-size limit until its `load` (set below the problem's output size there). */
+#define SPARE_FILE_BYTES (4LL << 30)
+
 static long long spare_out_bytes(const struct eval_ctx *c, const struct problem *next)
 {
 	long long out = c->out_bytes;
@@ -368,6 +372,11 @@ static struct eval_ctx *spare_start(const struct eval_ctx *c, const struct probl
 	n->e = c->e;
 	n->cfg = c->cfg;
 	n->out_bytes = spare_out_bytes(c, next);
+	/* A first evaluation of its problem has no known output size (the reference runs later): the spare
+	 * starts with room for outputs of up to SPARE_FILE_BYTES, and its `load` lowers the limit to the
+	 * problem's before any candidate code runs (worker.py; a lowered hard limit cannot be raised). */
+	long long own = evalctx_cand_file_bytes(n);
+	n->spawn_file_bytes = own > SPARE_FILE_BYTES ? own : SPARE_FILE_BYTES;
 	if (evalctx_dirs(n, 0, &err) == 0) {
 		evalctx_env(n);
 		if (evalctx_start_cand(n, &err) == 0) {
@@ -437,7 +446,7 @@ int evalctx_adopt(struct eval_ctx *c, double deadline)
 		return -1;
 	struct eval_ctx *n = spares[0];
 	/* the same invocation, device and settings, and a file-size limit this problem's outputs fit in */
-	if (n->e != c->e || n->cfg != c->cfg || n->sb.file_bytes < cand_file_bytes(c) || spare_settle(n, deadline)) {
+	if (n->e != c->e || n->cfg != c->cfg || n->sb.file_bytes < evalctx_cand_file_bytes(c) || spare_settle(n, deadline)) {
 		spare_drop_head();
 		return -1;
 	}
@@ -446,6 +455,7 @@ int evalctx_adopt(struct eval_ctx *c, double deadline)
 	c->cand = n->cand;
 	memset(&n->cand, 0, sizeof(n->cand));
 	c->sb = n->sb; /* its strings live in n, kept until c is released */
+	c->sb.file_bytes = evalctx_cand_file_bytes(c); /* what its `load` sets */
 	free(c->cand_dir);
 	c->cand_dir = xstrdup(n->cand_dir);
 	c->adopted = n;

@@ -622,7 +622,9 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	else if ((rc = evalctx_start_cand(&c, err)))
 		goto out_entry;
 	sandbox_describe(&c.sb, &v->sandbox);
-	if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0), &reply, deadline, v,
+	json_t *load = load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0);
+	json_object_set_new(load, "file_bytes", json_integer(evalctx_cand_file_bytes(&c)));
+	if (eval_cand_ask(&c.cand, load, &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
 		keep_builds(v, json_object_get(reply, "builds"));
 		rt_observe_load(&c.rt, reply);

@@ -322,6 +322,14 @@ class Worker:
 
     @profiler.nvtx_range("build")
     def cmd_load(self, req):
+        if req.get("file_bytes"):
+            # the candidate's file-size limit, before any of its code runs: a worker started ahead of
+            # its problem's outputs being known starts with a higher one (evalctx.c, SPARE_FILE_BYTES)
+            import resource
+            n = int(req["file_bytes"])
+            hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+            if hard == resource.RLIM_INFINITY or n < hard:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))
         self.device = torch.device(req["device"])
         # TF32 for fp32 convolutions and GEMMs, the same in both workers: cuDNN's default is on, which
         # makes a fp32 reference convolution off from exact fp32 by ~1e-3 and fails honest kernels at

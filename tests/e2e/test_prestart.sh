@@ -119,6 +119,14 @@ got=$(verdicts "$TMP/next2.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
 if [ "$got" = "pass False pass True " ]; then _report ok "a worker started for a problem with larger outputs is sized for them and used ($got)"
 else _report fail "a worker started for a problem with larger outputs is sized for them and used" "$got"; fi
 
+# ... and when they are not cached yet (a samples folder of one sample per problem is all first
+# evaluations): the worker starts with room for outputs up to 4 GiB, and its `load` lowers the limit to
+# the problem's before the candidate runs (the 1 GiB write above still fails in a prestarted worker).
+STITCHBENCH_CACHE="$TMP/fresh-cache" run_sb eval --samples "$gen3" -o "$TMP/next3.jsonl" "${NEXT[@]}"
+got=$(verdicts "$TMP/next3.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+if [ "$got" = "pass False pass True " ]; then _report ok "a worker started before its problem's output size is known is used ($got)"
+else _report fail "a worker started before its problem's output size is known is used" "$got"; fi
+
 # one candidate: nothing follows, nothing is prestarted
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${OPTS[@]}" --json
 got=$(python3 -c 'import json,sys; v=json.loads(sys.stdin.read()); print(v["status"], v["candidate_worker_prestarted"])' <<<"$OUT_TXT" 2>&1)
