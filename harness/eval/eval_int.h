@@ -32,6 +32,7 @@ struct eval_ctx {
 	int ref_loaded;
 	int ref_load_pending;        /* its `load` was sent and is not answered yet (load_ref_begin) */
 	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
+	json_t *ref_timing_inputs;   /* its timing inputs' fingerprints, drawn during its early load */
 	uint32_t *seeds;
 	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
 	long long out_bytes;

@@ -203,6 +203,8 @@ static void release_ref(struct eval_ctx *c)
 
 void evalctx_release(struct eval_ctx *c)
 {
+	json_decref(c->ref_timing_inputs);
+	c->ref_timing_inputs = NULL;
 	worker_stop(&c->cand, 2);
 	release_ref(c);
 	proc_result_release(&c->cand.log);

@@ -210,14 +210,17 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 	if (rc)
 		return -1;
 	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
+	json_t *inputs = json_object_get(reply, "timing_inputs");
+	if (json_is_array(inputs))
+		c->ref_timing_inputs = json_incref(inputs);
 	json_decref(reply);
 	c->ref_loaded = 1;
 	return 0;
 }
 
 /* Sends the reference's `load` now, to be answered when the timing needs it (load_ref): its model and
- * torch.compile'd model are built, and called once each (torch.compile compiles then), while the
- * candidate builds and runs its trials. A worker that cannot take it is left to load_ref, which then
+ * torch.compile'd model are built, and called once each (torch.compile compiles then), and its timing
+ * inputs drawn, while the candidate builds and runs its trials. A worker that cannot take it is left to load_ref, which then
  * reports why. */
 static void load_ref_begin(struct eval_ctx *c)
 {
@@ -225,7 +228,11 @@ static void load_ref_begin(struct eval_ctx *c)
 	if (c->ref_loaded || c->ref_load_pending || !c->ref.started)
 		return;
 	json_t *req = load_request(c->e, c->cfg, c->p, NULL, NULL, evalctx_ref_compiles(c), 0);
-	json_object_set_new(req, "warm", json_true()); /* first calls now, off the evaluation's path */
+	/* off the evaluation's path: torch.compile's first call, and the timing inputs (run_timing) */
+	if (evalctx_ref_compiles(c))
+		json_object_set_new(req, "warm", json_true());
+	json_object_set_new(req, "timing_setup", timing_setup_request(TIMING_SETS, (uint32_t)c->cfg->eval.seed,
+								      eval_flush_bytes(c->e)));
 	if (worker_send(&c->ref, req, &f) == 0)
 		c->ref_load_pending = 1;
 	json_decref(req);
@@ -338,7 +345,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
 		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
-		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = 3,
+		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = TIMING_SETS,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 	};
 	plan.flush_bytes = eval_flush_bytes(c->e);
@@ -348,6 +355,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	if (wrc)
 		return -1;
 	plan.with_compiled = c->ref_compiled;
+	plan.ref_inputs = c->ref_timing_inputs; /* drawn by this evaluation's early load, or NULL */
 	char *ref_out = xstrfmt("%s/timed.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/timed.safetensors", c->cand_dir);
 	plan.ref_out = ref_out;
 	plan.cand_out = cand_out;
@@ -495,7 +503,7 @@ static void run_profile(struct eval_ctx *c, double deadline)
 	char *trace = xstrfmt("%s/profile.trace", c->cand_dir), *msg = NULL;
 	struct prof_plan plan = {
 		.lib = c->e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
-		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = 3, .base_seed = (uint32_t)cfg->eval.seed,
+		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = TIMING_SETS, .base_seed = (uint32_t)cfg->eval.seed,
 		.flush_bytes = eval_flush_bytes(c->e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.keep = c->e->keep_trace,
 	};

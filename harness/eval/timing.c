@@ -187,27 +187,36 @@ static void clock_summarise(struct gpu_clock *c, struct nvml_gpu *g, unsigned *m
 	c->reasons = reasons;
 }
 
+json_t *timing_setup_request(int nsets, uint32_t base_seed, long long flush_bytes)
+{
+	json_t *seeds = json_array();
+	for (int k = 0; k < nsets; k++)
+		json_array_append_new(seeds, json_integer(trial_seed(base_seed, 1000 + k)));
+	return json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes", (json_int_t)flush_bytes);
+}
+
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
 	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **msg)
 {
 	struct side R = { ref, "model", 0, NULL }, C = { cand, "model", 1, NULL }, K = { ref, "compiled", 0, NULL };
 	struct side *all[3] = { &R, &C, &K };
 	int nsides = p->with_compiled ? 3 : 2;
-	json_t *reply = NULL, *seeds = json_array();
+	json_t *reply = NULL;
 	double t0 = proc_now(), ref_deadline = t0 + p->cap_s + 600;
 
 	*msg = NULL;
 	*cand_failed = 0;
-	for (int k = 0; k < p->nsets; k++)
-		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 1000 + k)));
-	/* same seeds on both sides; the fingerprints must agree or the pair is not comparing like with like */
+	/* same seeds on both sides; the fingerprints must agree or the pair is not comparing like with like
+	 * (the reference's may have come with its load) */
 	json_t *reqs[3], *replies[3];
-	for (int s = 0; s < 2; s++)
-		reqs[s] = json_pack("{s:s, s:O, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
-				    (json_int_t)p->flush_bytes);
-	json_decref(seeds);
-	if (ask_each(all, reqs, replies, 2, ref_deadline, cand_deadline, fault, cand_failed, msg))
+	int from = p->ref_inputs ? 1 : 0;
+	for (int s = from; s < 2; s++)
+		reqs[s] = timing_setup_request(p->nsets, p->base_seed, p->flush_bytes);
+	if (ask_each(all + from, reqs + from, replies + from, 2 - from, ref_deadline, cand_deadline, fault,
+		     cand_failed, msg))
 		return -1;
+	if (from)
+		replies[0] = json_pack("{s:O}", "inputs", p->ref_inputs);
 	int same = json_equal(json_object_get(replies[0], "inputs"), json_object_get(replies[1], "inputs"));
 	json_decref(replies[0]);
 	json_decref(replies[1]);

@@ -8,6 +8,9 @@
 #include "verdict.h"
 #include "worker_client.h"
 
+/* Input sets the timed calls rotate through, on each side. */
+#define TIMING_SETS 3
+
 struct timing_plan {
 	int max_pairs;           /* eval.perf_trials: timed calls per side */
 	int block;               /* eval.timing_block: calls per side per round, back to back */
@@ -25,7 +28,12 @@ struct timing_plan {
 	long long max_output_bytes;
 	const char *ref_out, *cand_out; /* where the last timed outputs are saved for re-validation */
 	struct nvml_gpu *nvml;   /* the timed GPU, to sample its clock after each block; NULL: not sampled */
+	json_t *ref_inputs;      /* the reference's timing inputs' fingerprints when its `load` already drew
+				  * them (timing_setup_request in the load); NULL: timing_run asks for them */
 };
+
+/* The `timing_setup` request both workers get (the reference's may ride on its early `load`). */
+json_t *timing_setup_request(int nsets, uint32_t base_seed, long long flush_bytes);
 
 /* Fills v->timing. Returns 0, or -1 with `fault` (which side failed in `*cand_failed`). */
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,

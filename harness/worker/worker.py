@@ -388,8 +388,12 @@ class Worker:
             except Exception as exc:
                 raise WorkerError("runtime_error", "the first call failed: %s: %s" % (type(exc).__name__, exc),
                                   tail(traceback.format_exc()))
-        return {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
-                "compile_available": compiled, "patched": self.identity.changed()}
+        reply = {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
+                 "compile_available": compiled, "patched": self.identity.changed()}
+        if req.get("timing_setup"):
+            # the reference worker's early load: its timing inputs are drawn now, not when timing starts
+            reply["timing_inputs"] = self.cmd_timing_setup(req["timing_setup"])["inputs"]
+        return reply
 
     def construct(self, cls, seed):
         """KernelBench's seeding: the same seed before the init inputs and before the constructor, so a

@@ -31,3 +31,13 @@ fi
 run_sb eval "$PROBE" --problem L1/2 --device cpu --set eval.timing_cpu=4095
 check_rc "eval.timing_cpu outside this process's CPUs is an input error" 2
 check_err "the error names the CPUs it may use" "eval.timing_cpu: CPU 4095 is not one stitchbench may run on here (it may use "
+
+# With the expected outputs cached, the reference worker's `load` is sent at the evaluation's start and
+# draws the timing inputs itself (off the evaluation's path): the only `timing_setup` request is then the
+# candidate's, and the two sides' inputs still agree (or the verdict would say they differ).
+RELU="$SB_ROOT/tests/fixtures/candidates/relu_cpp_ok.py"
+run_sb eval "$RELU" "${FAST[@]}"   # the reference outputs, cached
+STITCHBENCH_TRACE=1 run_sb eval "$RELU" "${FAST[@]}"
+got="$(field 'v["status"], v["reference_cached"], v["timing"]["pairs"] > 0') $(grep -c 'timing_setup took' <<<"$ERR_TXT")"
+if [ "$got" = "pass True True 1" ]; then _report ok "the reference's timing inputs come with its early load ($got)"
+else _report fail "the reference's timing inputs come with its early load" "$got; $ERR_TXT"; fi
