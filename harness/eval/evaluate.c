@@ -219,9 +219,9 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 }
 
 /* Sends the reference's `load` now, to be answered when the timing needs it (load_ref): its model and
- * torch.compile'd model are built, and called once each (torch.compile compiles then), and its timing
- * inputs drawn, while the candidate builds and runs its trials. A worker that cannot take it is left to load_ref, which then
- * reports why. */
+ * torch.compile'd model are built (and, when it compiles, called once each: torch.compile compiles
+ * then), and its timing inputs drawn, while the candidate builds and runs its trials. A worker that
+ * cannot take it is left to load_ref, which then reports why. */
 static void load_ref_begin(struct eval_ctx *c)
 {
 	struct worker_fault f;
