@@ -96,12 +96,32 @@ int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 
 static int receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault);
 
+/* The reply's "phases" (seconds by step, worker.py's `load`) as " (name 1.234, ...)" for the trace; at most
+ * 8 short names, since the candidate's worker writes them. */
+static void trace_phases(const json_t *reply, char *buf, size_t len)
+{
+	const char *k;
+	json_t *v;
+	size_t n = 0, used = 0;
+	buf[0] = 0;
+	json_object_foreach((json_t *)json_object_get(reply, "phases"), k, v) {
+		if (!json_is_number(v) || strlen(k) > 24 || n++ >= 8 || used + 40 >= len)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s %.3f", n == 1 ? " (" : ", ", k, json_number_value(v));
+	}
+	if (used)
+		snprintf(buf + used, len - used, ")");
+}
+
 int worker_receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault)
 {
 	int rc = receive(w, reply, deadline, fault);
-	if (sb_trace_on())
-		sb_trace("worker %d: %s took %.3f s%s", (int)w->h.pid, w->sent_cmd, proc_now() - w->sent_at,
-			 rc ? " (failed)" : "");
+	if (sb_trace_on()) {
+		char phases[400];
+		trace_phases(rc ? NULL : *reply, phases, sizeof(phases));
+		sb_trace("worker %d: %s took %.3f s%s%s", (int)w->h.pid, w->sent_cmd, proc_now() - w->sent_at,
+			 rc ? " (failed)" : "", phases);
+	}
 	return rc;
 }
 

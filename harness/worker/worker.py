@@ -17,6 +17,7 @@ import time
 import traceback
 import types
 
+_T0 = time.perf_counter()  # the worker's own imports (torch's above all) are timed from here
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbtensors  # noqa: E402  (next to this file)
@@ -25,6 +26,8 @@ import facts  # noqa: E402  (what the runtime hack checks need to know; next to 
 from headers import lean_cuda_sources, lite_applies, write_lite_headers  # noqa: E402  (eval.lite_headers)
 
 import torch  # noqa: E402
+
+IMPORTS_S = time.perf_counter() - _T0  # reported in the first `load` reply's phases
 
 NVCC_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcc_split.py")  # eval.split_nvcc
 
@@ -337,9 +340,15 @@ class Worker:
         tf32 = bool(req.get("tf32", False))
         torch.backends.cudnn.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
+        # where a load's seconds go, for STITCHBENCH_TRACE (the parent prints them beside the request)
+        phases, t0 = {}, time.perf_counter()
+        if not getattr(self, "imports_reported", False):
+            phases["torch_import"] = IMPORTS_S
+            self.imports_reported = True
         if self.cuda() and not req.get("build_only"):
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()
+            phases["cuda"] = time.perf_counter() - t0
         if req.get("ext_dir"):
             self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")), bool(req.get("split_nvcc")),
                                    bool(req.get("lite_headers")))
@@ -361,9 +370,9 @@ class Worker:
             cls = getattr(cand, "ModelNew", None)
             if not isinstance(cls, type):
                 raise WorkerError("compile_error", "the candidate defines no class ModelNew")
-        import_s = time.perf_counter() - t0
+        import_s = phases["import"] = time.perf_counter() - t0
         if req.get("build_only"):
-            return {"import_s": import_s, "builds": self.builds}
+            return {"import_s": import_s, "builds": self.builds, "phases": phases}
         t0 = time.perf_counter()
         try:
             model = self.construct(cls, req["seed"])
@@ -381,18 +390,23 @@ class Worker:
             # now (torch.compile compiles on its first call; CUDA loads kernels on theirs) takes that
             # time off the evaluation's path
             try:
+                t1 = time.perf_counter()
                 xs = self.draw(req["seed"])
                 for which in list(self.models):
                     self.call(which, xs)
                 self.sync()
+                phases["warm"] = time.perf_counter() - t1
             except Exception as exc:
                 raise WorkerError("runtime_error", "the first call failed: %s: %s" % (type(exc).__name__, exc),
                                   tail(traceback.format_exc()))
         reply = {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
-                 "compile_available": compiled, "patched": self.identity.changed()}
+                 "compile_available": compiled, "patched": self.identity.changed(), "phases": phases}
+        phases["construct"] = reply["construct_s"]
         if req.get("timing_setup"):
             # the reference worker's early load: its timing inputs are drawn now, not when timing starts
+            t0 = time.perf_counter()
             reply["timing_inputs"] = self.cmd_timing_setup(req["timing_setup"])["inputs"]
+            phases["timing_inputs"] = time.perf_counter() - t0
         return reply
 
     def construct(self, cls, seed):

@@ -41,3 +41,8 @@ STITCHBENCH_TRACE=1 run_sb eval "$RELU" "${FAST[@]}"
 got="$(field 'v["status"], v["reference_cached"], v["timing"]["pairs"] > 0') $(grep -c 'timing_setup took' <<<"$ERR_TXT")"
 if [ "$got" = "pass True True 1" ]; then _report ok "the reference's timing inputs come with its early load ($got)"
 else _report fail "the reference's timing inputs come with its early load" "$got; $ERR_TXT"; fi
+# and the trace says where each load's seconds went, the reference's timing inputs among them
+if grep -q 'load took .*(torch_import [0-9.]*, .*timing_inputs [0-9.]*)' <<<"$ERR_TXT" &&
+	grep -q 'load took .*(.*import [0-9.]*, construct [0-9.]*)' <<<"$ERR_TXT"; then
+	_report ok "the trace shows each load's phases"
+else _report fail "the trace shows each load's phases" "$(grep 'load took' <<<"$ERR_TXT")"; fi
