@@ -18,30 +18,7 @@ struct side {
 	double *us;
 };
 
-/* Sends one request and checks the reply; on failure says who failed and why. */
-static int ask(struct side *s, json_t *req, json_t **reply, double deadline, struct worker_fault *fault,
-	       int *cand_failed, char **msg)
-{
-	int rc = worker_call(s->w, req, reply, deadline, fault);
-	json_decref(req);
-	if (rc) {
-		*cand_failed = s->is_cand;
-		*msg = xstrfmt("%s during timing: %s", s->is_cand ? "the candidate" : "the reference", fault->what);
-		return -1;
-	}
-	if (!json_is_true(json_object_get(*reply, "ok"))) {
-		*cand_failed = s->is_cand;
-		*msg = xstrfmt("%s failed during timing: %s", s->is_cand ? "the candidate" : "the reference",
-			       json_string_value(json_object_get(*reply, "message")) ?: "?");
-		fault->kind = WF_NONE;
-		json_decref(*reply);
-		*reply = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-/* Records the first failure of a side, as ask() does. */
+/* Records the first failure of a side: who failed and why. */
 static void side_failed(struct side *s, const struct worker_fault *f, json_t *reply, struct worker_fault *fault,
 			int *cand_failed, char **msg)
 {
@@ -185,6 +162,13 @@ static void clock_summarise(struct gpu_clock *c, struct nvml_gpu *g, unsigned *m
 	c->mhz_median = mhz[n / 2];
 	c->mhz_limit = nvml_max_sm_mhz(g);
 	c->reasons = reasons;
+}
+
+/* One request to one side; on failure says who failed and why. */
+static int ask(struct side *s, json_t *req, json_t **reply, double deadline, struct worker_fault *fault,
+	       int *cand_failed, char **msg)
+{
+	return ask_each(&s, &req, reply, 1, deadline, deadline, fault, cand_failed, msg);
 }
 
 json_t *timing_setup_request(int nsets, uint32_t base_seed, long long flush_bytes)
@@ -348,10 +332,9 @@ out:
 	summarise(t, n, block, p->base_seed);
 
 	/* the outputs of the last timed calls, saved for the parent to re-validate (H12), both at once */
-	reqs[0] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->ref_out,
-			    "max_output_bytes", (json_int_t)p->max_output_bytes);
-	reqs[1] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", p->cand_out,
-			    "max_output_bytes", (json_int_t)p->max_output_bytes);
+	for (int s = 0; s < 2; s++)
+		reqs[s] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out",
+				    s ? p->cand_out : p->ref_out, "max_output_bytes", (json_int_t)p->max_output_bytes);
 	if (ask_each(all, reqs, replies, 2, ref_deadline, cand_deadline, fault, cand_failed, msg))
 		return -1;
 	json_decref(replies[0]);

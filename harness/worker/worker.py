@@ -190,6 +190,7 @@ class Worker:
         self.cudart = None
         self.last = {}            # which -> outputs of the last timed call, for re-validation
         self.builds = []
+        self.loads = 0            # `load` requests answered (the first reports the worker's imports)
         self.prof = profiler.Profiler()
         # before any problem or candidate code runs: what H08's identity check compares against
         self.identity = facts.Identity({"torch": torch, "time": time, "json": json, "ctypes": ctypes,
@@ -342,9 +343,9 @@ class Worker:
         torch.backends.cuda.matmul.allow_tf32 = tf32
         # where a load's seconds go, for STITCHBENCH_TRACE (the parent prints them beside the request)
         phases, t0 = {}, time.perf_counter()
-        if not getattr(self, "imports_reported", False):
+        if not self.loads:
             phases["torch_import"] = IMPORTS_S
-            self.imports_reported = True
+        self.loads += 1
         if self.cuda() and not req.get("build_only"):
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()

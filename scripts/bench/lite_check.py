@@ -8,8 +8,9 @@ but its cold build costs one failed compile more. This finds such sources in a c
 anything: each file is imported in a child process whose load_inline only records its arguments (the
 files are this project's fixtures; never point it at untrusted code), then each recorded extension's
 binding file is parsed by g++ (-fsyntax-only) and its CUDA file by nvcc's host front end (nvcc -cuda),
-once with the lite headers and once as written. A file is reported when as written parses and lite does
-not (as written is parsed only when lite fails). --include-dir points at another torch's headers (say, those of the GPU node's torch, copied here).
+with the lite headers, and as written when that fails: a file is reported when as written parses and lite
+does not. --include-dir points at another torch's headers (say, those of the GPU node's torch, copied
+here); CUDA's headers are $CUDA_HOME/include (default /usr/local/cuda).
 """
 import argparse
 import concurrent.futures
@@ -21,24 +22,27 @@ import sysconfig
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "worker"))
+WORKER = os.path.normpath(os.path.join(HERE, "..", "..", "harness", "worker"))
+sys.path.insert(0, WORKER)
+CUDA_INCLUDE = os.path.join(os.environ.get("CUDA_HOME") or "/usr/local/cuda", "include")
 import headers  # noqa: E402
 
+# The child: load_inline records its arguments and returns an object whose every function does nothing,
+# so that the module-level code after the build (ModelNew's definition, a first call) runs to the end.
 RECORD = r"""
 import json, sys, importlib.util
+sys.path.insert(0, sys.argv[2])
+from headers import as_list
 import torch.utils.cpp_extension as ext
 seen = []
+class NothingBuilt:
+    def __getattr__(self, k):
+        return lambda *a, **k: None
 def load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None, extra_cuda_cflags=None, **kw):
-    seen.append({"name": name, "cpp": headers_list(cpp_sources), "cuda": headers_list(cuda_sources),
-                 "functions": list(functions) if isinstance(functions, (list, tuple)) else
-                              ([functions] if isinstance(functions, str) else []),
-                 "cflags": list(extra_cflags or []), "cuda_cflags": list(extra_cuda_cflags or [])})
-    class Stub:
-        def __getattr__(self, k):
-            return lambda *a, **k: None
-    return Stub()
-def headers_list(s):
-    return [s] if isinstance(s, str) else list(s or [])
+    seen.append({"name": name, "cpp": as_list(cpp_sources), "cuda": as_list(cuda_sources),
+                 "functions": as_list(functions), "cflags": list(extra_cflags or []),
+                 "cuda_cflags": list(extra_cuda_cflags or [])})
+    return NothingBuilt()
 ext.load_inline = load_inline
 try:
     spec = importlib.util.spec_from_file_location("sb_lite_check", sys.argv[1])
@@ -50,7 +54,7 @@ print(json.dumps(seen))
 
 
 def record(path):
-    r = subprocess.run([sys.executable, "-c", RECORD, path], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", RECORD, path, WORKER], capture_output=True, text=True, timeout=120)
     try:
         return json.loads((r.stdout.strip().splitlines() or ["[]"])[-1])
     except ValueError:
@@ -77,7 +81,7 @@ def check(e, inc, pyinc, tmp):
     """{"as-written": error or None, "lite": error or None} for one recorded extension."""
     base = ["-DTORCH_EXTENSION_NAME=%s" % e["name"], "-DTORCH_API_INCLUDE_EXTENSION_H", "-D_GLIBCXX_USE_CXX11_ABI=1",
             "-isystem", inc, "-isystem", os.path.join(inc, "torch", "csrc", "api", "include"), "-isystem", pyinc,
-            "-isystem", "/usr/local/cuda/include"]
+            "-isystem", CUDA_INCLUDE]
     res = {"as-written": None}
     for level in ("lite", "as-written"):  # as written only to tell a lite failure from a broken source
         if level == "as-written" and not res["lite"]:
