@@ -5,7 +5,11 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "../core/parallel.h"
+#include "../core/strbuf.h"
 
 struct tolerance tolerance_for(enum tolerance_preset preset, enum st_dtype dtype)
 {
@@ -92,20 +96,76 @@ static inline double int_dist(int64_t e, int64_t x)
 }
 
 #define FLOAT_LOOP(ld)                                                  \
-	for (int64_t i = 0; i < n; i++) {                               \
+	for (int64_t i = lo; i < hi; i++) {                             \
 		double e = ld(pe, i), x = ld(pa, i);                    \
 		if (isfinite(e) && isfinite(x))                         \
-			account(&a, i, fabs(e), fabs(x - e));           \
+			account(a, i, fabs(e), fabs(x - e));            \
 		else                                                    \
-			account_nonfinite(&a, i, e, x);                 \
+			account_nonfinite(a, i, e, x);                  \
 	}                                                               \
 	break
 #define INT_LOOP(ld)                                                    \
-	for (int64_t i = 0; i < n; i++) {                               \
+	for (int64_t i = lo; i < hi; i++) {                             \
 		int64_t e = ld(pe, i), x = ld(pa, i);                   \
-		account(&a, i, fabs((double)e), int_dist(e, x));        \
+		account(a, i, fabs((double)e), int_dist(e, x));         \
 	}                                                               \
 	break
+
+/* Elements [lo, hi) of expected and actual (same dtype and shape) into a. */
+static void compare_range(const struct st_tensor *expected, const struct st_tensor *actual, int64_t lo, int64_t hi,
+			  struct acc *a)
+{
+	const unsigned char *pe = expected->data, *pa = actual->data;
+	switch (expected->dtype) {
+	case ST_F32: FLOAT_LOOP(ld_f32);
+	case ST_F64: FLOAT_LOOP(ld_f64);
+	case ST_F16: FLOAT_LOOP(ld_f16);
+	case ST_BF16: FLOAT_LOOP(ld_bf16);
+	case ST_I64: INT_LOOP(ld_i64);
+	case ST_I32: INT_LOOP(ld_i32);
+	case ST_I16: INT_LOOP(ld_i16);
+	case ST_I8: INT_LOOP(ld_i8);
+	case ST_U8: INT_LOOP(ld_u8);
+	case ST_BOOL: INT_LOOP(ld_bool);
+	}
+}
+
+/* Large outputs are compared in blocks of a fixed number of elements on several threads (parallel.h),
+ * each block into running totals of its own, which are then combined in block order. The block size is
+ * fixed, not the thread count's share, so a result never depends on how many threads there were. */
+#define COMPARE_BLOCK ((int64_t)1 << 20)
+
+struct compare_job {
+	const struct st_tensor *expected, *actual;
+	struct acc *blocks;
+};
+
+static void compare_block(void *arg, size_t b)
+{
+	struct compare_job *job = arg;
+	int64_t lo = (int64_t)b * COMPARE_BLOCK, hi = lo + COMPARE_BLOCK;
+	compare_range(job->expected, job->actual, lo, hi < job->expected->numel ? hi : job->expected->numel,
+		      &job->blocks[b]);
+}
+
+/* b's totals after a's, as if one loop had run over both: maxima keep the earlier element on ties,
+ * and the first infinite excess (a non-finite mismatch) stays the worst, as in account(). */
+static void merge(struct acc *a, const struct acc *b)
+{
+	a->n_mismatched += b->n_mismatched;
+	a->n_nan += b->n_nan;
+	a->n_inf += b->n_inf;
+	if (b->max_abs > a->max_abs) {
+		a->max_abs = b->max_abs;
+		a->max_abs_i = b->max_abs_i;
+	}
+	if (b->max_rel > a->max_rel)
+		a->max_rel = b->max_rel;
+	if (b->worst_excess > a->worst_excess) {
+		a->worst_excess = b->worst_excess;
+		a->worst_i = b->worst_i;
+	}
+}
 
 static void format_shape(char *buf, size_t len, int ndim, const int64_t *dims)
 {
@@ -191,21 +251,20 @@ void compare_tensors(const struct st_tensor *expected, const struct st_tensor *a
 		return;
 	}
 
-	struct acc a = { .atol = tol.atol, .rtol = tol.rtol, .max_abs = -1, .max_abs_i = -1,
-			 .worst_excess = -INFINITY, .worst_i = -1 };
-	const unsigned char *pe = expected->data, *pa = actual->data;
-	const int64_t n = expected->numel;
-	switch (expected->dtype) {
-	case ST_F32: FLOAT_LOOP(ld_f32);
-	case ST_F64: FLOAT_LOOP(ld_f64);
-	case ST_F16: FLOAT_LOOP(ld_f16);
-	case ST_BF16: FLOAT_LOOP(ld_bf16);
-	case ST_I64: INT_LOOP(ld_i64);
-	case ST_I32: INT_LOOP(ld_i32);
-	case ST_I16: INT_LOOP(ld_i16);
-	case ST_I8: INT_LOOP(ld_i8);
-	case ST_U8: INT_LOOP(ld_u8);
-	case ST_BOOL: INT_LOOP(ld_bool);
+	const struct acc start = { .atol = tol.atol, .rtol = tol.rtol, .max_abs = -1, .max_abs_i = -1,
+				   .worst_excess = -INFINITY, .worst_i = -1 };
+	struct acc a = start;
+	size_t nblocks = par_blocks((size_t)expected->numel, (size_t)COMPARE_BLOCK);
+	if (nblocks == 1) {
+		compare_range(expected, actual, 0, expected->numel, &a);
+	} else {
+		struct compare_job job = { expected, actual, xcalloc(nblocks, sizeof(struct acc)) };
+		for (size_t b = 0; b < nblocks; b++)
+			job.blocks[b] = start;
+		par_for(nblocks, compare_block, &job);
+		for (size_t b = 0; b < nblocks; b++)
+			merge(&a, &job.blocks[b]);
+		free(job.blocks);
 	}
 
 	r->n_mismatched = a.n_mismatched;

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/log.h"
+#include "../core/parallel.h"
+#include "../core/proc.h"
+#include "../core/strbuf.h"
 #include "compare.h"
 #include "safetensors.h"
 
@@ -36,6 +40,64 @@ static uint64_t mix(uint64_t h, const void *data, size_t n)
 	return h ^ (h >> 31);
 }
 
+/* The passes below over a large tensor's bytes run in blocks of this size on several threads (parallel.h);
+ * each block's answer is combined in block order, so nothing depends on the number of threads. */
+#define PASS_BLOCK ((size_t)4 << 20)
+
+enum pass_kind { PASS_HASH, PASS_ZERO, PASS_EQUAL };
+
+struct pass_job {
+	enum pass_kind kind;
+	const unsigned char *a, *b; /* b: PASS_EQUAL's other side */
+	size_t n;
+	uint64_t *res;              /* one answer per block */
+};
+
+/* Every byte 0: +0.0 for floats. -0.0 is a zero too, but no kernel that does nothing writes it. */
+static int zero_bytes(const unsigned char *p, size_t n)
+{
+	static const unsigned char zeros[4096];
+	for (size_t i = 0; i < n; i += sizeof(zeros))
+		if (memcmp(p + i, zeros, n - i < sizeof(zeros) ? n - i : sizeof(zeros)))
+			return 0;
+	return 1;
+}
+
+static void pass_block(void *arg, size_t blk)
+{
+	struct pass_job *job = arg;
+	size_t off = blk * PASS_BLOCK, len = job->n - off < PASS_BLOCK ? job->n - off : PASS_BLOCK;
+	switch (job->kind) {
+	case PASS_HASH: job->res[blk] = mix(0x243F6A8885A308D3ull + blk, job->a + off, len); break;
+	case PASS_ZERO: job->res[blk] = zero_bytes(job->a + off, len); break;
+	case PASS_EQUAL: job->res[blk] = !memcmp(job->a + off, job->b + off, len); break;
+	}
+}
+
+/* One pass over n bytes (n > PASS_BLOCK): the blocks' answers, *nblocks of them, to be freed. */
+static uint64_t *pass_run(enum pass_kind kind, const void *a, const void *b, size_t n, size_t *nblocks)
+{
+	struct pass_job job = { kind, a, b, n, NULL };
+	*nblocks = par_blocks(n, PASS_BLOCK);
+	job.res = xcalloc(*nblocks, sizeof(uint64_t));
+	par_for(*nblocks, pass_block, &job);
+	return job.res;
+}
+
+/* PASS_ZERO and PASS_EQUAL: every block said yes. */
+static int pass_all(enum pass_kind kind, const void *a, const void *b, size_t n)
+{
+	if (n <= PASS_BLOCK)
+		return kind == PASS_ZERO ? zero_bytes(a, n) : !memcmp(a, b, n);
+	size_t nb;
+	uint64_t *res = pass_run(kind, a, b, n, &nb);
+	int all = 1;
+	for (size_t i = 0; i < nb; i++)
+		all &= res[i] != 0;
+	free(res);
+	return all;
+}
+
 static uint64_t digest(const struct st_file *f)
 {
 	uint64_t h = 0x243F6A8885A308D3ull;
@@ -46,22 +108,21 @@ static uint64_t digest(const struct st_file *f)
 		for (int d = 0; d < t->ndim && n < (int)sizeof(head) - 24; d++)
 			n += snprintf(head + n, sizeof(head) - (size_t)n, " %lld", (long long)t->shape[d]);
 		h = mix(h, head, (size_t)n);
-		h = mix(h, t->data, t->nbytes);
+		if (t->nbytes <= PASS_BLOCK) {
+			h = mix(h, t->data, t->nbytes);
+		} else { /* the hash of the blocks' hashes */
+			size_t nb;
+			uint64_t *res = pass_run(PASS_HASH, t->data, NULL, t->nbytes, &nb);
+			h = mix(h, res, nb * sizeof(uint64_t));
+			free(res);
+		}
 	}
 	return h;
 }
 
-/* Every byte 0: +0.0 for floats. -0.0 is a zero too, but no kernel that does nothing writes it. */
 static int all_zero(const struct st_tensor *t)
 {
-	static const unsigned char zeros[4096];
-	const unsigned char *p = t->data;
-	for (size_t i = 0; i < t->nbytes; i += sizeof(zeros)) {
-		size_t n = t->nbytes - i < sizeof(zeros) ? t->nbytes - i : sizeof(zeros);
-		if (memcmp(p + i, zeros, n))
-			return 0;
-	}
-	return 1;
+	return pass_all(PASS_ZERO, t->data, NULL, t->nbytes);
 }
 
 static int same_bytes(const struct st_file *a, const struct st_file *b)
@@ -72,7 +133,7 @@ static int same_bytes(const struct st_file *a, const struct st_file *b)
 		const struct st_tensor *x = &a->tensors[i], *y = &b->tensors[i];
 		if (strcmp(x->name, y->name) || x->dtype != y->dtype || x->ndim != y->ndim ||
 		    memcmp(x->shape, y->shape, sizeof(x->shape[0]) * (size_t)x->ndim) || x->nbytes != y->nbytes ||
-		    memcmp(x->data, y->data, x->nbytes))
+		    !pass_all(PASS_EQUAL, x->data, y->data, x->nbytes))
 			return 0;
 	}
 	return 1;
@@ -83,6 +144,7 @@ int outputs_compare(const char *expected, const char *actual, enum tolerance_pre
 {
 	struct st_file ef, af;
 	struct sb_error e2 = { 0 };
+	double t0 = proc_now();
 	memset(r, 0, sizeof(*r));
 	if (st_open(expected, &ef, err))
 		return -1;
@@ -125,6 +187,8 @@ int outputs_compare(const char *expected, const char *actual, enum tolerance_pre
 	}
 	st_close(&ef);
 	st_close(&af);
+	const char *base = strrchr(actual, '/');
+	sb_trace("compare %s: %.3f s (%d threads)", base ? base + 1 : actual, proc_now() - t0, par_threads());
 	return 0;
 }
 

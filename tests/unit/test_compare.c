@@ -350,6 +350,74 @@ static void a_large_output_is_judged_quickly(void **state)
 	free(a);
 }
 
+/* Compares e and a with STITCHBENCH_THREADS set to `threads` (NULL: unset). */
+static struct compare_result compare_with_threads(const struct st_tensor *e, const struct st_tensor *a,
+						  const char *threads)
+{
+	struct compare_result r;
+	if (threads)
+		setenv("STITCHBENCH_THREADS", threads, 1);
+	else
+		unsetenv("STITCHBENCH_THREADS");
+	compare_tensors(e, a, tolerance_for(TOL_KERNELBENCH, ST_F32), &r);
+	unsetenv("STITCHBENCH_THREADS");
+	return r;
+}
+
+/* Above a million elements the comparison runs in blocks on several threads: the blocks' totals must
+ * combine to what one loop over every element gives (first of equal maxima, first non-finite mismatch,
+ * counts summed), whatever the number of threads. */
+static void blocks_combine_as_one_loop_would(void **state)
+{
+	(void)state;
+	enum { N = 4 * (1 << 20) + 12345 }; /* five blocks, the last one short */
+	const int64_t shape[] = { N };
+	float *e = malloc(N * sizeof(float)), *a = malloc(N * sizeof(float));
+	for (int i = 0; i < N; i++)
+		e[i] = a[i] = (float)(i % 977) * 0.25f;
+	/* equal largest differences in blocks 1 and 3: the earlier one is max_abs's element */
+	a[(1 << 20) + 7] += 8.0f;
+	a[3 * (1 << 20) + 9] += 8.0f;
+	/* a mismatch beyond tolerance in block 0, smaller than those */
+	a[5] += 1.0f;
+	struct st_tensor te = mk(ST_F32, e, 1, shape), ta = mk(ST_F32, a, 1, shape);
+	struct compare_result one = compare_with_threads(&te, &ta, "1"), many = compare_with_threads(&te, &ta, "8");
+	assert_int_equal(one.n_mismatched, 3);
+	assert_true(one.max_abs == 8.0);
+	assert_int_equal(one.worst_index, (1 << 20) + 7); /* furthest beyond tolerance: e is smaller there */
+	assert_int_equal(many.n_mismatched, one.n_mismatched);
+	assert_int_equal(many.worst_index, one.worst_index);
+	assert_true(many.max_abs == one.max_abs && many.max_rel == one.max_rel);
+	assert_string_equal(many.detail, one.detail);
+
+	/* a NaN in block 4 and an inf in block 2: the first non-finite mismatch (block 2's) is the worst */
+	a[4 * (1 << 20) + 3] = NAN;
+	a[2 * (1 << 20) + 11] = INFINITY;
+	one = compare_with_threads(&te, &ta, "1");
+	many = compare_with_threads(&te, &ta, NULL);
+	assert_int_equal(one.n_mismatched, 5);
+	assert_int_equal(one.n_nan_actual, 1);
+	assert_int_equal(one.n_inf_actual, 1);
+	assert_int_equal(one.worst_index, 2 * (1 << 20) + 11);
+	assert_true(isinf(one.max_abs));
+	assert_int_equal(many.worst_index, one.worst_index);
+	assert_int_equal(many.n_nan_actual, 1);
+	assert_string_equal(many.detail, one.detail);
+
+	/* everything within tolerance: worst_index is max_abs's element, the first of equal maxima */
+	memcpy(a, e, N * sizeof(float));
+	e[3 * (1 << 20) + 1] = e[(1 << 20) + 2] = 1.0f;
+	a[3 * (1 << 20) + 1] = a[(1 << 20) + 2] = 1.0f + 0x1p-17f; /* the same difference, within tolerance */
+	one = compare_with_threads(&te, &ta, "1");
+	many = compare_with_threads(&te, &ta, "3");
+	assert_true(one.pass && many.pass);
+	assert_int_equal(one.worst_index, (1 << 20) + 2);
+	assert_int_equal(many.worst_index, (1 << 20) + 2);
+	assert_true(one.max_abs == 0x1p-17 && many.max_abs == one.max_abs);
+	free(e);
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +432,7 @@ int main(void)
 		cmocka_unit_test(zero_dim_and_empty),
 		cmocka_unit_test(max_rel_leaves_out_zero_references),
 		cmocka_unit_test(a_large_output_is_judged_quickly),
+		cmocka_unit_test(blocks_combine_as_one_loop_would),
 	};
 	return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }
