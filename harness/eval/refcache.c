@@ -12,7 +12,8 @@
 #include "../core/sha256.h"
 #include "../core/strbuf.h"
 
-#define REFCACHE_FORMAT 3 /* 2: rotation seeds, call facts, io_bytes; fingerprints with a weighted sum; 3: tf32 */
+#define REFCACHE_FORMAT 4 /* 2: rotation seeds, call facts, io_bytes; fingerprints with a weighted sum; 3: tf32;
+			    * 4: that sum without cuBLAS (other rounding) */
 
 char *refcache_dir(const char *cache_root, const struct refcache_key *k)
 {

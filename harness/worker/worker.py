@@ -25,11 +25,54 @@ import profiler  # noqa: E402  (NVTX ranges and libstitchprof; next to this file
 import facts  # noqa: E402  (what the runtime hack checks need to know; next to this file)
 from headers import lean_cuda_sources, lite_applies, write_lite_headers  # noqa: E402  (eval.lite_headers)
 
+
+
+def start_cuda_early():
+    """The CUDA driver's start and the device's primary context, on a thread of their own while torch
+    imports (ctypes lets go of the GIL in the driver's calls), for the GPU the parent names in
+    STITCHBENCH_WORKER_DEVICE ("cuda:N"): torch later finds the context made and takes it, which saves
+    0.1-0.2 s of every worker's start. Any failure leaves it all to torch, which then reports it."""
+    device = os.environ.get("STITCHBENCH_WORKER_DEVICE", "")
+    if not device.startswith("cuda:") or not device[5:].isdigit():
+        return None
+
+    def run():
+        try:
+            cuda = ctypes.CDLL("libcuda.so.1")
+            handle, ctx = ctypes.c_int(), ctypes.c_void_p()
+            if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(handle), int(device[5:])) == 0:
+                cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), handle)
+        except (OSError, AttributeError):  # no driver library, or one without these entry points
+            pass
+
+    import threading
+    thread = threading.Thread(target=run, name="sb-cuda-start", daemon=True)
+    thread.start()
+    return thread
+
+
+CUDA_STARTING = start_cuda_early()
+
 import torch  # noqa: E402
 
 IMPORTS_S = time.perf_counter() - _T0  # reported in the first `load` reply's phases
 
 NVCC_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvcc_split.py")  # eval.split_nvcc
+
+
+class Phases(dict):
+    """A request's seconds by step, sent as the reply's "phases" (STITCHBENCH_TRACE prints them):
+    lap(name) adds the time since the last lap to name. GPU work is asynchronous, so a step's time
+    may show up in the next step that waits for the device."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = time.perf_counter()
+
+    def lap(self, name):
+        now = time.perf_counter()
+        self[name] = self.get(name, 0.0) + now - self.t
+        self.t = now
 
 
 class WorkerError(Exception):
@@ -53,14 +96,15 @@ def import_file(path, name):
 
 def weighted_sum(d, width=8191):
     """sum(d[i] * (i % width + 1) * (i // width % 7919 + 1)) over the flat tensor: unlike a plain sum it
-    changes when elements or rows are permuted or swapped. One matrix-vector product and small vectors, so
-    it costs about what the plain sum does and needs no weight per element."""
+    changes when elements or rows are permuted or swapped. Row sums of a broadcast product and small
+    vectors, so it costs about what the plain sum does and needs no weight per element. Not a matrix-vector
+    product: that would start cuBLAS, 0.1 s on an H200 in every worker whose model never uses it."""
     flat = d.reshape(-1)
     m = flat.numel() // width
     w = torch.arange(1, width + 1, dtype=torch.float64, device=flat.device)
     total = 0.0
     if m:
-        rows = flat[:m * width].view(m, width) @ w
+        rows = (flat[:m * width].view(m, width) * w).sum(1)
         total += float((rows * (torch.arange(m, dtype=torch.float64, device=flat.device) % 7919 + 1)).sum())
     rest = flat[m * width:]
     if rest.numel():
@@ -347,6 +391,8 @@ class Worker:
             phases["torch_import"] = IMPORTS_S
         self.loads += 1
         if self.cuda() and not req.get("build_only"):
+            if CUDA_STARTING is not None:
+                CUDA_STARTING.join()  # before any candidate code runs, and before torch's own start
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()
             phases["cuda"] = time.perf_counter() - t0
@@ -478,20 +524,28 @@ class Worker:
         """One correctness trial: draw inputs from the seed, run, save the outputs. The audit adds
         "signed" (signed inputs), "inputs_out" (save the inputs too) and "again_out" (a second call on
         the same inputs without reseeding, saved there)."""
+        phases = Phases()
         xs = self.draw(req["seed"])
         if req.get("signed"):
             xs = signed(xs, req["seed"])
         if req.get("inputs_out"):
             sbtensors.save(req["inputs_out"], {"in%d" % i: x for i, x in enumerate(xs) if isinstance(x, torch.Tensor)})
+        phases.lap("draw")
         before = fingerprint(xs)
+        phases.lap("fingerprint")
         outs, reply = self.forward(xs, req.get("which", "model"), req.get("poison_bytes", 0))
+        phases.lap("forward")
         reply.update(inputs_before=before, inputs_after=fingerprint(xs))
+        phases.lap("fingerprint")
         limit = req.get("max_output_bytes", 0)
         reply.update(self.save(outs, req["out"], limit))
+        phases.lap("save")
         if req.get("again_out"):
             del outs
             again, _ = self.forward(xs, req.get("which", "model"))
             reply["again"] = self.save(again, req["again_out"], limit)["outputs"]
+            phases.lap("again")
+        reply["phases"] = phases
         return reply
 
     @profiler.nvtx_range("check")

@@ -5,6 +5,8 @@ fact a hack changes does change, and that an honest candidate leaves it alone (n
 Run with: /usr/bin/python3 -m pytest -q tests/worker/test_facts.py
 """
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -173,3 +175,36 @@ def test_identity_ignores_classmethods_and_sees_deleted_attributes():
     finally:
         torch.equal = saved
     assert ident.changed() == []
+
+
+def test_the_weighted_sum_is_the_documented_formula():
+    # docs/worker.md: element i weighs (i mod 8191 + 1) * (i div 8191 mod 7919 + 1)
+    x = torch.rand(3 * 8191 + 17, dtype=torch.float64)
+    i = torch.arange(x.numel(), dtype=torch.float64)
+    expected = float((x * (i % 8191 + 1) * (torch.div(i, 8191, rounding_mode="floor") % 7919 + 1)).sum())
+    got = worker_module.weighted_sum(x)
+    assert abs(got - expected) <= 1e-9 * abs(expected)
+
+
+def test_a_run_reports_its_seconds_by_step(tmp_path, worker):
+    cand = candidate(tmp_path, "steps", "        return torch.relu(x) * self.scale")
+    again = str(tmp_path / "again.safetensors")
+    ran = worker([load(tmp_path, cand), run(tmp_path, again_out=again)])[1]
+    assert ran["ok"], ran
+    assert set(ran["phases"]) == {"draw", "fingerprint", "forward", "save", "again"}
+    assert all(v >= 0 for v in ran["phases"].values())
+
+
+def test_the_early_cuda_start_is_only_for_a_named_gpu_and_never_stops_a_worker(tmp_path, worker, monkeypatch):
+    probe = "import worker, sys; t = worker.CUDA_STARTING; t and t.join(); print(type(t).__name__)"
+    names = {}
+    for device in ["", "cpu", "cuda", "cuda:x", "cuda:0"]:
+        env = dict(os.environ, STITCHBENCH_WORKER_DEVICE=device)
+        names[device] = subprocess.run([sys.executable, "-c", probe], cwd=ROOT / "harness" / "worker", env=env,
+                                       capture_output=True, text=True, timeout=120).stdout.strip()
+    assert names == {"": "NoneType", "cpu": "NoneType", "cuda": "NoneType", "cuda:x": "NoneType", "cuda:0": "Thread"}
+    # on a machine without a GPU (or without libcuda) the thread fails quietly and the worker works
+    monkeypatch.setenv("STITCHBENCH_WORKER_DEVICE", "cuda:0")
+    cand = candidate(tmp_path, "early", "        return torch.relu(x) * self.scale")
+    replies = worker([load(tmp_path, cand), run(tmp_path)])
+    assert all(r["ok"] for r in replies), replies
