@@ -24,8 +24,8 @@
 
 /* ---------- environments ---------- */
 
-/* The GPU a worker will use, for worker.py to create its CUDA context while torch imports (0.1-0.2 s
- * off every worker's start); nothing on the CPU. */
+/* The GPU a worker will use, for worker.py to create its CUDA context while torch imports (0.3 s off
+ * every worker's start on an H200 node, scripts/bench/cuda_start.py); nothing on the CPU. */
 static void device_env(struct strvec *env, const struct eval_env *e)
 {
 	if (!strncmp(e->device, "cuda:", 5)) /* resolved: always with its index */

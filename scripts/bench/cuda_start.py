@@ -1,0 +1,55 @@
+"""cuda_start.py - what starting CUDA on a thread during `import torch` saves (worker.py's start_cuda_early).
+
+Each round starts two fresh processes, one without and one with the early start, in alternating order, and
+prints the seconds from the process's first line to a usable device (a tensor on it), split into the import
+and the CUDA step that follows it. Run on a GPU node: python3 scripts/bench/cuda_start.py [ROUNDS]
+"""
+import subprocess
+import sys
+
+CHILD = r"""
+import ctypes, os, sys, threading, time
+t0 = time.perf_counter()
+early = sys.argv[1] == "early"
+thread = None
+if early:
+    def run():
+        cuda = ctypes.CDLL("libcuda.so.1")
+        handle, ctx = ctypes.c_int(), ctypes.c_void_p()
+        if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(handle), 0) == 0:
+            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), handle)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+import torch
+t1 = time.perf_counter()
+if thread is not None:
+    thread.join()
+torch.cuda.set_device(0)
+torch.zeros(1, device="cuda")
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+print("%.3f %.3f %.3f" % (t1 - t0, t2 - t1, t2 - t0))
+"""
+
+
+def once(mode):
+    out = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, check=True).stdout
+    return [float(x) for x in out.split()]
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    rows = {"plain": [], "early": []}
+    for r in range(rounds):
+        for mode in (("plain", "early") if r % 2 == 0 else ("early", "plain")):
+            rows[mode].append(once(mode))
+    print("| start | import torch s | CUDA step after it s | total s |")
+    print("|---|---|---|---|")
+    for mode, runs in rows.items():
+        cols = list(zip(*runs))
+        print("| %s | %s |" % (mode, " | ".join("%.3f-%.3f (median %.3f)" % (min(c), max(c), sorted(c)[len(c) // 2])
+                                              for c in cols)))
+
+
+if __name__ == "__main__":
+    main()
