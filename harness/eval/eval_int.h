@@ -45,8 +45,9 @@ struct eval_ctx {
 /* Creates the work folder (and with with_ref the reference worker's, taking a kept worker when there is
  * one), and the lists of trees the candidate may write and may not read. */
 int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err);
-/* The allow-listed environments of the two workers. */
-void evalctx_env(struct eval_ctx *c);
+/* The allow-listed environments of the two workers; `ahead`: the candidate's worker starts ahead of its
+ * evaluation (a spare), and so makes no CUDA context before its `load`. */
+void evalctx_env(struct eval_ctx *c, int ahead);
 /* Starts the reference worker in c->ref_dir unless it runs already (a kept or spare one). */
 int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err);
 /* Starts the candidate worker in its sandbox (file-size limit from c->out_bytes). */

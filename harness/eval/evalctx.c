@@ -25,15 +25,18 @@
 /* ---------- environments ---------- */
 
 /* The GPU a worker will use, for worker.py to create its CUDA context while torch imports (0.3 s off
- * every worker's start on an H200 node, scripts/bench/cuda_start.py); nothing on the CPU. */
+ * every worker's start on an H200 node, scripts/bench/cuda_start.py); nothing on the CPU. Only for the
+ * workers an evaluation starts for itself: one started ahead makes no CUDA context before its own
+ * evaluation, since the one before may be timing on the same GPU. */
 static void device_env(struct strvec *env, const struct eval_env *e)
 {
 	if (!strncmp(e->device, "cuda:", 5)) /* resolved: always with its index */
 		strvec_pushf(env, "STITCHBENCH_WORKER_DEVICE=%s", e->device);
 }
 
-/* The reference worker's environment, for a worker in `dir` (its home). */
-static void ref_env(struct strvec *env, const struct eval_env *e, const char *dir)
+/* The reference worker's environment, for a worker in `dir` (its home); `ahead`: started ahead of its
+ * evaluation. */
+static void ref_env(struct strvec *env, const struct eval_env *e, const char *dir, int ahead)
 {
 	strvec_pushf(env, "HOME=%s", dir);
 	strvec_pushf(env, "TMPDIR=%s", dir);
@@ -43,10 +46,11 @@ static void ref_env(struct strvec *env, const struct eval_env *e, const char *di
 	strvec_push(env, "LANG=C.UTF-8");
 	if (e->hash_seed >= 0)
 		strvec_pushf(env, "PYTHONHASHSEED=%d", e->hash_seed);
-	device_env(env, e);
+	if (!ahead)
+		device_env(env, e);
 }
 
-void evalctx_env(struct eval_ctx *c)
+void evalctx_env(struct eval_ctx *c, int ahead)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	strvec_pushf(&c->cand_env, "HOME=%s", c->cand_dir);
@@ -63,8 +67,9 @@ void evalctx_env(struct eval_ctx *c)
 	strvec_push(&c->cand_env, "PYTHONDONTWRITEBYTECODE=1");
 	strvec_push(&c->cand_env, "PYTHONUNBUFFERED=1");
 	strvec_push(&c->cand_env, "LANG=C.UTF-8");
-	device_env(&c->cand_env, c->e);
-	ref_env(&c->ref_env, c->e, c->ref_dir);
+	if (!ahead)
+		device_env(&c->cand_env, c->e);
+	ref_env(&c->ref_env, c->e, c->ref_dir, 0); /* its reference worker starts with its evaluation */
 	/* One hash seed for both: Python's per-process random seed gives each process its own dict and
 	 * string-hash layout, and with it, for a host-bound model, its own speed of attribute lookups. */
 	if (c->e->hash_seed >= 0)
@@ -261,7 +266,7 @@ void evalctx_prestart_ref(const struct eval_ctx *c)
 	struct sb_error err = { 0 };
 	if (!it.dir)
 		return;
-	ref_env(&env, e, it.dir);
+	ref_env(&env, e, it.dir, 1);
 	if (ref_worker_start(e, &it.w, it.dir, &env, 1, &err) == 0) {
 		sb_trace("eval: started reference worker %d ahead for evaluation +%d", (int)it.w.h.pid, ahead);
 		refpool_put_spare(e->device, &it); /* takes it */
@@ -390,7 +395,7 @@ static struct eval_ctx *spare_start(const struct eval_ctx *c, const struct probl
 	long long own = evalctx_cand_file_bytes(n);
 	n->spawn_file_bytes = own > SPARE_FILE_BYTES ? own : SPARE_FILE_BYTES;
 	if (evalctx_dirs(n, 0, &err) == 0) {
-		evalctx_env(n);
+		evalctx_env(n, 1);
 		if (evalctx_start_cand(n, &err) == 0) {
 			/* answered once worker.py has imported torch; "cpu": no CUDA context before its candidate */
 			json_t *hello = json_pack("{s:s, s:s}", "cmd", "hello", "device", "cpu");

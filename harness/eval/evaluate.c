@@ -596,7 +596,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	}
 	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
-	evalctx_env(&c);
+	evalctx_env(&c, 0);
 	c.seeds = eval_seeds(cfg);
 	for (int k = 0; k < 2; k++)
 		c.rot_seeds[k] = c.seeds[cfg->eval.trials + k];
@@ -722,7 +722,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 		return 0;
 	}
 	if ((rc = evalctx_dirs(&c, 1, err)) == 0) {
-		evalctx_env(&c);
+		evalctx_env(&c, 0);
 		c.out_bytes = 0;
 		if ((rc = evalctx_start_cand(&c, err)) == 0) {
 			if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
