@@ -394,6 +394,8 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		}
 	}
 	free(t.outputs);
+	outputs_drop(ref_out, c->e->keep_workdirs);
+	outputs_drop(cand_out, c->e->keep_workdirs);
 	free(ref_out);
 	free(cand_out);
 	return rc < 0 ? -1 : 0;

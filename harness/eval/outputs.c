@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/log.h"
 #include "../core/parallel.h"
@@ -190,6 +191,12 @@ int outputs_compare(const char *expected, const char *actual, enum tolerance_pre
 	const char *base = strrchr(actual, '/');
 	sb_trace("compare %s: %.3f s (%d threads)", base ? base + 1 : actual, proc_now() - t0, par_threads());
 	return 0;
+}
+
+void outputs_drop(const char *path, int keep)
+{
+	if (!keep)
+		unlink(path); /* gone already is fine: the folder goes at the end anyway */
 }
 
 const char *outputs_cmp_detail(const struct outputs_cmp *r)

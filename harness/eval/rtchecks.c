@@ -240,8 +240,10 @@ static int rotation(struct rt_session *s, const struct rt_io *io, struct verdict
 	}
 	for (int i = 0; i < got; i++)
 		outputs_cmp_release(&cmp[i]);
-	free(out[0]);
-	free(out[1]);
+	for (int i = 0; i < 2; i++) {
+		outputs_drop(out[i], io->keep_files);
+		free(out[i]);
+	}
 	return rc;
 }
 
@@ -280,6 +282,8 @@ static int second_run(struct rt_session *s, const struct rt_io *io, struct verdi
 	} else {
 		rc = 1;
 	}
+	outputs_drop(out, io->keep_files);
+	outputs_drop(first, io->keep_files);
 	free(out);
 	free(first);
 	return rc;

@@ -46,6 +46,7 @@ struct rt_io {
 	int timeout_s;
 	long long max_output_bytes;
 	long long poison_bytes;      /* 0 on the CPU */
+	int keep_files;              /* --keep-workdir: compared outputs stay (outputs_drop) */
 };
 
 /* One evaluation's runtime checks, from the candidate's load to its last call. */

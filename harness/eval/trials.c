@@ -89,6 +89,8 @@ int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb
 		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
 		struct outputs_cmp cmp;
 		int rc = eval_compare_trial(c, refpath, out, t, &cmp, err);
+		if (k > 0) /* trial 0's outputs are what the second run (rtchecks.c) is compared with */
+			outputs_drop(out, c->e->keep_workdirs);
 		free(refpath);
 		free(out);
 		if (rc >= 0) {
@@ -143,6 +145,6 @@ struct rt_io eval_runtime_io(struct eval_ctx *c, json_t *meta, double deadline)
 		.ref_entry = json_string_value(json_object_get(meta, "_dir")), .cache_root = c->e->cache_root,
 		.seeds = c->seeds, .rot_seeds = { c->rot_seeds[0], c->rot_seeds[1] }, .deadline = deadline,
 		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = evalctx_max_output(c),
-		.poison_bytes = poison_bytes(c),
+		.poison_bytes = poison_bytes(c), .keep_files = c->e->keep_workdirs,
 	};
 }
