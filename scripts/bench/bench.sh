@@ -11,6 +11,9 @@
 #     batch   every bundled problem's reference as a candidate, 3 times each in fresh processes, as one
 #             `eval --samples` batch: speedup spread around 1.0, CV of the medians, candidates per
 #             hour, and the share of the batch's wall time the GPU was idle (nvidia-smi, 200 ms)
+#     large   (only when named) one large output: L1/2's ReLU widened to 4096 x SB_BENCH_LARGE_DIM fp32
+#             (98304: 1.6 GB in and out; KernelBench's level-1 sizes are 4x that), the reference as the
+#             candidate, reference uncached then cached: where the output files cost (about 12 GB of disk)
 #   SB_BENCH_PROBLEMS=L1/2,L2/1   only these bundled problems (span, batch); default: all
 #   SB_BENCH_QUICK=1              build: only the defaults' builds, not those they are compared with (as
 #                                 written, lean, load_inline's own defaults: ~2.5 min more on an H200)
@@ -155,6 +158,34 @@ if want stages; then
 	done
 	say ""
 	say "Each run's \`STITCHBENCH_TRACE=1\` output: \`bench-stages-trace-{1..6}.log\` beside this file."
+	say ""
+fi
+
+# --- a large output (only when named) -----------------------------------------------------------
+if want large; then
+	dim=${SB_BENCH_LARGE_DIM:-98304}
+	suite="$work/large"
+	mkdir -p "$suite/level1"
+	sed -e "s/^DIM = 4096\$/DIM = $dim/" kernelbench/suite/level1/2_ReLU.py >"$suite/level1/2_ReLU.py"
+	sed -E 's/\bModel\b/ModelNew/g' "$suite/level1/2_ReLU.py" >"$suite/cand.py"
+	mb=$(awk -v d="$dim" 'BEGIN {printf "%.0f", 4096 * d * 4 / 1048576}')
+	say "### A large output: L1/2 at 4096 x $dim fp32 ($mb MiB in and out), the reference as the candidate"
+	say ""
+	say "\`stitchbench eval cand.py --problem L1/2 --kernelbench-root SUITE --no-compile --set eval.profile=false --set checks.static=false --json\`, its own cache. Columns as in (b)."
+	say ""
+	say "| run | status | static | reference | build | correctness | reference worker | timing | checks | profile | finish | rest | total | wall |"
+	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	k=0
+	for run in "reference uncached" "reference cached"; do
+		k=$((k + 1))
+		t=$(now)
+		STITCHBENCH_CACHE="$work/cache-large" STITCHBENCH_TRACE=1 $SB eval "$suite/cand.py" --problem L1/2 \
+			--kernelbench-root "$suite" --device "$dev" --json --no-compile --set eval.profile=false \
+			--set checks.static=false >"$work/v.json" 2>"$outdir/bench-large-trace-$k.log"
+		stage_row "$run" "$work/v.json" "$(since "$t")" | tee -a "$md"
+	done
+	say ""
+	say "Traces: \`bench-large-trace-{1,2}.log\` beside this file (each output file's save and comparison)."
 	say ""
 fi
 
