@@ -10,7 +10,7 @@
 
 /* What is fixed for a whole `eval` invocation: found once, shared by every evaluation. */
 /* How many evaluations ahead a batch starts candidate workers: a worker's Python and `import torch`
- * (~3.5 s on an H200 node) take longer than a warm level-1 evaluation, so each gets two evaluations. */
+ * (1.6-5 s on an H200 node) take longer than a warm level-1 evaluation, so each gets two evaluations. */
 #define EVAL_AHEAD 2
 
 struct eval_env {
