@@ -188,8 +188,10 @@ int outputs_compare(const char *expected, const char *actual, enum tolerance_pre
 	}
 	st_close(&ef);
 	st_close(&af);
-	const char *base = strrchr(actual, '/');
-	sb_trace("compare %s: %.3f s (%d threads)", base ? base + 1 : actual, proc_now() - t0, par_threads());
+	if (sb_trace_on()) {
+		const char *base = strrchr(actual, '/');
+		sb_trace("compare %s: %.3f s (%d threads)", base ? base + 1 : actual, proc_now() - t0, par_threads());
+	}
 	return 0;
 }
 

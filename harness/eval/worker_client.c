@@ -96,7 +96,7 @@ int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 
 static int receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault);
 
-/* The reply's "phases" (seconds by step, worker.py's `load`) as " (name 1.234, ...)" for the trace; at most
+/* The reply's "phases" (seconds by step: worker.py's `load` and `run`) as " (name 1.234, ...)" for the trace; at most
  * 8 short names, since the candidate's worker writes them. */
 static void trace_phases(const json_t *reply, char *buf, size_t len)
 {

@@ -386,7 +386,7 @@ class Worker:
         torch.backends.cudnn.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
         # where a load's seconds go, for STITCHBENCH_TRACE (the parent prints them beside the request)
-        phases, t0 = {}, time.perf_counter()
+        phases = Phases()
         if not self.loads:
             phases["torch_import"] = IMPORTS_S
         self.loads += 1
@@ -395,11 +395,10 @@ class Worker:
                 CUDA_STARTING.join()  # before any candidate code runs, and before torch's own start
             torch.cuda.set_device(self.device)
             self.cudart = find_cudart()
-            phases["cuda"] = time.perf_counter() - t0
+            phases.lap("cuda")
         if req.get("ext_dir"):
             self.patch_load_inline(req["ext_dir"], bool(req.get("lean_headers")), bool(req.get("split_nvcc")),
                                    bool(req.get("lite_headers")))
-        t0 = time.perf_counter()
         try:
             self.problem = import_file(req["problem"], "sb_problem")
         except Exception as exc:
@@ -417,10 +416,9 @@ class Worker:
             cls = getattr(cand, "ModelNew", None)
             if not isinstance(cls, type):
                 raise WorkerError("compile_error", "the candidate defines no class ModelNew")
-        import_s = phases["import"] = time.perf_counter() - t0
+        phases.lap("import")
         if req.get("build_only"):
-            return {"import_s": import_s, "builds": self.builds, "phases": phases}
-        t0 = time.perf_counter()
+            return {"import_s": phases["import"], "builds": self.builds, "phases": phases}
         try:
             model = self.construct(cls, req["seed"])
         except Exception as exc:
@@ -432,28 +430,27 @@ class Worker:
         if req.get("compile") and hasattr(torch, "compile"):
             self.models["compiled"] = torch.compile(model)
             compiled = True
+        phases.lap("construct")
         if req.get("warm"):
             # the reference worker's early load, answered when the timing starts: one call of each model
             # now (torch.compile compiles on its first call; CUDA loads kernels on theirs) takes that
             # time off the evaluation's path
             try:
-                t1 = time.perf_counter()
                 xs = self.draw(req["seed"])
                 for which in list(self.models):
                     self.call(which, xs)
                 self.sync()
-                phases["warm"] = time.perf_counter() - t1
+                phases.lap("warm")
             except Exception as exc:
                 raise WorkerError("runtime_error", "the first call failed: %s: %s" % (type(exc).__name__, exc),
                                   tail(traceback.format_exc()))
-        reply = {"import_s": import_s, "construct_s": time.perf_counter() - t0, "builds": self.builds,
-                 "compile_available": compiled, "patched": self.identity.changed(), "phases": phases}
-        phases["construct"] = reply["construct_s"]
+        reply = {"import_s": phases["import"], "construct_s": phases["construct"] + phases.get("warm", 0.0),
+                 "builds": self.builds, "compile_available": compiled, "patched": self.identity.changed(),
+                 "phases": phases}
         if req.get("timing_setup"):
             # the reference worker's early load: its timing inputs are drawn now, not when timing starts
-            t0 = time.perf_counter()
             reply["timing_inputs"] = self.cmd_timing_setup(req["timing_setup"])["inputs"]
-            phases["timing_inputs"] = time.perf_counter() - t0
+            phases.lap("timing_inputs")
         return reply
 
     def construct(self, cls, seed):
