@@ -184,7 +184,9 @@ for line in open(sys.argv[1]):
     by[v["problem"]["ref"]].append((v["status"], sp, t["eager"]["median_us"] if t else None, t.get("pairs", 0),
                                     "%s-%s" % (clk.get("sm_mhz_min", "?"), clk.get("sm_mhz_max", "?")),
                                     ((t.get("eager") or {}).get("host") or {}).get("median_us") or 0, exposed,
-                                    bool(t.get("launch_bound"))))
+                                    bool(t.get("launch_bound")),
+                                    (t.get("process_factor") or {}).get("value"),
+                                    (v["speedup"] or {}).get("vs_eager_uncorrected")))
 bad = 0
 for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     rows = by[ref]
@@ -193,10 +195,13 @@ for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     okrow = all(r[0] == "pass" for r in rows) and worst <= 0.01
     bad += not okrow
     # launch-bound (timing.launch_bound): the verdict itself says its speedup carries the process spread
-    print("%-6s %-4s eager %9.1f us (host %7.1f)%s  speedups %s  pairs %s  worst |s-1| %.4f  exposed %s  SM MHz %s" % (
+    # the process factor each evaluation measured (eval.process_factor) and the speedup before it
+    f4 = lambda x: "%.4f" % x if x is not None else "-"
+    print("%-6s %-4s eager %9.1f us (host %7.1f)%s  speedups %s  pairs %s  worst |s-1| %.4f  exposed %s  SM MHz %s"
+          "  factors %s  uncorrected %s" % (
         ref, "ok" if okrow else "FAIL", rows[0][2] or 0, rows[0][5], " launch-bound" if any(r[7] for r in rows) else "",
         " ".join("%.4f" % s for s in sps), ",".join(str(r[3]) for r in rows), worst, ",".join(str(r[6]) for r in rows),
-        " ".join(r[4] for r in rows)))
+        " ".join(r[4] for r in rows), " ".join(f4(r[8]) for r in rows), " ".join(f4(r[9]) for r in rows)))
 print("FIDELITY_BAD %d" % bad)
 PY
 )

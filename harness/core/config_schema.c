@@ -18,6 +18,7 @@ static const char *const agent_kinds[] = { "stitchcuda", "oneshot", "best-of-n",
 					   "torch-compile", "torch-eager", "samples", NULL };
 static const char *const tolerances[] = { "kernelbench", "kernelbench-v0", NULL };
 static const char *const statistics[] = { "median", "mean", NULL };
+static const char *const pf_modes[] = { "auto", "on", "off", NULL }; /* enum process_factor_mode's order */
 
 static void model_init(void *p)
 {
@@ -150,6 +151,9 @@ static const struct field eval_fields[] = {
 	  .doc = "pin both workers' threads to this CPU while they time; -1 = leave them where the scheduler puts them" },
 	{ "timing_gc", FT_BOOL, F(eval_cfg, timing_gc),
 	  .doc = "let Python's garbage collector run inside timed blocks (off: paused there, as timeit does)" },
+	{ "process_factor", FT_ENUM, F(eval_cfg, process_factor), .choices = pf_modes,
+	  .doc = "time the reference in the candidate's worker against the reference worker before the candidate's "
+		 "code loads, and divide the speedup vs eager by that ratio (docs/verdict.md); auto = on a GPU only" },
 	{ "hash_seed", FT_INT, F(eval_cfg, hash_seed), .min = -1, .max = 2147483647,
 	  .doc = "PYTHONHASHSEED of both workers, the same in both; -1 = a random one per process" },
 	{ "rse_target", FT_DOUBLE, F(eval_cfg, rse_target), .min = 0, .max = 1,

@@ -32,7 +32,9 @@ struct eval_ctx {
 	int ref_loaded;
 	int ref_load_pending;        /* its `load` was sent and is not answered yet (load_ref_begin) */
 	int ref_compiled;            /* the reference worker also holds torch.compile(Model) */
+	int ref_compile_pending;     /* its `compile` was sent and is not answered yet (eval_ref_compile_begin) */
 	json_t *ref_timing_inputs;   /* its timing inputs' fingerprints, drawn during its early load */
+	const char *ref_entry;       /* the reference cache entry (folder) of this evaluation, or NULL */
 	uint32_t *seeds;
 	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
 	long long out_bytes;
@@ -72,6 +74,26 @@ void evalctx_retired_settle(void);
  * keeps it as the device's spare (refpool.h), so that evaluation does not wait for them. With
  * eval.keep_reference_worker only. */
 void evalctx_prestart_ref(const struct eval_ctx *c);
+
+/* evaluate.c: the `load` request of either worker (candidate NULL: the problem's Model); the reference
+ * worker's `load` answered (started or read; also reads a pending `compile`'s answer); its torch.compile
+ * sent after the process factor, answered by the next eval_load_ref; the timing loop's plan. */
+json_t *eval_load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			  const char *candidate, const char *ext_dir, int compile, int build_only);
+int eval_load_ref(struct eval_ctx *c, struct sb_error *err);
+void eval_ref_compile_begin(struct eval_ctx *c);
+struct timing_plan;
+void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan);
+
+/* procfactor.c: whether this evaluation measures the process factor (timing on; eval.process_factor on,
+ * or auto on a GPU unless an earlier evaluation found the reference not launch-bound); measures it into
+ * v->timing.factor before the candidate's `load` (0, or -1 when the reference worker fails: a harness
+ * error); divides the speedup vs eager by it after the timing where it applies; and records after the
+ * timing whether the reference is launch-bound, in the reference cache entry. */
+int eval_process_factor_planned(const struct eval_ctx *c);
+int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *err);
+void eval_apply_process_factor(struct timing_result *t);
+void eval_record_launch_bound(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */
 uint32_t *eval_seeds(const struct config *cfg);

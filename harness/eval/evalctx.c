@@ -149,7 +149,7 @@ static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 			c->ref = it.w;
 			c->ref_dir = it.dir;
 			c->ref_loaded = it.loaded;
-			c->ref_compiled = it.compiled;
+			c->ref_compiled = it.compiled; /* any `compile` it was sent is answered (refpool_take) */
 			c->v->reference_worker_reused = it.loaded;
 			c->v->reference_worker_prestarted = !it.loaded; /* the spare, started for this problem */
 			return 0;
@@ -201,7 +201,7 @@ static void release_ref(struct eval_ctx *c)
 {
 	/* one still loading has a reply in flight: kept, it would answer the next request with it */
 	if (c->pool_key && c->ref.started && !c->ref.finished && !c->ref_load_pending) {
-		struct refpool_item it = { c->ref, c->ref_dir, c->ref_loaded, c->ref_compiled };
+		struct refpool_item it = { c->ref, c->ref_dir, c->ref_loaded, c->ref_compiled, c->ref_compile_pending };
 		refpool_put(c->pool_key, c->e->device, &it);
 		memset(&c->ref, 0, sizeof(c->ref));
 		c->ref_dir = NULL;

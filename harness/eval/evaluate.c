@@ -147,8 +147,8 @@ static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *st
 	return ref_reply(w, reply, stage, err);
 }
 
-static json_t *load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
-			    const char *candidate, const char *ext_dir, int compile, int build_only)
+json_t *eval_load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			  const char *candidate, const char *ext_dir, int compile, int build_only)
 {
 	json_t *r = json_pack("{s:s, s:s, s:s, s:i, s:b, s:b, s:b, s:b, s:b, s:b}", "cmd", "load", "problem", p->path,
 			      "device", e->device, "seed", cfg->eval.seed, "compile", compile, "build_only", build_only,
@@ -198,13 +198,50 @@ static void keep_builds(struct verdict *v, json_t *builds)
 	}
 }
 
-static int load_ref(struct eval_ctx *c, struct sb_error *err)
+/* Whether the reference worker's `load` compiles too. With the process factor it compiles later
+ * (eval_ref_compile_begin): the factor's timing needs the worker first, and torch.compile's first call
+ * takes seconds. */
+static int ref_compiles_at_load(const struct eval_ctx *c)
+{
+	return evalctx_ref_compiles(c) && !eval_process_factor_planned(c);
+}
+
+void eval_ref_compile_begin(struct eval_ctx *c)
+{
+	struct worker_fault f;
+	if (!evalctx_ref_compiles(c) || c->ref_compiled || c->ref_compile_pending)
+		return;
+	/* behind a `load` still in flight too (the worker answers in order, and eval_load_ref reads both),
+	 * unless that `load` compiles itself */
+	if (!c->ref_loaded && (!c->ref_load_pending || ref_compiles_at_load(c)))
+		return;
+	json_t *req = json_pack("{s:s, s:b, s:i}", "cmd", "compile", "warm", 1, "seed", c->cfg->eval.seed);
+	if (worker_send(&c->ref, req, &f) == 0)
+		c->ref_compile_pending = 1;
+	json_decref(req);
+}
+
+/* Reads the answer to eval_ref_compile_begin's `compile`, if one is due: before anything else is asked. */
+static int ref_settle(struct eval_ctx *c, struct sb_error *err)
+{
+	json_t *reply;
+	if (!c->ref_compile_pending)
+		return 0;
+	c->ref_compile_pending = 0;
+	if (ref_reply(&c->ref, &reply, "compiling the problem with torch.compile", err))
+		return -1;
+	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
+	json_decref(reply);
+	return 0;
+}
+
+int eval_load_ref(struct eval_ctx *c, struct sb_error *err)
 {
 	json_t *reply;
 	if (c->ref_loaded)
-		return 0;
+		return ref_settle(c, err);
 	int rc = c->ref_load_pending ? ref_reply(&c->ref, &reply, "loading the problem", err)
-				     : ref_ask(&c->ref, load_request(c->e, c->cfg, c->p, NULL, NULL, evalctx_ref_compiles(c), 0),
+				     : ref_ask(&c->ref, eval_load_request(c->e, c->cfg, c->p, NULL, NULL, ref_compiles_at_load(c), 0),
 					       &reply, "loading the problem", err);
 	c->ref_load_pending = 0;
 	if (rc)
@@ -215,21 +252,21 @@ static int load_ref(struct eval_ctx *c, struct sb_error *err)
 		c->ref_timing_inputs = json_incref(inputs);
 	json_decref(reply);
 	c->ref_loaded = 1;
-	return 0;
+	return ref_settle(c, err);
 }
 
-/* Sends the reference's `load` now, to be answered when the timing needs it (load_ref): its model and
+/* Sends the reference's `load` now, to be answered when the timing needs it (eval_load_ref): its model and
  * torch.compile'd model are built (and, when it compiles, called once each: torch.compile compiles
  * then), and its timing inputs drawn, while the candidate builds and runs its trials. A worker that
- * cannot take it is left to load_ref, which then reports why. */
+ * cannot take it is left to eval_load_ref, which then reports why. */
 static void load_ref_begin(struct eval_ctx *c)
 {
 	struct worker_fault f;
 	if (c->ref_loaded || c->ref_load_pending || !c->ref.started)
 		return;
-	json_t *req = load_request(c->e, c->cfg, c->p, NULL, NULL, evalctx_ref_compiles(c), 0);
+	json_t *req = eval_load_request(c->e, c->cfg, c->p, NULL, NULL, ref_compiles_at_load(c), 0);
 	/* off the evaluation's path: torch.compile's first call, and the timing inputs (run_timing) */
-	if (evalctx_ref_compiles(c))
+	if (ref_compiles_at_load(c))
 		json_object_set_new(req, "warm", json_true());
 	json_object_set_new(req, "timing_setup", timing_setup_request(TIMING_SETS, (uint32_t)c->cfg->eval.seed,
 								      eval_flush_bytes(c->e)));
@@ -336,26 +373,33 @@ static struct nvml_gpu *timing_gpu(struct eval_ctx *c, double deadline)
 	return g;
 }
 
-static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
+void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 {
 	const struct config *cfg = c->cfg;
 	int gpu = strcmp(c->e->device, "cpu") != 0;
-	struct timing_plan plan = {
+	*plan = (struct timing_plan){
 		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
 		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = TIMING_SETS,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
+		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
 	};
-	plan.flush_bytes = eval_flush_bytes(c->e);
+}
+
+static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
+{
+	const struct config *cfg = c->cfg;
+	int gpu = strcmp(c->e->device, "cpu") != 0;
+	struct timing_plan plan;
 	double w0 = proc_now();
-	int wrc = evalctx_start_ref(c, err) || load_ref(c, err);
+	int wrc = evalctx_start_ref(c, err) || eval_load_ref(c, err);
 	c->v->seconds.reference_worker += proc_now() - w0; /* 0 for a kept, loaded one */
 	if (wrc)
 		return -1;
+	eval_timing_plan(c, &plan); /* its ref_inputs: drawn by this evaluation's early load, or NULL */
 	plan.with_compiled = c->ref_compiled;
-	plan.ref_inputs = c->ref_timing_inputs; /* drawn by this evaluation's early load, or NULL */
 	char *ref_out = xstrfmt("%s/timed.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/timed.safetensors", c->cand_dir);
 	plan.ref_out = ref_out;
 	plan.cand_out = cand_out;
@@ -367,7 +411,11 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	plan.nvml = gpu ? timing_gpu(c, t0 + 120) : NULL;
 	int rc = timing_run(&c->ref, &c->cand, &plan, deadline, &c->v->timing, &f, &cand_failed, &msg);
 	nvml_close(plan.nvml);
-	c->v->seconds.timing = proc_now() - t0;
+	c->v->seconds.timing = proc_now() - t0 + c->v->timing.factor.seconds;
+	if (rc == 0) {
+		eval_apply_process_factor(&c->v->timing);
+		eval_record_launch_bound(c);
+	}
 	if (rc) {
 		if (!cand_failed)
 			rc = sb_error_set(err, SB_EENV, "%s", msg);
@@ -433,7 +481,7 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 	struct sb_error rerr = { 0 };
 	struct worker_fault f;
 	int rc = 0;
-	if ((rc = evalctx_start_ref(c, err)) || (rc = load_ref(c, err)))
+	if ((rc = evalctx_start_ref(c, err)) || (rc = eval_load_ref(c, err)))
 		goto out;
 	if (ref_ask(&c->ref, json_pack("{s:s, s:i, s:i, s:I, s:s}", "cmd", "shapes", "num", 1, "den", 2, "seed",
 				       (json_int_t)seed, "out", ref_out), &reply, "running at other shapes", &rerr)) {
@@ -605,6 +653,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 
 	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
 	char *entry = eval_refcache_entry(e, cfg, p, c.seeds);
+	c.ref_entry = entry; /* before the reference's `load`: what it records decides the process factor */
 	meta = refcache_lookup(entry);
 	v->reference_cached = meta != NULL;
 	if (cfg->eval.perf_trials > 0 || !meta)
@@ -614,7 +663,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		load_ref_begin(&c);
 	if (!meta) {
 		double r0 = proc_now();
-		if ((rc = load_ref(&c, err)) || !(meta = fill_refcache(&c, entry, err))) {
+		if ((rc = eval_load_ref(&c, err)) || !(meta = fill_refcache(&c, entry, err))) {
 			rc = rc ? rc : -1;
 			goto out_entry;
 		}
@@ -632,7 +681,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	else if ((rc = evalctx_start_cand(&c, err)))
 		goto out_entry;
 	sandbox_describe(&c.sb, &v->sandbox);
-	json_t *load = load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0);
+	/* before any of the candidate's code runs: the reference timed in its process (procfactor.c) */
+	if ((rc = eval_process_factor(&c, deadline, err)))
+		goto out_entry;
+	eval_ref_compile_begin(&c);
+	json_t *load = eval_load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0);
 	json_object_set_new(load, "file_bytes", json_integer(evalctx_cand_file_bytes(&c)));
 	if (eval_cand_ask(&c.cand, load, &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
@@ -640,7 +693,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		rt_observe_load(&c.rt, reply);
 		json_decref(reply);
 		/* the whole wait: worker start-up and imports, builds (each also in builds[]), construction */
-		v->seconds.build = proc_now() - b0;
+		v->seconds.build = proc_now() - b0 - v->timing.factor.seconds;
 		/* the next candidate's worker imports torch while this one runs its trials; so does the next
 		 * problem's reference worker */
 		evalctx_prestart(&c);
@@ -727,7 +780,7 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 		evalctx_env(&c, 0);
 		c.out_bytes = 0;
 		if ((rc = evalctx_start_cand(&c, err)) == 0) {
-			if (eval_cand_ask(&c.cand, load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
+			if (eval_cand_ask(&c.cand, eval_load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
 				     proc_now() + cfg->eval.timeout_s, &v, "building", cfg->eval.timeout_s) == 0) {
 				json_decref(reply);
 				*ok = 1;

@@ -79,9 +79,24 @@ int refpool_take(const char *key, const char *device, struct refpool_item *out)
 		item_stop(&stale); /* another problem's tensors leave the GPU before this one loads */
 	if (!found)
 		return -1;
-	/* alive and answering (a spare may still be importing torch), or it is not worth a thing */
-	json_t *req = json_pack("{s:s, s:s}", "cmd", "hello", "device", device), *reply = NULL;
 	struct worker_fault f;
+	json_t *req, *reply = NULL;
+	if (mine.compile_pending) {
+		/* the torch.compile the last evaluation asked for while its candidate ran: answered first */
+		if (worker_receive(&mine.w, &reply, proc_now() + 900, &f) == 0) {
+			mine.compiled = json_is_true(json_object_get(reply, "ok")) &&
+					json_is_true(json_object_get(reply, "compile_available"));
+			mine.compile_pending = 0;
+		}
+		json_decref(reply);
+		reply = NULL;
+		if (mine.compile_pending) {
+			item_stop(&mine);
+			return -1;
+		}
+	}
+	/* alive and answering (a spare may still be importing torch), or it is not worth a thing */
+	req = json_pack("{s:s, s:s}", "cmd", "hello", "device", device);
 	int rc = worker_call(&mine.w, req, &reply, proc_now() + 30, &f);
 	json_decref(req);
 	int ok = rc == 0 && json_is_true(json_object_get(reply, "ok"));

@@ -16,6 +16,7 @@ struct refpool_item {
 	char *dir;          /* the worker's private folder (it lives as long as the worker) */
 	int loaded;         /* the problem is loaded (its `load` was answered) */
 	int compiled;       /* it also holds torch.compile(Model) */
+	int compile_pending; /* its `compile` was sent and is not answered yet (refpool_take reads the answer) */
 };
 
 /* The key of a reference worker: everything its `load` depended on. The caller frees it. */

@@ -332,6 +332,8 @@ out:
 	summarise(t, n, block, p->base_seed);
 
 	/* the outputs of the last timed calls, saved for the parent to re-validate (H12), both at once */
+	if (!p->ref_out)
+		return 0; /* the process factor's calls: both sides ran the reference, nothing to re-validate */
 	for (int s = 0; s < 2; s++)
 		reqs[s] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out",
 				    s ? p->cand_out : p->ref_out, "max_output_bytes", (json_int_t)p->max_output_bytes);

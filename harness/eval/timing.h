@@ -26,7 +26,8 @@ struct timing_plan {
 	long long flush_bytes;   /* L2 flush buffer; 0 on the CPU */
 	int with_compiled;       /* the reference worker also has a torch.compile'd model */
 	long long max_output_bytes;
-	const char *ref_out, *cand_out; /* where the last timed outputs are saved for re-validation */
+	const char *ref_out, *cand_out; /* where the last timed outputs are saved for re-validation; NULL:
+					 * not saved (the process factor's timing) */
 	struct nvml_gpu *nvml;   /* the timed GPU, to sample its clock after each block; NULL: not sampled */
 	json_t *ref_inputs;      /* the reference's timing inputs' fingerprints when its `load` already drew
 				  * them (timing_setup_request in the load); NULL: timing_run asks for them */

@@ -58,6 +58,21 @@ struct gpu_clock {
 	unsigned long long reasons;  /* every sample's clock-event reasons OR'ed (NVML bits; idle left out) */
 };
 
+/* eval.process_factor: the reference timed in the candidate's worker, before the candidate's code loaded,
+ * in interleaved pairs with the reference worker (procfactor.c). On an H200 a launch-heavy model's GPU
+ * time is partly the process's (BENCHMARKS.md, sixth and tenth sessions); dividing the speedup vs eager
+ * by this ratio compares both sides as if both had run in the candidate's process. */
+struct process_factor {
+	int measured;
+	int launch_bound;            /* the reference, as the factor's pairs timed it (verdict.c's launch_bound rule) */
+	int applied;                 /* divided into the speedup: launch-bound, or eval.process_factor = on */
+	double value, lo, hi;        /* median of the pair ratios reference worker / candidate's process; 95% CI */
+	size_t pairs;
+	double ref_us, cand_us;      /* the reference's median in its worker and in the candidate's process */
+	double seconds;              /* what measuring it took: the load, the timing and the unload */
+	char note[200];              /* why it was not measured ("" when it was, or was not asked for) */
+};
+
 struct timing_result {
 	int ran;
 	char clock[16];              /* "cuda_event" | "host" */
@@ -68,6 +83,9 @@ struct timing_result {
 	double speedup_eager, speedup_eager_lo, speedup_eager_hi;
 	double speedup_compiled, speedup_compiled_lo, speedup_compiled_hi;
 	double speedup_eager_mean_method; /* KernelBench's: mean(reference) / mean(candidate), unpaired */
+	/* the paired speedup vs eager before the process factor divided it (equal to it without one) */
+	double speedup_eager_raw, speedup_eager_raw_lo, speedup_eager_raw_hi;
+	struct process_factor factor;
 	/* Median ratio of rounds where eager went first over that of rounds where it went second: 1.0
 	 * when the order of calls does not matter. Far from 1, the pairs are biased (a context-switch cost
 	 * that lands on the second call, say) and the speedup's spread is not just noise. */
@@ -118,6 +136,9 @@ struct verdict {
 };
 
 const char *verdict_status_name(enum verdict_status s);
+/* The reference is launch-bound: timed with a lead on a GPU, its median host time per call at least 3x its
+ * median GPU time (a model of many small kernels; timing.launch_bound in the JSON). */
+int timing_launch_bound(const struct timing_result *t);
 void verdict_init(struct verdict *v);
 void verdict_release(struct verdict *v);
 __attribute__((format(printf, 3, 4)))

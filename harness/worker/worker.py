@@ -435,15 +435,8 @@ class Worker:
             # the reference worker's early load, answered when the timing starts: one call of each model
             # now (torch.compile compiles on its first call; CUDA loads kernels on theirs) takes that
             # time off the evaluation's path
-            try:
-                xs = self.draw(req["seed"])
-                for which in list(self.models):
-                    self.call(which, xs)
-                self.sync()
-                phases.lap("warm")
-            except Exception as exc:
-                raise WorkerError("runtime_error", "the first call failed: %s: %s" % (type(exc).__name__, exc),
-                                  tail(traceback.format_exc()))
+            self.warm(list(self.models), req["seed"])
+            phases.lap("warm")
         reply = {"import_s": phases["import"], "construct_s": phases["construct"] + phases.get("warm", 0.0),
                  "builds": self.builds, "compile_available": compiled, "patched": self.identity.changed(),
                  "phases": phases}
@@ -452,6 +445,45 @@ class Worker:
             reply["timing_inputs"] = self.cmd_timing_setup(req["timing_setup"])["inputs"]
             phases.lap("timing_inputs")
         return reply
+
+    def warm(self, names, seed):
+        try:
+            xs = self.draw(seed)
+            for which in names:
+                self.call(which, xs)
+            self.sync()
+        except Exception as exc:
+            raise WorkerError("runtime_error", "the first call failed: %s: %s" % (type(exc).__name__, exc),
+                              tail(traceback.format_exc()))
+
+    def cmd_compile(self, req):
+        """The reference worker's torch.compile'd model, added after its `load`: the evaluator first
+        times the eager model against the candidate's process (its process factor) and compiles while
+        the candidate builds. With "warm", one call now (torch.compile compiles on its first call)."""
+        phases = Phases()
+        if "compiled" not in self.models and hasattr(torch, "compile"):
+            self.models["compiled"] = torch.compile(self.models["model"])
+        phases.lap("construct")
+        if req.get("warm") and "compiled" in self.models:
+            self.warm(["compiled"], req["seed"])
+            phases.lap("warm")
+        return {"compile_available": "compiled" in self.models, "phases": phases}
+
+    def cmd_unload(self, req):
+        """Forgets what a `load` made: models, timing inputs, the last outputs. The candidate's worker
+        loads the reference once before the candidate (the evaluator's process factor) and unloads it
+        before the candidate's code runs: the device memory the reference used is filled with NaN on its
+        way back to the driver, so no block the candidate later gets still holds a reference output."""
+        reserved = torch.cuda.max_memory_reserved(self.device) if self.cuda() else 0
+        self.pin(-1)  # eval.timing_cpu pinned it for the reference's timed calls; the candidate builds next
+        self.models, self.timing_sets, self.last, self.host_us = {}, [], {}, {}
+        self.flush = self.problem = self.cls = None
+        gc.collect()
+        poisoned = self.poison(reserved)
+        if self.cuda():
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(self.device)
+        return {"poisoned_bytes": poisoned}
 
     def construct(self, cls, seed):
         """KernelBench's seeding: the same seed before the init inputs and before the constructor, so a

@@ -11,6 +11,9 @@
 # SPREAD_BLOCKING=1 also times eight blocking streams (cudaStreamCreate), blocks rotated between them.
 # SPREAD_MOVE=1 also times the first copy after moving the activations: the cached blocks are freed and a
 # pad of k*3 MiB+1 is allocated in front of them, for 8 pads; prints each pad's median and their mean.
+# SPREAD_RELOAD=1 also frees the model and inputs and loads them again, 6 times, timing each load (as the
+# evaluator's candidate worker did when it unloaded the reference and loaded the candidate, tenth session);
+# prints each median and their spread (max/min).
 # SPREAD_COMPANION=1 keeps a second process with a CUDA context of its own alive, idle, the whole time (as
 # the evaluator's other worker is while one side is timed).
 # Every process also times a probe first: 200 one-element adds queued behind a spin (launch-bound, no model).
@@ -101,6 +104,18 @@ def child(path, n):
             meds.append(median_us(model, sets, flush, max(n // 2, 40))[0])
             del pad
         streams += "  moved %s  mean %.2f" % (" ".join("%.2f" % m for m in meds), statistics.mean(meds))
+    if os.environ.get("SPREAD_RELOAD"):
+        import gc
+        del model2, sets2
+        meds = []
+        for k in range(6):
+            del model, sets
+            gc.collect()
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            model, sets = load(path)
+            meds.append(median_us(model, sets, flush, n)[0])
+        streams += "  reloaded %s  max/min %.4f" % (" ".join("%.2f" % m for m in meds), max(meds) / min(meds))
     print("probe %7.2f  pid %6d cpu %s  first %8.2f (cv %.3f)  copy %8.2f (cv %.3f)  first again %8.2f (cv %.3f)  new streams %s" % (
         probe, os.getpid(), ",".join(map(str, sorted(os.sched_getaffinity(0)))), a[0], a[1], b[0], b[1], c[0], c[1], streams), flush=True)
     return a[0], b[0], c[0]

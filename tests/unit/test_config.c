@@ -99,6 +99,7 @@ static void empty_file_gives_defaults(void **state)
 	assert_string_equal(c.eval.device, "auto");
 	assert_int_equal(c.eval.timing_lead_us, -1); /* the GPU-side lead, sized from the host's calls (docs/worker.md) */
 	assert_int_equal(c.eval.timing_gc, 0);       /* the collector paused inside timed blocks */
+	assert_int_equal(c.eval.process_factor, PF_AUTO); /* the reference timed in the candidate's process on a GPU */
 	assert_int_equal(c.eval.hash_seed, 0);       /* one PYTHONHASHSEED for every worker */
 	assert_int_equal(c.nagents, 0);
 	config_release(&c);

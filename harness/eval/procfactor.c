@@ -1,0 +1,171 @@
+/* procfactor.c - the process factor (eval.process_factor). On an H200, a model of many small kernels
+ * runs at one of two speeds, ~5% apart, chosen per process and kept for the process's life: the same
+ * model in one process after another measured 240-242 or 252-256 us (L3/4), with or without MPS, with
+ * ASLR on or off (BENCHMARKS.md, sixth and tenth sessions). The reference worker and the candidate's
+ * worker each draw one, so the paired timing compared the two processes as much as the two models.
+ *
+ * So before the candidate's code runs, its worker loads the reference and both workers time it in
+ * interleaved pairs, as the timing proper does. The median ratio (reference worker / candidate's process)
+ * is the factor; the speedup vs eager is divided by it, which compares the candidate with the reference
+ * as both run in the candidate's process. The candidate cannot reach these calls: its worker unloads
+ * the reference, with the memory it used filled with NaN, before it imports the candidate.
+ *
+ * It is applied where the process's share is large: a launch-bound reference (timing_launch_bound), or
+ * with eval.process_factor = on. Measured on an H200 (BENCHMARKS.md, tenth session), a model's time also
+ * moves by ~1-2% with where its tensors lie, so the factor of a 60 us model of a few kernels (L2/1) was
+ * off by as much as it corrected; L3/3 went from 0.977-0.982 to 0.997-0.998. In auto mode a problem the
+ * last timing found not launch-bound (a file in its reference cache entry) is not measured at all: the
+ * factor costs 0.5-1.1 s. */
+#include "eval_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/log.h"
+#include "timing.h"
+
+#define FACTOR_PAIRS 30 /* the factor's pairs at most; it may stop at 20 (timing.c's MIN_PAIRS) */
+#define LB_FILE "launch_bound" /* in the reference cache entry: "1" or "0", from the last timing */
+
+/* What the last timing of this problem's reference found: 1 launch-bound, 0 not, -1 not known. */
+static int recorded_launch_bound(const struct eval_ctx *c)
+{
+	if (!c->ref_entry)
+		return -1;
+	char *path = xstrfmt("%s/%s", c->ref_entry, LB_FILE);
+	FILE *f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return -1;
+	int ch = fgetc(f);
+	fclose(f);
+	return ch == '1' ? 1 : ch == '0' ? 0 : -1;
+}
+
+void eval_record_launch_bound(const struct eval_ctx *c)
+{
+	if (!c->ref_entry || !strcmp(c->e->device, "cpu") || !c->v->timing.ran)
+		return;
+	int lb = timing_launch_bound(&c->v->timing);
+	if (recorded_launch_bound(c) == lb)
+		return;
+	/* written whole, then renamed: evaluations on other GPUs of the node may read it meanwhile */
+	char *path = xstrfmt("%s/%s", c->ref_entry, LB_FILE), *tmp = xstrfmt("%s.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (f && fputs(lb ? "1\n" : "0\n", f) >= 0 && fclose(f) == 0)
+		rename(tmp, path);
+	else if (f)
+		fclose(f);
+	unlink(tmp);
+	free(tmp);
+	free(path);
+}
+
+int eval_process_factor_planned(const struct eval_ctx *c)
+{
+	enum process_factor_mode m = c->cfg->eval.process_factor;
+	if (c->cfg->eval.perf_trials <= 0 || m == PF_OFF)
+		return 0;
+	return m == PF_ON || (strcmp(c->e->device, "cpu") && recorded_launch_bound(c) != 0);
+}
+
+/* One request to the candidate's worker; on a failure the note says why. Nothing of the candidate's has
+ * run yet, so a failure here is not its verdict: the `load` that follows reports a dead worker. */
+static int cand_call(struct eval_ctx *c, json_t *req, double deadline, const char *what)
+{
+	struct process_factor *pf = &c->v->timing.factor;
+	struct worker_fault f;
+	json_t *reply = NULL;
+	int rc = worker_call(&c->cand, req, &reply, deadline, &f);
+	if (rc)
+		snprintf(pf->note, sizeof(pf->note), "the candidate's worker failed while %s: %s", what, f.what);
+	else if (!json_is_true(json_object_get(reply, "ok"))) {
+		snprintf(pf->note, sizeof(pf->note), "the candidate's worker failed while %s: %s", what,
+			 json_string_value(json_object_get(reply, "message")) ?: "?");
+		rc = -1;
+	}
+	json_decref(reply);
+	return rc;
+}
+
+/* The reference's pairs: reference worker against the reference in the candidate's worker. */
+static void time_reference(struct eval_ctx *c, double deadline)
+{
+	struct process_factor *pf = &c->v->timing.factor;
+	struct timing_plan plan;
+	struct timing_result t = { 0 };
+	struct worker_fault f;
+	int cand_failed = 0;
+	char *msg = NULL;
+	eval_timing_plan(c, &plan);
+	plan.max_pairs = plan.max_pairs < FACTOR_PAIRS ? plan.max_pairs : FACTOR_PAIRS;
+	if (timing_run(&c->ref, &c->cand, &plan, deadline, &t, &f, &cand_failed, &msg) == 0) {
+		pf->measured = t.speedup_eager > 0 && isfinite(t.speedup_eager);
+		pf->value = t.speedup_eager;
+		pf->lo = t.speedup_eager_lo;
+		pf->hi = t.speedup_eager_hi;
+		pf->pairs = t.pairs;
+		pf->ref_us = t.eager.us.median;
+		pf->cand_us = t.candidate.us.median;
+		/* these pairs' own host and GPU times, or what the last timing of the problem found */
+		pf->launch_bound = timing_launch_bound(&t) || recorded_launch_bound(c) == 1;
+		pf->applied = pf->measured && (pf->launch_bound || c->cfg->eval.process_factor == PF_ON);
+		if (!pf->measured)
+			snprintf(pf->note, sizeof(pf->note), "the pairs gave no usable ratio");
+	} else {
+		snprintf(pf->note, sizeof(pf->note), "%s", msg ? msg : "the pairs failed");
+	}
+	free(msg);
+	free(t.eager_us);
+	free(t.candidate_us);
+	free(t.compiled_us);
+}
+
+int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *err)
+{
+	struct process_factor *pf = &c->v->timing.factor;
+	if (!eval_process_factor_planned(c))
+		return 0;
+	double t0 = proc_now();
+	int wrc = evalctx_start_ref(c, err) || eval_load_ref(c, err);
+	c->v->seconds.reference_worker += proc_now() - t0;
+	if (wrc)
+		return -1;
+	double l0 = proc_now();
+	json_t *load = eval_load_request(c->e, c->cfg, c->p, NULL, NULL, 0, 0);
+	if (cand_call(c, load, deadline, "loading the reference") == 0) {
+		double p0 = proc_now();
+		time_reference(c, deadline);
+		sb_trace("process factor: %s %.4f (%zu pairs; the reference %.1f us in its worker, %.1f us in the "
+			 "candidate's), load %.3f s, pairs %.3f s", pf->measured ? "measured" : "not measured", pf->value,
+			 pf->pairs, pf->ref_us, pf->cand_us, p0 - l0, proc_now() - p0);
+	}
+	/* always: the candidate's code must not find the reference's model or outputs in its process */
+	struct process_factor keep = *pf;
+	if (cand_call(c, json_pack("{s:s}", "cmd", "unload"), deadline, "unloading the reference")) {
+		char why[sizeof(pf->note)];
+		snprintf(why, sizeof(why), "%s", pf->note);
+		*pf = keep;
+		pf->measured = pf->applied = 0;
+		snprintf(pf->note, sizeof(pf->note), "%s", why);
+	}
+	pf->seconds = proc_now() - t0;
+	return 0;
+}
+
+void eval_apply_process_factor(struct timing_result *t)
+{
+	const struct process_factor *f = &t->factor;
+	t->speedup_eager_raw = t->speedup_eager;
+	t->speedup_eager_raw_lo = t->speedup_eager_lo;
+	t->speedup_eager_raw_hi = t->speedup_eager_hi;
+	if (!f->applied || !(f->lo > 0) || !(f->hi > 0))
+		return;
+	/* both intervals at once, at their unfavourable ends: wider than either, never narrower */
+	t->speedup_eager /= f->value;
+	t->speedup_eager_lo /= f->hi;
+	t->speedup_eager_hi /= f->lo;
+}
