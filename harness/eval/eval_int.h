@@ -86,14 +86,14 @@ struct timing_plan;
 void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan);
 
 /* procfactor.c: whether this evaluation measures the process factor (timing on; eval.process_factor on,
- * or auto on a GPU unless an earlier evaluation found the reference not launch-bound); measures it into
+ * or auto on a GPU unless an earlier evaluation found the reference not launch-heavy); measures it into
  * v->timing.factor before the candidate's `load` (0, or -1 when the reference worker fails: a harness
  * error); divides the speedup vs eager by it after the timing where it applies; and records after the
- * timing whether the reference is launch-bound, in the reference cache entry. */
+ * timing whether the reference is launch-heavy (procfactor.c), in the reference cache entry. */
 int eval_process_factor_planned(const struct eval_ctx *c);
 int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *err);
 void eval_apply_process_factor(struct timing_result *t);
-void eval_record_launch_bound(const struct eval_ctx *c);
+void eval_record_launch_heavy(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */
 uint32_t *eval_seeds(const struct config *cfg);

@@ -414,7 +414,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	c->v->seconds.timing = proc_now() - t0 + c->v->timing.factor.seconds;
 	if (rc == 0) {
 		eval_apply_process_factor(&c->v->timing);
-		eval_record_launch_bound(c);
+		eval_record_launch_heavy(c);
 	}
 	if (rc) {
 		if (!cand_failed)

@@ -164,7 +164,7 @@ static int host_bound(const struct timing_result *t)
  * lands at ~240 or ~256 us per process, L3/3 spreads 1.7-2.7%; BENCHMARKS.md, 2026-11-30, fifth and
  * sixth sessions), so its speedup carries that between-process spread beyond its interval, which only
  * knows the calls of these two processes. Stated in the JSON (timing.launch_bound) and the text. */
-int timing_launch_bound(const struct timing_result *t)
+static int launch_bound(const struct timing_result *t)
 {
 	const struct timing_side *e = &t->eager;
 	return e->host_us.n && e->lead_us_max > 0 && e->host_us.median >= 3 * e->us.median;
@@ -178,7 +178,7 @@ static json_t *factor_json(const struct process_factor *f)
 	if (!f->measured)
 		return json_pack("{s:b, s:s}", "measured", 0, "note", f->note);
 	return json_pack("{s:b, s:b, s:b, s:o, s:[o,o], s:I, s:o, s:o, s:o}", "measured", 1, "applied", f->applied,
-			 "launch_bound", f->launch_bound, "value", jreal(f->value), "ci95", jreal(f->lo), jreal(f->hi),
+			 "launch_heavy", f->launch_heavy, "value", jreal(f->value), "ci95", jreal(f->lo), jreal(f->hi),
 			 "pairs", (json_int_t)f->pairs, "reference_us", jreal(f->ref_us), "in_candidate_us",
 			 jreal(f->cand_us), "seconds", jreal(f->seconds));
 }
@@ -209,7 +209,7 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
 	json_object_set_new(o, "order_bias", jreal(t->order_bias));
 	json_object_set_new(o, "host_bound", json_boolean(host_bound(t)));
-	json_object_set_new(o, "launch_bound", json_boolean(timing_launch_bound(t)));
+	json_object_set_new(o, "launch_bound", json_boolean(launch_bound(t)));
 	json_object_set_new(o, "process_factor", factor_json(&t->factor));
 	json_object_set_new(o, "cpu", t->cpu >= 0 ? json_integer(t->cpu) : json_null());
 	json_object_set_new(o, "pinned", json_boolean(t->pinned));
@@ -347,7 +347,7 @@ static void print_host_bound(struct strbuf *out, const struct timing_result *t)
 static void print_launch_bound(struct strbuf *out, const struct timing_result *t)
 {
 	const struct timing_side *e = &t->eager;
-	if (timing_launch_bound(t) && !t->factor.applied)
+	if (launch_bound(t) && !t->factor.applied)
 		strbuf_addf(out, "  note: the reference is launch-bound (%.1f us of host time per call for %.1f us on the GPU): "
 			    "such a model's GPU time differs between processes (on an H200 by up to ~8%%), which the interval "
 			    "above does not include\n", e->host_us.median, e->us.median);
@@ -361,7 +361,7 @@ static void print_factor(struct strbuf *out, const struct timing_result *t)
 			    "%.1f us in the candidate's process); divided into the speedup vs eager, which was %.3fx before\n",
 			    f->value, f->lo, f->hi, f->pairs, f->ref_us, f->cand_us, t->speedup_eager_raw);
 	else if (f->measured)
-		strbuf_addf(out, "  process factor       %.4f  (95%% CI %.4f-%.4f), not applied: the reference is not launch-bound\n",
+		strbuf_addf(out, "  process factor       %.4f  (95%% CI %.4f-%.4f), not applied: the reference is not launch-heavy\n",
 			    f->value, f->lo, f->hi);
 	else if (f->note[0])
 		strbuf_addf(out, "  process factor       not measured: %s\n", f->note);

@@ -64,8 +64,9 @@ struct gpu_clock {
  * by this ratio compares both sides as if both had run in the candidate's process. */
 struct process_factor {
 	int measured;
-	int launch_bound;            /* the reference, as the factor's pairs timed it (verdict.c's launch_bound rule) */
-	int applied;                 /* divided into the speedup: launch-bound, or eval.process_factor = on */
+	int launch_heavy;            /* the reference's host time per call >= 2x its GPU time (procfactor.c), as
+				      * the factor's pairs timed it or the problem's last timing recorded it */
+	int applied;                 /* divided into the speedup: launch-heavy, or eval.process_factor = on */
 	double value, lo, hi;        /* median of the pair ratios reference worker / candidate's process; 95% CI */
 	size_t pairs;
 	double ref_us, cand_us;      /* the reference's median in its worker and in the candidate's process */
@@ -136,9 +137,6 @@ struct verdict {
 };
 
 const char *verdict_status_name(enum verdict_status s);
-/* The reference is launch-bound: timed with a lead on a GPU, its median host time per call at least 3x its
- * median GPU time (a model of many small kernels; timing.launch_bound in the JSON). */
-int timing_launch_bound(const struct timing_result *t);
 void verdict_init(struct verdict *v);
 void verdict_release(struct verdict *v);
 __attribute__((format(printf, 3, 4)))
