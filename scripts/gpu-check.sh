@@ -202,6 +202,11 @@ for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
         ref, "ok" if okrow else "FAIL", rows[0][2] or 0, rows[0][5], " launch-bound" if any(r[7] for r in rows) else "",
         " ".join("%.4f" % s for s in sps), ",".join(str(r[3]) for r in rows), worst, ",".join(str(r[6]) for r in rows),
         " ".join(r[4] for r in rows), " ".join(f4(r[8]) for r in rows), " ".join(f4(r[9]) for r in rows)))
+# issue 10's fidelity targets over all evaluations: 95% within [0.99, 1.01], all within [0.98, 1.02]
+allsp = [r[1] for rows in by.values() for r in rows if r[1] is not None]
+n1, n2 = sum(abs(s - 1) <= 0.01 for s in allsp), sum(abs(s - 1) <= 0.02 for s in allsp)
+print("evaluations within [0.99, 1.01]: %d of %d (%.0f%%; target 95%%); within [0.98, 1.02]: %d (target all)" % (
+    n1, len(allsp), 100.0 * n1 / max(len(allsp), 1), n2))
 print("FIDELITY_BAD %d" % bad)
 PY
 )
