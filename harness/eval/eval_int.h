@@ -35,6 +35,7 @@ struct eval_ctx {
 	int ref_compile_pending;     /* its `compile` was sent and is not answered yet (eval_ref_compile_begin) */
 	json_t *ref_timing_inputs;   /* its timing inputs' fingerprints, drawn during its early load */
 	const char *ref_entry;       /* the reference cache entry (folder) of this evaluation, or NULL */
+	int launch_heavy_recorded;   /* what that entry recorded when the evaluation began: 1, 0, -1 nothing */
 	uint32_t *seeds;
 	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
 	long long out_bytes;
@@ -85,11 +86,13 @@ void eval_ref_compile_begin(struct eval_ctx *c);
 struct timing_plan;
 void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan);
 
-/* procfactor.c: whether this evaluation measures the process factor (timing on; eval.process_factor on,
+/* procfactor.c: what a reference cache entry recorded (1 launch-heavy, 0 not, -1 nothing); whether this
+ * evaluation measures the process factor (timing on; eval.process_factor on,
  * or auto on a GPU unless an earlier evaluation found the reference not launch-heavy); measures it into
  * v->timing.factor before the candidate's `load` (0, or -1 when the reference worker fails: a harness
  * error); divides the speedup vs eager by it after the timing where it applies; and records after the
  * timing whether the reference is launch-heavy (procfactor.c), in the reference cache entry. */
+int eval_recorded_launch_heavy(const char *ref_entry);
 int eval_process_factor_planned(const struct eval_ctx *c);
 int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *err);
 void eval_apply_process_factor(struct timing_result *t);

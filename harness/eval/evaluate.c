@@ -654,6 +654,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
 	char *entry = eval_refcache_entry(e, cfg, p, c.seeds);
 	c.ref_entry = entry; /* before the reference's `load`: what it records decides the process factor */
+	c.launch_heavy_recorded = eval_recorded_launch_heavy(entry);
 	meta = refcache_lookup(entry);
 	v->reference_cached = meta != NULL;
 	if (cfg->eval.perf_trials > 0 || !meta)
@@ -681,9 +682,12 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	else if ((rc = evalctx_start_cand(&c, err)))
 		goto out_entry;
 	sandbox_describe(&c.sb, &v->sandbox);
-	/* before any of the candidate's code runs: the reference timed in its process (procfactor.c) */
+	/* before any of the candidate's code runs: the reference timed in its process (procfactor.c); its
+	 * seconds go to the timing and to the reference worker, not to the build */
+	double pf0 = proc_now();
 	if ((rc = eval_process_factor(&c, deadline, err)))
 		goto out_entry;
+	double factor_wall = proc_now() - pf0;
 	eval_ref_compile_begin(&c);
 	json_t *load = eval_load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0);
 	json_object_set_new(load, "file_bytes", json_integer(evalctx_cand_file_bytes(&c)));
@@ -693,7 +697,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		rt_observe_load(&c.rt, reply);
 		json_decref(reply);
 		/* the whole wait: worker start-up and imports, builds (each also in builds[]), construction */
-		v->seconds.build = proc_now() - b0 - v->timing.factor.seconds;
+		v->seconds.build = proc_now() - b0 - factor_wall;
 		/* the next candidate's worker imports torch while this one runs its trials; so does the next
 		 * problem's reference worker */
 		evalctx_prestart(&c);

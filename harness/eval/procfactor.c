@@ -42,12 +42,11 @@ static int launch_heavy(const struct timing_result *t)
 	return e->host_us.n && e->lead_us_max > 0 && e->host_us.median >= HEAVY_HOST_RATIO * e->us.median;
 }
 
-/* What the last timing of this problem's reference found: 1 launch-heavy, 0 not, -1 not known. */
-static int recorded_launch_heavy(const struct eval_ctx *c)
+int eval_recorded_launch_heavy(const char *ref_entry)
 {
-	if (!c->ref_entry)
+	if (!ref_entry)
 		return -1;
-	char *path = xstrfmt("%s/%s", c->ref_entry, LB_FILE);
+	char *path = xstrfmt("%s/%s", ref_entry, LB_FILE);
 	FILE *f = fopen(path, "r");
 	free(path);
 	if (!f)
@@ -62,8 +61,8 @@ void eval_record_launch_heavy(const struct eval_ctx *c)
 	if (!c->ref_entry || !strcmp(c->e->device, "cpu") || !c->v->timing.ran)
 		return;
 	int lb = launch_heavy(&c->v->timing);
-	if (recorded_launch_heavy(c) == lb)
-		return;
+	if (c->launch_heavy_recorded == lb)
+		return; /* the file already says so */
 	/* written whole, then renamed: evaluations on other GPUs of the node may read it meanwhile */
 	char *path = xstrfmt("%s/%s", c->ref_entry, LB_FILE), *tmp = xstrfmt("%s.%d", path, (int)getpid());
 	FILE *f = fopen(tmp, "w");
@@ -82,7 +81,7 @@ int eval_process_factor_planned(const struct eval_ctx *c)
 	enum process_factor_mode m = c->cfg->eval.process_factor;
 	if (c->cfg->eval.perf_trials <= 0 || m == PF_OFF)
 		return 0;
-	return m == PF_ON || (strcmp(c->e->device, "cpu") && recorded_launch_heavy(c) != 0);
+	return m == PF_ON || (strcmp(c->e->device, "cpu") && c->launch_heavy_recorded != 0);
 }
 
 /* One request to the candidate's worker; on a failure the note says why. Nothing of the candidate's has
@@ -124,7 +123,7 @@ static void time_reference(struct eval_ctx *c, double deadline)
 		pf->ref_us = t.eager.us.median;
 		pf->cand_us = t.candidate.us.median;
 		/* these pairs' own host and GPU times, or what the last timing of the problem found */
-		pf->launch_heavy = launch_heavy(&t) || recorded_launch_heavy(c) == 1;
+		pf->launch_heavy = launch_heavy(&t) || c->launch_heavy_recorded == 1;
 		pf->applied = pf->measured && (pf->launch_heavy || c->cfg->eval.process_factor == PF_ON);
 		if (!pf->measured)
 			snprintf(pf->note, sizeof(pf->note), "the pairs gave no usable ratio");
@@ -157,24 +156,15 @@ int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *er
 			 pf->pairs, pf->ref_us, pf->cand_us, p0 - l0, proc_now() - p0);
 	}
 	/* always: the candidate's code must not find the reference's model or outputs in its process */
-	struct process_factor keep = *pf;
-	if (cand_call(c, json_pack("{s:s}", "cmd", "unload"), deadline, "unloading the reference")) {
-		char why[sizeof(pf->note)];
-		snprintf(why, sizeof(why), "%s", pf->note);
-		*pf = keep;
-		pf->measured = pf->applied = 0;
-		snprintf(pf->note, sizeof(pf->note), "%s", why);
-	}
-	pf->seconds = proc_now() - t0;
+	if (cand_call(c, json_pack("{s:s}", "cmd", "unload"), deadline, "unloading the reference"))
+		pf->measured = pf->applied = 0; /* the note says why */
+	pf->seconds = proc_now() - l0; /* its own work; waiting for the reference worker is that stage's */
 	return 0;
 }
 
 void eval_apply_process_factor(struct timing_result *t)
 {
 	const struct process_factor *f = &t->factor;
-	t->speedup_eager_raw = t->speedup_eager;
-	t->speedup_eager_raw_lo = t->speedup_eager_lo;
-	t->speedup_eager_raw_hi = t->speedup_eager_hi;
 	if (!f->applied || !(f->lo > 0) || !(f->hi > 0))
 		return;
 	/* both intervals at once, at their unfavourable ends: wider than either, never narrower */

@@ -102,6 +102,10 @@ static void summarise(struct timing_result *t, size_t n, int block, uint32_t see
 	t->speedup_eager = t->ratio_eager.median;
 	bootstrap_median(r, n, 2000, seed, 0.95, &t->speedup_eager_lo, &t->speedup_eager_hi, &se);
 	t->speedup_eager_mean_method = t->candidate.us.mean > 0 ? t->eager.us.mean / t->candidate.us.mean : 0;
+	/* as measured; a process factor, applied later (procfactor.c), divides speedup_eager only */
+	t->speedup_eager_raw = t->speedup_eager;
+	t->speedup_eager_raw_lo = t->speedup_eager_lo;
+	t->speedup_eager_raw_hi = t->speedup_eager_hi;
 	/* pair i belongs to kept round i / block, which was round i / block + 1 of the loop: eager went
 	 * first in the odd-numbered kept rounds */
 	double *first = xcalloc(n ? n : 1, sizeof(double)), *second = xcalloc(n ? n : 1, sizeof(double));

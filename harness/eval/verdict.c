@@ -170,7 +170,8 @@ static int launch_bound(const struct timing_result *t)
 	return e->host_us.n && e->lead_us_max > 0 && e->host_us.median >= 3 * e->us.median;
 }
 
-/* timing.process_factor: null where it was not asked for (the CPU, eval.process_factor = false) */
+/* timing.process_factor: null where it was not measured nor tried (eval.process_factor = off, auto on the
+ * CPU or on a problem recorded as not launch-heavy) */
 static json_t *factor_json(const struct process_factor *f)
 {
 	if (!f->measured && !f->note[0])
