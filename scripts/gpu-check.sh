@@ -135,6 +135,18 @@ vj=$($SB eval $FIX/relu_cuda_wrong.py --problem L1/2 --json --no-compile 2>/tmp/
 got=$(jq_py 'o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], round(o["max_abs_error"], 3))' <<<"$vj" 2>&1)
 [ "$rc" = 1 ] && [ "$got" = "incorrect 16777212 1.0" ] && ok "a wrong kernel is caught at the right element ($got)" \
 	|| bad "a wrong kernel is caught at the right element" "$got $(cat /tmp/sb-eval-err)"
+# eval.exchange: auto shares outputs on a GPU (device memory to the reference worker); the file exchange
+# must give the same verdict, statistics and runtime checks
+for cand in relu_cuda_wrong relu_cuda_ok; do
+	same=$(for mode in auto files; do
+		$SB eval $FIX/$cand.py --problem L1/2 --json --no-compile --set eval.exchange=$mode 2>>/tmp/sb-eval-err |
+			jq_py 'rt = v.get("runtime") or {}; t = [{k: x for k, x in d.items() if k != "run_s"} for d in v["trials"]]; print(v["settings"]["exchange"], json.dumps([v["status"], v["message"], t, rt.get("determinism"), rt.get("rotation"), [f["id"] for f in v["findings"]]], sort_keys=True))'
+	done 2>&1)
+	modes=$(cut -d' ' -f1 <<<"$same" | tr '\n' ' ')
+	if [ "$modes" = "shared files " ] && [ "$(sed -n 1p <<<"$same" | cut -d' ' -f2-)" = "$(sed -n 2p <<<"$same" | cut -d' ' -f2-)" ]; then
+		ok "$cand: outputs shared on the GPU give the file exchange's verdict and statistics"
+	else bad "$cand: outputs shared on the GPU give the file exchange's verdict and statistics" "${same:0:1500} $(tail -3 /tmp/sb-eval-err)"; fi
+done
 
 batch=$(mktemp -d)
 cp $FIX/illegal_access.py "$batch/level_1_problem_2_sample_0_kernel.py"

@@ -13,6 +13,7 @@
 enum tolerance_preset { TOL_KERNELBENCH = 0, TOL_KERNELBENCH_V0 = 1 };
 enum timing_statistic { STAT_MEDIAN = 0, STAT_MEAN = 1 };
 enum process_factor_mode { PF_AUTO = 0, PF_ON = 1, PF_OFF = 2 }; /* eval.process_factor: auto = on a GPU */
+enum exchange_mode { XCHG_AUTO = 0, XCHG_FILES = 1, XCHG_SHARED = 2 }; /* eval.exchange: auto = shared on a GPU */
 enum policy_action { POLICY_FLAG = 0, POLICY_REJECT = 1 };
 
 /* Where a value came from in the YAML file, for error messages that point at it. */
@@ -86,6 +87,7 @@ struct eval_cfg {
 	int timing_cpu;
 	int timing_gc;         /* let Python's garbage collector run inside timed blocks */
 	enum process_factor_mode process_factor; /* time the reference in the candidate's process too, first */
+	enum exchange_mode exchange;  /* how outputs reach the comparison: files, or shared with the reference worker */
 	int hash_seed;         /* PYTHONHASHSEED of both workers; -1 = Python's random one per process */
 	double rse_target;
 	int timing_cap_s;

@@ -19,6 +19,7 @@ static const char *const agent_kinds[] = { "stitchcuda", "oneshot", "best-of-n",
 static const char *const tolerances[] = { "kernelbench", "kernelbench-v0", NULL };
 static const char *const statistics[] = { "median", "mean", NULL };
 static const char *const pf_modes[] = { "auto", "on", "off", NULL }; /* enum process_factor_mode's order */
+static const char *const xchg_modes[] = { "auto", "files", "shared", NULL }; /* enum exchange_mode's order */
 
 static void model_init(void *p)
 {
@@ -154,6 +155,10 @@ static const struct field eval_fields[] = {
 	{ "process_factor", FT_ENUM, F(eval_cfg, process_factor), .choices = pf_modes,
 	  .doc = "time the reference in the candidate's worker against the reference worker before the candidate's "
 		 "code loads, and divide the speedup vs eager by that ratio (docs/verdict.md); auto = on a GPU only" },
+	{ "exchange", FT_ENUM, F(eval_cfg, exchange), .choices = xchg_modes,
+	  .doc = "how a call's outputs reach the comparison: files (written by the worker, read and compared by "
+		 "stitchbench) or shared (handed as a descriptor to the reference worker, which compares on the "
+		 "device); auto = shared on a GPU, files on the CPU" },
 	{ "hash_seed", FT_INT, F(eval_cfg, hash_seed), .min = -1, .max = 2147483647,
 	  .doc = "PYTHONHASHSEED of both workers, the same in both; -1 = a random one per process" },
 	{ "rse_target", FT_DOUBLE, F(eval_cfg, rse_target), .min = 0, .max = 1,

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define DEFAULT_CAP (1u << 20)
@@ -146,8 +147,10 @@ int proc_start(const struct proc_opts *o, struct proc_handle *h)
 	int npipes = o->channel ? 4 : 2, e;
 	memset(h, 0, sizeof(*h));
 	h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = -1;
+	/* stdout and stderr are pipes; the command channel is a pair of Unix sockets, so that a reply can
+	 * carry a file descriptor (SCM_RIGHTS: a worker's shared outputs, DESIGN §5.4) */
 	for (int i = 0; i < npipes; i++)
-		if (pipe2(p[i], O_CLOEXEC) != 0)
+		if ((i < 2 ? pipe2(p[i], O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[i])) != 0)
 			goto fail;
 	h->t0 = proc_now();
 	pid_t parent = getpid();
@@ -165,6 +168,8 @@ int proc_start(const struct proc_opts *o, struct proc_handle *h)
 		close(p[3][1]);
 		h->cmd_fd = p[2][1];
 		h->reply_fd = p[3][0];
+		shutdown(h->cmd_fd, SHUT_RD); /* one direction each: the child cannot talk back on its requests */
+		shutdown(h->reply_fd, SHUT_WR);
 	}
 	return 0;
 fail:

@@ -19,8 +19,8 @@ struct proc_opts {
 	 * Returning non-zero aborts the exec; the child exits 127 and writes msg to stderr. */
 	int (*pre_exec)(void *arg, char *msg, size_t msglen);
 	void *pre_exec_arg;
-	/* A private command channel: the child reads requests on fd 3 and writes replies on fd 4,
-	 * so nothing it prints on stdout can be mistaken for a reply. */
+	/* A private command channel: the child reads requests on fd 3 and writes replies on fd 4 (Unix
+	 * sockets, which can carry descriptors), so nothing it prints on stdout can be mistaken for a reply. */
 	int channel;
 	/* Keep the last out_cap/err_cap bytes instead of the first (crash messages come last). */
 	int keep_tail;

@@ -201,31 +201,64 @@ static int same_shape(const struct st_tensor *a, const struct st_tensor *b)
 	return 1;
 }
 
-static void describe(const struct st_tensor *exp, const struct st_tensor *act, struct tolerance tol,
-		     struct compare_result *r)
+void compare_describe(struct compare_result *r, int ndim, const int64_t *shape, int64_t numel, const char *ev,
+		      const char *av, struct tolerance tol)
 {
-	char where[160], ev[32], av[32];
+	char where[160];
 	size_t used;
-	format_shape(where, sizeof(where), exp->ndim, r->worst_coord);
-	if (exp->numel == 0) {
-		format_shape(where, sizeof(where), exp->ndim, exp->shape);
+	format_shape(where, sizeof(where), ndim, r->worst_coord);
+	if (numel == 0) {
+		format_shape(where, sizeof(where), ndim, shape);
 		snprintf(r->detail, sizeof(r->detail), "empty output of shape %s: nothing to compare", where);
 		return;
 	}
-	format_value(ev, sizeof(ev), exp, r->worst_index);
-	format_value(av, sizeof(av), act, r->worst_index);
 	if (r->pass) {
 		snprintf(r->detail, sizeof(r->detail), "all %" PRId64 " elements within tolerance; max abs %.3g at %s, max rel %.3g",
-			 exp->numel, r->max_abs, where, r->max_rel);
+			 numel, r->max_abs, where, r->max_rel);
 		return;
 	}
 	used = (size_t)snprintf(r->detail, sizeof(r->detail),
 				"%" PRId64 " of %" PRId64 " elements differ; worst at %s: %s vs expected %s (abs %.3g, allowed %.1e)",
-				r->n_mismatched, exp->numel, where, av, ev, fabs(r->worst_actual - r->worst_expected),
+				r->n_mismatched, numel, where, av, ev, fabs(r->worst_actual - r->worst_expected),
 				tol.atol + tol.rtol * fabs(r->worst_expected));
 	if (used < sizeof(r->detail) && (r->n_nan_actual || r->n_inf_actual))
 		snprintf(r->detail + used, sizeof(r->detail) - used, "; the candidate has %" PRId64 " NaN and %" PRId64
 			 " inf where the reference is finite", r->n_nan_actual, r->n_inf_actual);
+}
+
+void compare_describe_mismatch(struct compare_result *r, const char *dtype, const char *expected_dtype, int ndim,
+			       const int64_t *shape, int expected_ndim, const int64_t *expected_shape)
+{
+	char es[80], as[80];
+	size_t used = 0;
+	if (r->dtype_mismatch)
+		used = (size_t)snprintf(r->detail, sizeof(r->detail),
+					"dtype %s != expected %s (an output must keep the reference's dtype)%s", dtype,
+					expected_dtype, r->shape_mismatch ? "; " : "");
+	if (r->shape_mismatch && used < sizeof(r->detail)) {
+		format_shape(es, sizeof(es), expected_ndim, expected_shape);
+		format_shape(as, sizeof(as), ndim, shape);
+		snprintf(r->detail + used, sizeof(r->detail) - used, "shape %s != expected %s", as, es);
+	}
+}
+
+void compare_worst_coord(struct compare_result *r, int ndim, const int64_t *shape)
+{
+	for (int64_t d = ndim - 1, rest = r->worst_index; d >= 0; d--) {
+		r->worst_coord[d] = rest % shape[d];
+		rest /= shape[d];
+	}
+}
+
+static void describe(const struct st_tensor *exp, const struct st_tensor *act, struct tolerance tol,
+		     struct compare_result *r)
+{
+	char ev[32] = "", av[32] = "";
+	if (exp->numel) {
+		format_value(ev, sizeof(ev), exp, r->worst_index);
+		format_value(av, sizeof(av), act, r->worst_index);
+	}
+	compare_describe(r, exp->ndim, exp->shape, exp->numel, ev, av, tol);
 }
 
 void compare_tensors(const struct st_tensor *expected, const struct st_tensor *actual, struct tolerance tol,
@@ -236,18 +269,8 @@ void compare_tensors(const struct st_tensor *expected, const struct st_tensor *a
 	r->dtype_mismatch = expected->dtype != actual->dtype;
 	r->shape_mismatch = !same_shape(expected, actual);
 	if (r->dtype_mismatch || r->shape_mismatch) {
-		char es[80], as[80];
-		size_t used = 0;
-		if (r->dtype_mismatch)
-			used = (size_t)snprintf(r->detail, sizeof(r->detail),
-						"dtype %s != expected %s (an output must keep the reference's dtype)%s",
-						st_dtype_name(actual->dtype), st_dtype_name(expected->dtype),
-						r->shape_mismatch ? "; " : "");
-		if (r->shape_mismatch && used < sizeof(r->detail)) {
-			format_shape(es, sizeof(es), expected->ndim, expected->shape);
-			format_shape(as, sizeof(as), actual->ndim, actual->shape);
-			snprintf(r->detail + used, sizeof(r->detail) - used, "shape %s != expected %s", as, es);
-		}
+		compare_describe_mismatch(r, st_dtype_name(actual->dtype), st_dtype_name(expected->dtype), actual->ndim,
+					  actual->shape, expected->ndim, expected->shape);
 		return;
 	}
 
@@ -275,10 +298,7 @@ void compare_tensors(const struct st_tensor *expected, const struct st_tensor *a
 	r->max_rel = a.max_rel;
 	r->worst_index = r->pass ? a.max_abs_i : a.worst_i;
 	if (r->worst_index >= 0) {
-		for (int64_t d = expected->ndim - 1, rest = r->worst_index; d >= 0; d--) {
-			r->worst_coord[d] = rest % expected->shape[d];
-			rest /= expected->shape[d];
-		}
+		compare_worst_coord(r, expected->ndim, expected->shape);
 		r->worst_expected = st_value(expected, r->worst_index);
 		r->worst_actual = st_value(actual, r->worst_index);
 	}

@@ -43,4 +43,14 @@ struct compare_result {
 void compare_tensors(const struct st_tensor *expected, const struct st_tensor *actual, struct tolerance tol,
 		     struct compare_result *r);
 
+/* The pieces of compare_tensors that do not need the data, for statistics computed elsewhere (a worker
+ * comparing on the device, exchange.c): r's detail line from its numbers, with the worst element's two
+ * values already formatted (ev, av: integers exactly, floats as %.6g); the line for a dtype or shape
+ * mismatch (r's flags set); worst_coord from worst_index. */
+void compare_describe(struct compare_result *r, int ndim, const int64_t *shape, int64_t numel, const char *ev,
+		      const char *av, struct tolerance tol);
+void compare_describe_mismatch(struct compare_result *r, const char *dtype, const char *expected_dtype, int ndim,
+			       const int64_t *shape, int expected_ndim, const int64_t *expected_shape);
+void compare_worst_coord(struct compare_result *r, int ndim, const int64_t *shape);
+
 #endif

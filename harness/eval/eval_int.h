@@ -43,7 +43,10 @@ struct eval_ctx {
 	struct eval_ctx *adopted;    /* the prestarted worker's context (its folders), released with this one */
 	int hello_pending;           /* a prestarted worker: its `hello` is not answered yet */
 	long long spawn_file_bytes;  /* a prestarted worker: the file-size limit it starts with (0: its own) */
+	struct strvec held;          /* eval.exchange = shared: the keys the reference worker keeps (exchange.c) */
 };
+
+#define REF_TIMEOUT_S 3600 /* the reference is trusted; its limit only guards against a hung GPU */
 
 /* Creates the work folder (and with with_ref the reference worker's, taking a kept worker when there is
  * one), and the lists of trees the candidate may write and may not read. */
@@ -124,6 +127,12 @@ void evalctx_prestart_settle(double deadline);
 /* Hands the prestarted worker to c as its candidate worker: 0, or -1 when there is none that fits
  * (another invocation or settings, a file-size limit too small for this problem), dropped then. */
 int evalctx_adopt(struct eval_ctx *c, double deadline);
+
+/* Sends req (stolen) to the trusted reference worker and reads its reply; a failure is the problem's or
+ * the machine's (err), never the candidate's. */
+int eval_ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err);
+/* o's string member key, or dflt. */
+const char *jstr_or(json_t *o, const char *key, const char *dflt);
 
 /* Sends req (stolen) to the candidate; on a fault, a timeout or an error reply fills the verdict (status,
  * message, detail) and returns -1; else 0 with *reply. `stage` says what was going on ("running trial 2"). */

@@ -21,6 +21,7 @@
 #include "../checks/static_verdict.h"
 #include "../profile/session.h"
 #include "eval_int.h"
+#include "exchange.h"
 #include "outputs.h"
 #include "refcache.h"
 #include "refpool.h"
@@ -28,7 +29,6 @@
 #include "timing.h"
 #include "worker_client.h"
 
-#define REF_TIMEOUT_S 3600 /* the reference is trusted; its limit only guards against a hung GPU */
 
 /* ---------- small pieces ---------- */
 
@@ -59,7 +59,7 @@ static char *trim_compiler_output(const char *text)
 	return strbuf_detach(&out, NULL);
 }
 
-static const char *jstr_or(json_t *o, const char *key, const char *dflt)
+const char *jstr_or(json_t *o, const char *key, const char *dflt)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : dflt;
@@ -136,7 +136,7 @@ static int ref_reply(struct worker *w, json_t **reply, const char *stage, struct
 	return 0;
 }
 
-static int ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err)
+int eval_ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err)
 {
 	struct worker_fault f;
 	*reply = NULL;
@@ -241,7 +241,7 @@ int eval_load_ref(struct eval_ctx *c, struct sb_error *err)
 	if (c->ref_loaded)
 		return ref_settle(c, err);
 	int rc = c->ref_load_pending ? ref_reply(&c->ref, &reply, "loading the problem", err)
-				     : ref_ask(&c->ref, eval_load_request(c->e, c->cfg, c->p, NULL, NULL, ref_compiles_at_load(c), 0),
+				     : eval_ref_ask(&c->ref, eval_load_request(c->e, c->cfg, c->p, NULL, NULL, ref_compiles_at_load(c), 0),
 					       &reply, "loading the problem", err);
 	c->ref_load_pending = 0;
 	if (rc)
@@ -288,9 +288,11 @@ static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_er
 	for (int k = 0; k < ntrials + 2; k++) {
 		char *out = k < ntrials ? xstrfmt("%s/trial_%d.safetensors", tmp, k) : xstrfmt("%s/rot_%d.safetensors", tmp, k - ntrials);
 		uint32_t seed = k < ntrials ? c->seeds[k] : c->rot_seeds[k - ntrials];
-		json_t *req = json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)seed, "out", out);
+		json_t *req = json_pack("{s:s, s:I}", "cmd", "run", "seed", (json_int_t)seed);
+		if (!xchg_shared(c)) /* shared: the reference worker computes them again when they are compared */
+			json_object_set_new(req, "out", json_string(out));
 		free(out);
-		if (ref_ask(&c->ref, req, &reply, "computing the expected outputs", err)) {
+		if (eval_ref_ask(&c->ref, req, &reply, "computing the expected outputs", err)) {
 			json_decref(meta);
 			json_decref(inputs);
 			json_decref(facts);
@@ -324,13 +326,23 @@ static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_er
 	 * second run (H19) meaningless */
 	char *again = xstrfmt("%s/again_0.safetensors", tmp), *first = xstrfmt("%s/trial_0.safetensors", tmp);
 	struct outputs_cmp same = { 0 };
-	if (ntrials > 0 && !ref_ask(&c->ref, json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[0],
-						     "out", again), &reply, "repeating the first trial", err)) {
-		json_decref(reply);
-		if (outputs_compare(first, again, c->cfg->eval.tolerance, &same, err) == 0)
+	/* shared: both runs kept by the reference worker and compared there */
+	int repeated = ntrials > 0 && xchg_expect(c, c->seeds[0], first, err) == 0;
+	if (repeated && xchg_shared(c)) {
+		repeated = xchg_expect(c, c->seeds[0], again, err) == 0;
+	} else if (repeated) {
+		repeated = !eval_ref_ask(&c->ref, json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[0],
+							    "out", again), &reply, "repeating the first trial", err);
+		if (repeated)
+			json_decref(reply);
+	}
+	if (repeated) {
+		if (xchg_compare(c, first, again, &same, err) == 0)
 			json_object_set_new(meta, "reproducible", json_boolean(same.bitwise));
 		outputs_cmp_release(&same);
-		unlink(again);
+		xchg_drop(c, again);
+		if (xchg_shared(c))
+			xchg_drop(c, first); /* files: the entry's own trial_0 */
 	}
 	free(again);
 	free(first);
@@ -388,6 +400,30 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 	};
 }
 
+/* eval.exchange = shared: what the last timed calls returned, kept by the reference worker (its own,
+ * and the candidate's, shared). 0, 1 (the candidate failed: the verdict says how), -1. */
+static int share_timed(struct eval_ctx *c, const char *ref_out, const char *cand_out, double deadline,
+		       struct sb_error *err)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s}", "cmd", "save_last", "which", "model", "out", ref_out), *reply;
+	xchg_mark(c, req, 1);
+	if (eval_ref_ask(&c->ref, req, &reply, "keeping its timed outputs", err))
+		return -1;
+	json_decref(reply);
+	strvec_push(&c->held, ref_out);
+	req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", cand_out, "max_output_bytes",
+			(json_int_t)evalctx_max_output(c));
+	xchg_mark(c, req, 0);
+	if (eval_cand_ask(&c->cand, req, &reply, deadline, c->v, "sharing the timed outputs", c->cfg->eval.timeout_s))
+		return 1;
+	char why[400];
+	int rc = xchg_take(c, json_object_get(reply, "shared"), cand_out, why, sizeof(why), err);
+	json_decref(reply);
+	if (rc > 0)
+		verdict_fail(c->v, V_INCORRECT, "the timed outputs: %s", why);
+	return rc;
+}
+
 static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 {
 	const struct config *cfg = c->cfg;
@@ -401,7 +437,8 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	eval_timing_plan(c, &plan); /* its ref_inputs: drawn by this evaluation's early load, or NULL */
 	plan.with_compiled = c->ref_compiled;
 	char *ref_out = xstrfmt("%s/timed.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/timed.safetensors", c->cand_dir);
-	plan.ref_out = ref_out;
+	/* shared: the timed outputs are kept and shared after the loop, below */
+	plan.ref_out = xchg_shared(c) ? NULL : ref_out;
 	plan.cand_out = cand_out;
 	struct worker_fault f;
 	int cand_failed = 0;
@@ -430,6 +467,8 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	}
 	/* re-validate what the timed calls returned (H12: honest only while checked) */
 	struct trial_result t = { 0 };
+	if (xchg_shared(c) && (rc = share_timed(c, ref_out, cand_out, deadline, err)))
+		goto timed_out;
 	rc = eval_compare_trial(c, ref_out, cand_out, &t, NULL, err);
 	if (rc == 0) {
 		c->v->timing.revalidated = 1;
@@ -442,11 +481,12 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		}
 	}
 	free(t.outputs);
-	outputs_drop(ref_out, c->e->keep_workdirs);
-	outputs_drop(cand_out, c->e->keep_workdirs);
+timed_out:
+	xchg_drop(c, ref_out);
+	xchg_drop(c, cand_out);
 	free(ref_out);
 	free(cand_out);
-	return rc < 0 ? -1 : 0;
+	return rc < 0 ? -1 : rc;
 }
 
 /* ---------- H18: shapes other than the problem's (eval.extra_shapes) ---------- */
@@ -483,11 +523,15 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 	int rc = 0;
 	if ((rc = evalctx_start_ref(c, err)) || (rc = eval_load_ref(c, err)))
 		goto out;
-	if (ref_ask(&c->ref, json_pack("{s:s, s:i, s:i, s:I, s:s}", "cmd", "shapes", "num", 1, "den", 2, "seed",
-				       (json_int_t)seed, "out", ref_out), &reply, "running at other shapes", &rerr)) {
+	json_t *rreq = json_pack("{s:s, s:i, s:i, s:I, s:s}", "cmd", "shapes", "num", 1, "den", 2, "seed", (json_int_t)seed,
+				 "out", ref_out);
+	xchg_mark(c, rreq, 1);
+	if (eval_ref_ask(&c->ref, rreq, &reply, "running at other shapes", &rerr)) {
 		shapes_skip(c, rerr.msg);
 		goto out;
 	}
+	if (xchg_shared(c))
+		strvec_push(&c->held, ref_out);
 	ref_changed = json_incref(json_object_get(reply, "changed"));
 	json_decref(reply);
 	if (!json_object_size(ref_changed)) {
@@ -496,10 +540,18 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 	}
 	json_t *req = json_pack("{s:s, s:i, s:i, s:I, s:s, s:I}", "cmd", "shapes", "num", 1, "den", 2, "seed",
 				(json_int_t)seed, "out", cand_out, "max_output_bytes", (json_int_t)evalctx_max_output(c));
+	xchg_mark(c, req, 0);
 	int crc = worker_call(&c->cand, req, &reply, deadline, &f);
 	json_decref(req);
-	char *consts = json_dumps(ref_changed, JSON_COMPACT | JSON_SORT_KEYS);
-	if (crc) {
+	char *consts = json_dumps(ref_changed, JSON_COMPACT | JSON_SORT_KEYS), why[400];
+	int trc = 0;
+	if (crc == 0 && json_is_true(json_object_get(reply, "ok")) &&
+	    (trc = xchg_take(c, json_object_get(reply, "shared"), cand_out, why, sizeof(why), err)) < 0)
+		rc = -1;
+	if (rc < 0) {
+	} else if (trc > 0) {
+		shapes_finding(c, consts, "the candidate's outputs could not be compared", why);
+	} else if (crc) {
 		shapes_finding(c, consts, "the candidate's worker failed", f.what);
 	} else if (!json_is_true(json_object_get(reply, "ok"))) {
 		shapes_finding(c, consts, "the candidate failed", jstr_or(reply, "message", "?"));
@@ -507,7 +559,7 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 		shapes_finding(c, consts, "the candidate's worker scaled other constants", "not comparable");
 	} else {
 		struct outputs_cmp r;
-		if ((rc = outputs_compare(ref_out, cand_out, c->cfg->eval.tolerance, &r, err)) == 0) {
+		if ((rc = xchg_compare(c, ref_out, cand_out, &r, err)) == 0) {
 			if (!r.readable || !r.pass) {
 				const char *why = r.error[0] ? r.error : "they differ";
 				for (size_t i = 0; !r.error[0] && i < r.noutputs; i++)
@@ -524,6 +576,10 @@ static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 	json_decref(reply);
 out:
 	json_decref(ref_changed);
+	if (xchg_shared(c)) {
+		xchg_drop(c, ref_out);
+		xchg_drop(c, cand_out);
+	}
 	free(ref_out);
 	free(cand_out);
 	return rc;
@@ -594,6 +650,7 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	v->settings.timing_gc = c->cfg->eval.timing_gc;
 	v->settings.hash_seed = c->e->hash_seed;
 	snprintf(v->settings.tolerance, sizeof(v->settings.tolerance), "%s", tolerance_name(c->cfg->eval.tolerance));
+	snprintf(v->settings.exchange, sizeof(v->settings.exchange), "%s", xchg_shared(c) ? "shared" : "files");
 	snprintf(v->env.device, sizeof(v->env.device), "%s", c->e->device);
 	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);
 	snprintf(v->env.sm, sizeof(v->env.sm), "%s", c->e->sm);
@@ -621,8 +678,9 @@ uint32_t *eval_seeds(const struct config *cfg)
 char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			  const uint32_t *seeds)
 {
+	struct eval_ctx c = { .e = e, .cfg = cfg };
 	struct refcache_key key = { p->sha256, seeds, cfg->eval.trials + 2, cfg->eval.seed,
-				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32 };
+				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32, xchg_shared(&c) };
 	return refcache_dir(e->cache_root, &key);
 }
 
@@ -749,6 +807,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 					     v->timing.ran ? "; timed outputs re-validated" : "");
 	}
 out_entry:
+	xchg_finish(&c);
 	free(entry);
 	if (v->runtime && !c.rt.ncalls) { /* forward never ran: no runtime facts to show */
 		rt_report_release(v->runtime);

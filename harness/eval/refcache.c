@@ -23,6 +23,8 @@ char *refcache_dir(const char *cache_root, const struct refcache_key *k)
 		    REFCACHE_FORMAT, k->problem_sha256, k->init_seed, k->device_name, k->torch_version, k->tf32);
 	for (int i = 0; i < k->nseeds; i++)
 		strbuf_addf(&sb, "%u,", k->seeds[i]);
+	if (k->shared) /* appended only when set: the keys of file entries stay what they were */
+		strbuf_addstr(&sb, "\nexchange=shared");
 	sha256_hex(sb.buf, sb.len, hex);
 	strbuf_release(&sb);
 	return xstrfmt("%s/ref/%.32s", cache_root, hex);

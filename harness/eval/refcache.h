@@ -16,9 +16,10 @@ struct refcache_key {
 	const char *device_name;  /* "cpu" or the GPU's name */
 	const char *torch_version;
 	int tf32;                 /* eval.tf32: expected outputs computed with TF32 allowed */
+	int shared;               /* eval.exchange = shared: meta only, no output files (exchange.h) */
 };
 
-/* The entry's folder: <cache_root>/ref/<hex key>; holds trial_<k>.safetensors and meta.json. */
+/* The entry's folder: <cache_root>/ref/<hex key>; holds trial_<k>.safetensors (not when shared) and meta.json. */
 char *refcache_dir(const char *cache_root, const struct refcache_key *k);
 /* meta.json of a complete entry, or NULL when there is none (a partial entry never counts). */
 json_t *refcache_lookup(const char *dir);

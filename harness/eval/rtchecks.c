@@ -10,6 +10,7 @@
 
 #include "bandwidth.h"
 #include "eval_int.h"
+#include "exchange.h"
 
 /* ---------- the report ---------- */
 
@@ -190,6 +191,7 @@ static json_t *run_request(const struct rt_io *io, uint32_t seed, const char *ou
 			      "max_output_bytes", (json_int_t)io->max_output_bytes);
 	if (poison > 0)
 		json_object_set_new(r, "poison_bytes", json_integer(poison));
+	xchg_mark(io->ctx, r, 0);
 	return r;
 }
 
@@ -201,21 +203,36 @@ static int rotation(struct rt_session *s, const struct rt_io *io, struct verdict
 	json_t *req = json_pack("{s:s, s:[I, I], s:[s, s], s:I}", "cmd", "rotate", "seeds", (json_int_t)io->rot_seeds[0],
 				(json_int_t)io->rot_seeds[1], "out", out[0], out[1], "max_output_bytes",
 				(json_int_t)io->max_output_bytes);
-	int rc = eval_cand_ask(io->cand, req, &reply, io->deadline, v, "checking rotated inputs", io->timeout_s);
-	if (rc) {
+	xchg_mark(io->ctx, req, 0);
+	if (eval_cand_ask(io->cand, req, &reply, io->deadline, v, "checking rotated inputs", io->timeout_s)) {
 		free(out[0]);
 		free(out[1]);
 		return 1;
 	}
 	static const char *const names[2] = { "the rotation's first call", "the rotation's second call" };
 	struct outputs_cmp cmp[2];
-	int got = 0;
+	int got = 0, rc = 0;
+	/* one call's outputs at a time, taken (shared), compared and dropped: a large problem's memory holds
+	 * one of them, not both */
 	for (int i = 0; i < 2; i++) {
-		const struct rt_call *c = add_call(s, json_array_get(json_object_get(reply, "calls"), (size_t)i),
-						   xstrdup(names[i]));
+		json_t *call = json_array_get(json_object_get(reply, "calls"), (size_t)i);
+		const struct rt_call *c = add_call(s, call, xstrdup(names[i]));
 		judge_call(s, c, s->nref ? &s->ref[0] : NULL, io->device, names[i]);
-		char *refpath = xstrfmt("%s/rot_%d.safetensors", io->ref_entry, i);
-		rc = outputs_compare(refpath, out[i], s->cfg->eval.tolerance, &cmp[i], err);
+		char why[400];
+		if ((rc = xchg_take(io->ctx, json_object_get(call, "shared"), out[i], why, sizeof(why), err)) != 0) {
+			if (rc > 0)
+				verdict_fail(v, V_INCORRECT, "checking rotated inputs: %s", why);
+			break; /* 1: the candidate's fault (the verdict says how); -1: the reference worker's */
+		}
+		int shared = xchg_shared(io->ctx);
+		char *refpath = shared ? xstrfmt("ref/rot_%d", i) : xstrfmt("%s/rot_%d.safetensors", io->ref_entry, i);
+		rc = xchg_expect(io->ctx, io->rot_seeds[i], refpath, err);
+		if (rc == 0)
+			rc = xchg_compare(io->ctx, refpath, out[i], &cmp[i], err);
+		if (shared) {
+			xchg_drop(io->ctx, refpath);
+			xchg_drop(io->ctx, out[i]);
+		}
 		free(refpath);
 		if (rc) {
 			rc = -1;
@@ -241,7 +258,7 @@ static int rotation(struct rt_session *s, const struct rt_io *io, struct verdict
 	for (int i = 0; i < got; i++)
 		outputs_cmp_release(&cmp[i]);
 	for (int i = 0; i < 2; i++) {
-		outputs_drop(out[i], io->keep_files);
+		xchg_drop(io->ctx, out[i]);
 		free(out[i]);
 	}
 	return rc;
@@ -256,6 +273,18 @@ static int second_run(struct rt_session *s, const struct rt_io *io, struct verdi
 	char *out = xstrfmt("%s/again_0.safetensors", io->cand_dir), *first = xstrfmt("%s/trial_0.safetensors", io->cand_dir);
 	int rc = eval_cand_ask(io->cand, run_request(io, io->seeds[0], out, io->poison_bytes), &reply, io->deadline, v,
 			       "running the first trial's inputs a second time", io->timeout_s);
+	char why[400];
+	int trc = rc == 0 ? xchg_take(io->ctx, json_object_get(reply, "shared"), out, why, sizeof(why), err) : 0;
+	if (trc) {
+		json_decref(reply);
+		if (trc > 0)
+			verdict_fail(v, V_INCORRECT, "the second run of trial 0: %s", why);
+		rc = trc < 0 ? -1 : 1;
+		xchg_drop(io->ctx, first);
+		free(out);
+		free(first);
+		return rc;
+	}
 	if (rc == 0) {
 		const struct rt_call *c = add_call(s, reply, xstrdup("the second run of trial 0"));
 		judge_call(s, c, s->nref ? &s->ref[0] : NULL, io->device, s->names[s->ncalls - 1]);
@@ -263,7 +292,7 @@ static int second_run(struct rt_session *s, const struct rt_io *io, struct verdi
 		struct outputs_cmp cmp;
 		/* the candidate's own first output is the expected one: its file was read and hashed already,
 		 * so a candidate that rewrote it since would not match the digest kept in memory */
-		if (outputs_compare(first, out, s->cfg->eval.tolerance, &cmp, err) == 0) {
+		if (xchg_compare(io->ctx, first, out, &cmp, err) == 0) {
 			int kept = cmp.digest_expected == s->cand_digest[0];
 			int within = kept && cmp.readable && cmp.pass;
 			const char *state = "differs";
@@ -282,8 +311,8 @@ static int second_run(struct rt_session *s, const struct rt_io *io, struct verdi
 	} else {
 		rc = 1;
 	}
-	outputs_drop(out, io->keep_files);
-	outputs_drop(first, io->keep_files);
+	xchg_drop(io->ctx, out);
+	xchg_drop(io->ctx, first);
 	free(out);
 	free(first);
 	return rc;

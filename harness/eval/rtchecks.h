@@ -33,6 +33,8 @@ void rt_report_summary(const struct rt_report *r, struct strbuf *out);
 void rt_report_release(struct rt_report *r);
 
 /* Where the extra calls go and what they are compared with. */
+struct eval_ctx;
+
 struct rt_io {
 	struct worker *cand;
 	struct worker *ref;          /* started and loaded by the timing loop; NULL before */
@@ -47,6 +49,7 @@ struct rt_io {
 	long long max_output_bytes;
 	long long poison_bytes;      /* 0 on the CPU */
 	int keep_files;              /* --keep-workdir: compared outputs stay (outputs_drop) */
+	struct eval_ctx *ctx;        /* the evaluation, for its output exchange (exchange.h) */
 };
 
 /* One evaluation's runtime checks, from the candidate's load to its last call. */

@@ -38,6 +38,16 @@ size_t st_dtype_size(enum st_dtype d)
 	return (unsigned)d < NDTYPES ? dtypes[d].size : 0;
 }
 
+int st_dtype_parse(const char *name, enum st_dtype *d)
+{
+	for (size_t i = 0; i < NDTYPES; i++)
+		if (!strcmp(name, dtypes[i].name)) {
+			*d = (enum st_dtype)i;
+			return 0;
+		}
+	return -1;
+}
+
 int st_dtype_is_float(enum st_dtype d)
 {
 	return (unsigned)d < NDTYPES && dtypes[d].is_float;

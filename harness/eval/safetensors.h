@@ -46,6 +46,7 @@ const char *st_meta(const struct st_file *f, const char *key);           /* NULL
 const char *st_dtype_name(enum st_dtype d);                               /* "F32" ... */
 size_t st_dtype_size(enum st_dtype d);                                    /* bytes per element */
 int st_dtype_is_float(enum st_dtype d);
+int st_dtype_parse(const char *name, enum st_dtype *d);                  /* "F32" -> ST_F32; -1 if unknown */
 /* Element i (flat, C order) as a double; f16/bf16 exactly, I64 beyond 2^53 rounded, BOOL as 0/1
  * (any non-zero byte is true, as torch reads it). NaN when i is outside [0, numel). */
 double st_value(const struct st_tensor *t, int64_t i);

@@ -7,6 +7,7 @@
 
 #include "../core/config.h"
 #include "eval_int.h"
+#include "exchange.h"
 #include "outputs.h"
 #include "rtchecks.h"
 
@@ -27,7 +28,7 @@ int eval_compare_trial(struct eval_ctx *c, const char *refpath, const char *cand
 		       struct outputs_cmp *keep, struct sb_error *err)
 {
 	struct outputs_cmp r;
-	if (outputs_compare(refpath, candpath, c->cfg->eval.tolerance, &r, err))
+	if (xchg_compare(c, refpath, candpath, &r, err))
 		return -1; /* our own cache is unreadable: a harness error */
 	t->pass = r.readable && r.pass;
 	if (r.error[0])
@@ -49,6 +50,7 @@ static json_t *trial_request(const struct eval_ctx *c, int k)
 	json_t *req = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)c->seeds[k], "out", out,
 				"max_output_bytes", (json_int_t)evalctx_max_output(c));
 	free(out);
+	xchg_mark(c, req, 0);
 	return req;
 }
 
@@ -61,6 +63,13 @@ int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb
 	const char *entry_dir = json_string_value(json_object_get(meta, "_dir"));
 	char stage[64];
 	v->trials = xcalloc((size_t)n, sizeof(*v->trials));
+	if (xchg_shared(c)) { /* the outputs are compared by the reference worker: it must be up first */
+		double w0 = proc_now();
+		int wrc = evalctx_start_ref(c, err) || eval_load_ref(c, err);
+		v->seconds.reference_worker += proc_now() - w0;
+		if (wrc)
+			return -1;
+	}
 	if (n > 0 && eval_cand_send(&c->cand, trial_request(c, 0), v, "running correctness trial 0", timeout_s))
 		return 1;
 	for (int k = 0; k < n; k++) {
@@ -70,9 +79,20 @@ int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb
 		snprintf(stage, sizeof(stage), "running correctness trial %d", k);
 		if (eval_cand_receive(&c->cand, &reply, deadline, v, stage, timeout_s))
 			return 1;
+		/* shared outputs are taken before the next trial runs: the worker reuses its buffers */
+		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k), why[400];
+		int trc = xchg_take(c, json_object_get(reply, "shared"), out, why, sizeof(why), err);
+		if (trc) {
+			json_decref(reply);
+			free(out);
+			if (trc > 0)
+				verdict_fail(v, V_INCORRECT, "trial %d: %s", k, why);
+			return trc;
+		}
 		snprintf(stage, sizeof(stage), "running correctness trial %d", k + 1);
 		if (k + 1 < n && eval_cand_send(&c->cand, trial_request(c, k + 1), v, stage, timeout_s)) {
 			json_decref(reply);
+			free(out);
 			return 1;
 		}
 		t->run_s = json_number_value(json_object_get(reply, "run_s"));
@@ -81,16 +101,20 @@ int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb
 		int same_inputs = json_equal(before, json_array_get(json_object_get(meta, "inputs"), (size_t)k));
 		if (!same_inputs) {
 			json_decref(reply);
+			free(out);
 			verdict_fail(v, V_INCORRECT, "trial %d: the inputs drawn in the candidate's process differ from the "
 				     "reference's for the same seed (the candidate changes random number generation)", k);
 			return 1;
 		}
-		char *refpath = xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
-		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k);
+		char *refpath = xchg_shared(c) ? xstrfmt("ref/trial_%d", k) : xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
 		struct outputs_cmp cmp;
-		int rc = eval_compare_trial(c, refpath, out, t, &cmp, err);
+		int rc = xchg_expect(c, t->seed, refpath, err);
+		if (rc == 0)
+			rc = eval_compare_trial(c, refpath, out, t, &cmp, err);
+		if (xchg_shared(c))
+			xchg_drop(c, refpath);
 		if (k > 0) /* trial 0's outputs are what the second run (rtchecks.c) is compared with */
-			outputs_drop(out, c->e->keep_workdirs);
+			xchg_drop(c, out);
 		free(refpath);
 		free(out);
 		if (rc >= 0) {
@@ -145,6 +169,6 @@ struct rt_io eval_runtime_io(struct eval_ctx *c, json_t *meta, double deadline)
 		.ref_entry = json_string_value(json_object_get(meta, "_dir")), .cache_root = c->e->cache_root,
 		.seeds = c->seeds, .rot_seeds = { c->rot_seeds[0], c->rot_seeds[1] }, .deadline = deadline,
 		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = evalctx_max_output(c),
-		.poison_bytes = poison_bytes(c), .keep_files = c->e->keep_workdirs,
+		.poison_bytes = poison_bytes(c), .keep_files = c->e->keep_workdirs, .ctx = c,
 	};
 }

@@ -278,11 +278,12 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:i, s:b, s:s}", "network_namespace", v->sandbox.netns,
 						    "pid_namespace", v->sandbox.pidns, "landlock_abi", v->sandbox.landlock_abi,
 						    "capabilities_dropped", v->sandbox.caps_dropped, "notes", v->sandbox.notes));
-	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:o}", "trials", v->settings.trials,
+	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "trials", v->settings.trials,
 						     "perf_trials", v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
 						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",
 						     v->settings.timing_gc, "hash_seed",
-						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null()));
+						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null(),
+						     "exchange", v->settings.exchange));
 	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
 						    jreal(v->seconds.total), "static", jreal(v->seconds.static_checks),
 						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),

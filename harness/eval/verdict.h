@@ -118,7 +118,11 @@ struct verdict {
 	size_t nfindings;
 	struct verdict_env env;
 	struct sandbox_report sandbox;
-	struct { int trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed; char tolerance[16]; } settings;
+	struct {
+		int trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed;
+		char tolerance[16];
+		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (exchange.h) */
+	} settings;
 	/* wall seconds by stage (docs/verdict.md): total, and the stages that add up to nearly all of it */
 	struct {
 		double total, static_checks, reference, build, correctness, reference_worker, timing, checks, profile,

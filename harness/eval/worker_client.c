@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_error *err)
@@ -65,8 +66,39 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* The request line, with fds attached to its first byte when there are any. */
+static int send_line(int fd, const char *line, size_t len, const int *fds, int nfds)
+{
+	if (nfds <= 0)
+		return write_all(fd, line, len);
+	char ctl[CMSG_SPACE(sizeof(int) * WORKER_MAX_FDS)];
+	memset(ctl, 0, sizeof(ctl));
+	struct iovec iov = { .iov_base = (void *)line, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	ssize_t n;
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	return write_all(fd, line + n, len - (size_t)n);
+}
+
 int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 {
+	return worker_send_fds(w, req, NULL, 0, fault);
+}
+
+int worker_send_fds(struct worker *w, json_t *req, const int *fds, int nfds, struct worker_fault *fault)
+{
+	if (nfds > WORKER_MAX_FDS)
+		nfds = WORKER_MAX_FDS;
 	memset(fault, 0, sizeof(*fault));
 	if (w->finished) {
 		fault->kind = WF_DIED;
@@ -84,7 +116,7 @@ int worker_send(struct worker *w, json_t *req, struct worker_fault *fault)
 	line[len++] = '\n';
 	/* a dead reader makes write fail with EPIPE instead of killing us */
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-	int wrc = write_all(w->h.cmd_fd, line, len);
+	int wrc = send_line(w->h.cmd_fd, line, len, fds, nfds);
 	signal(SIGPIPE, old);
 	free(line);
 	if (wrc) {
@@ -123,6 +155,48 @@ int worker_receive(struct worker *w, json_t **reply, double deadline, struct wor
 			 rc ? " (failed)" : "", phases);
 	}
 	return rc;
+}
+
+/* Reads what the reply channel has; descriptors that came with it join w->fds (closed beyond the cap). */
+static ssize_t read_reply(struct worker *w, char *buf, size_t len)
+{
+	char ctl[CMSG_SPACE(sizeof(int) * WORKER_MAX_FDS)];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	ssize_t n = recvmsg(w->h.reply_fd, &m, MSG_CMSG_CLOEXEC);
+	if (n < 0 && errno == ENOTSOCK) /* a channel that is not a socket carries no descriptors */
+		return read(w->h.reply_fd, buf, len);
+	for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (w->nfds < WORKER_MAX_FDS)
+				w->fds[w->nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (m.msg_flags & MSG_CTRUNC) /* more than fit: the kernel closed the rest */
+		sb_trace("worker %d: descriptors beyond %d dropped", (int)w->h.pid, WORKER_MAX_FDS);
+	return n;
+}
+
+int worker_take_fd(struct worker *w)
+{
+	if (!w->nfds)
+		return -1;
+	int fd = w->fds[0];
+	memmove(w->fds, w->fds + 1, sizeof(int) * (size_t)--w->nfds);
+	return fd;
+}
+
+void worker_drop_fds(struct worker *w)
+{
+	while (w->nfds)
+		close(worker_take_fd(w));
 }
 
 static int receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault)
@@ -166,7 +240,7 @@ static int receive(struct worker *w, json_t **reply, double deadline, struct wor
 		int pr = poll(&pf, 1, ms);
 		if (pr > 0) {
 			char buf[65536];
-			ssize_t n = read(w->h.reply_fd, buf, sizeof(buf));
+			ssize_t n = read_reply(w, buf, sizeof(buf));
 			if (n > 0) {
 				if (w->pending.len + (size_t)n > (64u << 20)) {
 					fault->kind = WF_PROTOCOL;
@@ -226,6 +300,7 @@ void worker_stop(struct worker *w, double grace_s)
 	strvec_clear(&w->argv);
 	strvec_clear(&w->env);
 	strbuf_release(&w->pending);
+	worker_drop_fds(w);
 	w->started = 0;
 }
 

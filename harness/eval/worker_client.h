@@ -27,6 +27,8 @@ struct worker_fault {
 	char what[512];            /* "killed by SIGSEGV", "exited with status 1", "no reply within 30 s" */
 };
 
+#define WORKER_MAX_FDS 8
+
 struct worker {
 	struct proc_opts opts;
 	struct proc_handle h;
@@ -37,6 +39,10 @@ struct worker {
 	double quit_at;            /* when worker_quit asked it to quit (0: not asked) */
 	double sent_at;            /* when the request now in flight was sent (for STITCHBENCH_TRACE) */
 	char sent_cmd[32];         /* and its "cmd" */
+	/* File descriptors that came with its replies (SCM_RIGHTS), oldest first, until taken. At most
+	 * WORKER_MAX_FDS: more are closed on arrival, so a worker cannot fill our descriptor table. */
+	int fds[WORKER_MAX_FDS];
+	int nfds;
 };
 
 int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_error *err);
@@ -48,6 +54,13 @@ int worker_call(struct worker *w, json_t *req, json_t **reply, double deadline, 
  * candidate worker's `hello`, answered once torch is imported). Same return and fault rules. */
 int worker_send(struct worker *w, json_t *req, struct worker_fault *fault);
 int worker_receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault);
+/* worker_send with file descriptors attached to the request (they stay open here; the worker gets
+ * its own copies). */
+int worker_send_fds(struct worker *w, json_t *req, const int *fds, int nfds, struct worker_fault *fault);
+/* The oldest descriptor that came with a reply, now the caller's to close; -1 when none came. */
+int worker_take_fd(struct worker *w);
+/* Closes every descriptor not taken. */
+void worker_drop_fds(struct worker *w);
 /* Asks it to quit, waits up to grace_s, then kills its whole process group; reaps it. */
 void worker_stop(struct worker *w, double grace_s);
 /* Asks it to quit and returns at once, so that its exit (a CUDA context's teardown) overlaps other work;

@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sbtensors  # noqa: E402  (next to this file)
 import profiler  # noqa: E402  (NVTX ranges and libstitchprof; next to this file)
 import facts  # noqa: E402  (what the runtime hack checks need to know; next to this file)
+import exchange  # noqa: E402  (shared outputs: eval.exchange; next to this file)
 from headers import lean_cuda_sources, lite_applies, write_lite_headers  # noqa: E402  (eval.lite_headers)
 
 
@@ -248,6 +249,11 @@ class Worker:
         self.last_host_us = 0.0   # the last timed call: host microseconds, the lead it had, and whether
         self.last_lead_us = 0     # its start event fired before the host was done launching it
         self.last_exposed = False
+        self.mode = None          # this request's "exchange": "share" (export the outputs), "hold" (keep them)
+        self.held = {}            # key -> [(name, tensor)]: outputs kept or taken for `compare` (exchange.py)
+        self.exporter = exchange.Exporter()
+        self.reply_fds = []       # descriptors to send with this request's reply
+        self.channel = None
 
     # ---- helpers ----
     def cuda(self):
@@ -476,7 +482,7 @@ class Worker:
         way back to the driver, so no block the candidate later gets still holds a reference output."""
         reserved = torch.cuda.max_memory_reserved(self.device) if self.cuda() else 0
         self.pin(-1)  # eval.timing_cpu pinned it for the reference's timed calls; the candidate builds next
-        self.models, self.timing_sets, self.last, self.host_us = {}, [], {}, {}
+        self.models, self.timing_sets, self.last, self.host_us, self.held = {}, [], {}, {}, {}
         self.flush = self.problem = self.cls = None
         gc.collect()
         poisoned = self.poison(reserved)
@@ -560,14 +566,16 @@ class Worker:
         if req.get("inputs_out"):
             sbtensors.save(req["inputs_out"], {"in%d" % i: x for i, x in enumerate(xs) if isinstance(x, torch.Tensor)})
         phases.lap("draw")
-        before = fingerprint(xs)
+        prints = req.get("fingerprint", True)  # false: the reference's outputs for a comparison, nothing more
+        before = fingerprint(xs) if prints else None
         phases.lap("fingerprint")
         outs, reply = self.forward(xs, req.get("which", "model"), req.get("poison_bytes", 0))
         phases.lap("forward")
-        reply.update(inputs_before=before, inputs_after=fingerprint(xs))
+        if prints:
+            reply.update(inputs_before=before, inputs_after=fingerprint(xs))
         phases.lap("fingerprint")
         limit = req.get("max_output_bytes", 0)
-        reply.update(self.save(outs, req["out"], limit))
+        reply.update(self.save(outs, req.get("out"), limit))
         phases.lap("save")
         if req.get("again_out"):
             del outs
@@ -657,11 +665,25 @@ class Worker:
         return {"bytes_per_s": 2.0 * n * 4 / (best / 1000.0), "copy_bytes": n * 4, "best_ms": best}
 
     def save(self, outs, path, limit):
+        """The outputs to `path` as a file; with "exchange": "hold" kept here under that key instead, with
+        "share" exported (exchange.py: the descriptor goes with the reply); with no path, only described."""
         total = sum(t.numel() * t.element_size() for t in outs)
         if limit and total > limit:
             raise WorkerError("output_too_large", "the outputs take %d bytes, more than the %d allowed" % (total, limit))
         descr = [dict(facts.output_facts(t), name="out%d" % i, dtype=str(t.dtype), shape=list(t.shape))
                  for i, t in enumerate(outs)]
+        if path is None:
+            return {"outputs": descr}
+        if self.mode == "hold":
+            self.held[path] = exchange.held(outs)
+            return {"outputs": descr}
+        if self.mode == "share":
+            try:
+                shared, fd = self.exporter.export(outs, self.device)
+            except exchange.ExchangeError as exc:
+                raise WorkerError("runtime_error", "sharing the outputs failed: %s" % exc)
+            self.reply_fds.append(fd)
+            return {"outputs": descr, "shared": shared}
         try:
             sbtensors.save(path, {"out%d" % i: t for i, t in enumerate(outs)})
         except OSError as exc:
@@ -818,6 +840,38 @@ class Worker:
             reply["cpus"] = cpus
         return reply
 
+    # ---- shared outputs (exchange.py; the reference worker's side) ----
+    def cmd_take(self, req):
+        """Maps the outputs another worker shared (the descriptor that came with this request), keeps a
+        copy under req["key"]. What the candidate's worker described is checked, never trusted."""
+        fds = self.channel.take_fds(1) if self.channel else []
+        if not fds:
+            raise WorkerError("bad_outputs", "no descriptor came with the shared outputs")
+        try:
+            self.held[req["key"]] = exchange.take(fds[0], req.get("shared") or {}, self.device, req.get("max_bytes", 0))
+        except (exchange.ExchangeError, RuntimeError, OSError, ValueError, TypeError) as exc:
+            raise WorkerError("bad_outputs", "the shared outputs cannot be read: %s" % exc)
+        return {"outputs": len(self.held[req["key"]])}
+
+    def cmd_compare(self, req):
+        """exchange.stats of two kept output sets; then drops the keys in "drop"."""
+        try:
+            e, a = self.held[req["expected"]], self.held[req["actual"]]
+        except KeyError as exc:
+            raise WorkerError("protocol_error", "no outputs kept under %s" % exc)
+        tol = {k: tuple(v) for k, v in req.get("tol", {}).items()}
+        reply = exchange.stats(e, a, tol)
+        for k in req.get("drop", []):
+            self.held.pop(k, None)
+        return reply
+
+    def cmd_drop(self, req):
+        if req.get("all"):
+            self.held.clear()
+        for k in req.get("keys", []):
+            self.held.pop(k, None)
+        return {}
+
     def cmd_save_last(self, req):
         """Saves what the last timed call returned, so timed outputs are checked too (H12)."""
         return self.save(as_outputs(self.last[req.get("which", "model")]), req["out"], req.get("max_output_bytes", 0))
@@ -839,14 +893,16 @@ class Worker:
 
 
 def main():
-    requests = os.fdopen(3, "r", encoding="utf-8")
-    replies = os.fdopen(4, "w", encoding="utf-8")
+    channel = exchange.Channel(3, 4)
     sys.stdout = sys.stderr  # nothing the loaded code prints can reach the reply channel
     w = Worker()
-    for line in requests:
+    w.channel = channel
+    for line in channel.lines():
         req = json.loads(line)
         handler = getattr(w, "cmd_" + req.get("cmd", ""), None)
         t0 = time.perf_counter()
+        w.mode = req.get("exchange")
+        w.reply_fds = []
         try:
             if handler is None:
                 raise WorkerError("protocol_error", "unknown command %r" % req.get("cmd"))
@@ -858,8 +914,11 @@ def main():
             reply = {"ok": False, "kind": "runtime_error", "message": "%s: %s" % (type(exc).__name__, exc),
                      "traceback": tail(traceback.format_exc())}
         reply["wall_s"] = time.perf_counter() - t0
-        replies.write(json.dumps(reply) + "\n")
-        replies.flush()
+        if reply.get("ok") and w.reply_fds:
+            reply["fds"] = len(w.reply_fds)
+        channel.send(json.dumps(reply), w.reply_fds if reply.get("ok") else ())
+        for fd in w.reply_fds:
+            os.close(fd)
         if req.get("cmd") == "quit":
             # Straight out: Python's and torch's teardown (module finalisers, the caching allocator, the
             # CUDA context released call by call) is time the parent waits for and nothing needs; the

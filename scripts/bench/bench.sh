@@ -11,7 +11,8 @@
 #     batch   every bundled problem's reference as a candidate, 3 times each in fresh processes, as one
 #             `eval --samples` batch: speedup spread around 1.0, CV of the medians, candidates per
 #             hour, and the share of the batch's wall time the GPU was idle (nvidia-smi, 200 ms)
-#     large   (only when named) one large output: L1/2's ReLU widened to 4096 x SB_BENCH_LARGE_DIM fp32
+#     large   (only when named) one large output: L1/2's ReLU widened to 4096 x SB_BENCH_LARGE_DIM fp32, in each
+#             eval.exchange mode of SB_BENCH_LARGE_EXCHANGE (default "shared files")
 #             (98304: 1.6 GB in and out; KernelBench's level-1 sizes are 4x that), the reference as the
 #             candidate, reference uncached then cached: where the output files cost (about 12 GB of disk)
 #   SB_BENCH_PROBLEMS=L1/2,L2/1   only these bundled problems (span, batch); default: all
@@ -173,19 +174,25 @@ if want large; then
 	say ""
 	say "\`stitchbench eval cand.py --problem L1/2 --kernelbench-root SUITE --no-compile --set eval.profile=false --set checks.static=false --json\`, its own cache. Columns as in (b)."
 	say ""
-	say "| run | status | static | reference | build | correctness | reference worker | timing | checks | profile | finish | rest | total | wall |"
+	say "With KernelBench's trial counts: 5 correctness trials, 100 timed pairs (\`--trials 5 --perf-trials 100 --set eval.rse_target=0\`), each exchange mode in \`SB_BENCH_LARGE_EXCHANGE\` (default \`shared files\`; files needs about 10x the output's size free on disk)."
+	say ""
+	say "| exchange, run | status | static | reference | build | correctness | reference worker | timing | checks | profile | finish | rest | total | wall |"
 	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	k=0
-	for run in "reference uncached" "reference cached"; do
-		k=$((k + 1))
-		t=$(now)
-		STITCHBENCH_CACHE="$work/cache-large" STITCHBENCH_TRACE=1 $SB eval "$suite/cand.py" --problem L1/2 \
-			--kernelbench-root "$suite" --device "$dev" --json --no-compile --set eval.profile=false \
-			--set checks.static=false >"$work/v.json" 2>"$outdir/bench-large-trace-$k.log"
-		stage_row "$run" "$work/v.json" "$(since "$t")" | tee -a "$md"
+	for mode in ${SB_BENCH_LARGE_EXCHANGE:-shared files}; do
+		for run in "reference uncached" "reference cached"; do
+			k=$((k + 1))
+			t=$(now)
+			STITCHBENCH_CACHE="$work/cache-large-$mode" STITCHBENCH_TRACE=1 $SB eval "$suite/cand.py" --problem L1/2 \
+				--kernelbench-root "$suite" --device "$dev" --json --no-compile --set eval.profile=false \
+				--set checks.static=false --set eval.exchange="$mode" --trials 5 --perf-trials 100 --set eval.rse_target=0 \
+				>"$work/v.json" 2>"$outdir/bench-large-trace-$k.log"
+			stage_row "$mode, $run" "$work/v.json" "$(since "$t")" | tee -a "$md"
+		done
+		rm -rf "$work/cache-large-$mode" # the files mode's reference outputs: 7 times the output's size
 	done
 	say ""
-	say "Traces: \`bench-large-trace-{1,2}.log\` beside this file (each output file's save and comparison)."
+	say "Traces: \`bench-large-trace-{1..$k}.log\` beside this file (each output's exchange and comparison)."
 	say ""
 fi
 

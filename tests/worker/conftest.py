@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,24 +13,25 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_worker(requests, timeout=120):
-    """Runs worker.py with `requests` (then quit) and returns its replies, one per request."""
-    r_req, w_req = os.pipe()
-    r_rep, w_rep = os.pipe()
+    """Runs worker.py with `requests` (then quit) and returns its replies, one per request. The channel is
+    a pair of Unix sockets, as the parent makes it (proc.c)."""
+    req_parent, req_child = socket.socketpair()
+    rep_parent, rep_child = socket.socketpair()
 
     def channel():  # in the child: fd 3 reads requests, fd 4 writes replies (fresh copies first: no overlap)
-        a, b = os.dup(r_req), os.dup(w_rep)
+        a, b = os.dup(req_child.fileno()), os.dup(rep_child.fileno())
         os.dup2(a, 3)
         os.dup2(b, 4)
 
     # the dup2'd fds 3 and 4 must survive the close_fds sweep that follows preexec_fn
     proc = subprocess.Popen([sys.executable, str(ROOT / "harness" / "worker" / "worker.py")], pass_fds=(3, 4),
                             preexec_fn=channel, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(r_req)
-    os.close(w_rep)
-    with os.fdopen(w_req, "w") as w:
+    req_child.close()
+    rep_child.close()
+    with req_parent:
         for req in requests + [{"cmd": "quit"}]:
-            w.write(json.dumps(req) + "\n")
-    with os.fdopen(r_rep) as r:
+            req_parent.sendall((json.dumps(req) + "\n").encode())
+    with rep_parent, rep_parent.makefile("r") as r:
         replies = [json.loads(line) for line in r]
     proc.wait(timeout=timeout)
     return replies

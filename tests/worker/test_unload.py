@@ -36,7 +36,7 @@ def test_unload_drops_every_reference_object():
     w.timing_sets, w.last, w.host_us = [[1]], {"model": 1}, {"model": [1.0]}
     w.flush, w.problem, w.cls = object(), object(), object
     assert w.cmd_unload({}) == {"poisoned_bytes": 0}
-    assert (w.models, w.timing_sets, w.last, w.host_us) == ({}, [], {}, {})
+    assert (w.models, w.timing_sets, w.last, w.host_us, w.held) == ({}, [], {}, {}, {})
     assert w.flush is None and w.problem is None and w.cls is None
 
 

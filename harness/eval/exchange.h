@@ -1,0 +1,47 @@
+/* exchange.h - how a call's outputs reach the comparison (eval.exchange, DESIGN §5.4).
+ *
+ * files: each worker writes its outputs to a file, and stitchbench reads both and compares them
+ * (outputs.c). shared: nothing is written. The candidate's worker hands its outputs over as a file
+ * descriptor (device memory on a GPU, a memfd on the CPU) with its reply; we pass the descriptor on to the
+ * trusted reference worker, which copies the bytes into its own memory, keeps them under a key, and
+ * compares two kept sets where they lie, on the device, returning the numbers outputs_compare would. The
+ * rule and the verdict stay here. On an H200 this removes the write, the read and the host's pass over
+ * every output, which for a 1.6 GB output cost about 0.6 s per call (BENCHMARKS.md).
+ *
+ * A key names a set of outputs in both modes: the file's path, or what the reference worker keeps. */
+#ifndef SB_EXCHANGE_H
+#define SB_EXCHANGE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "../core/error.h"
+#include "outputs.h"
+
+struct eval_ctx;
+
+/* Whether this evaluation shares outputs: eval.exchange, with auto meaning shared on a GPU. */
+int xchg_shared(const struct eval_ctx *c);
+/* Marks a request that saves outputs to a key: shared, the candidate's worker exports them, the
+ * reference worker (trusted) keeps them. No change with files. */
+void xchg_mark(const struct eval_ctx *c, json_t *req, int trusted);
+/* After the candidate's reply to a request marked above: with files nothing; shared, its descriptor
+ * (and `shared`, the reply's description of it) goes to the reference worker, which keeps a copy under
+ * key. Returns 0; 1 when the candidate's outputs cannot be taken (its fault: why says what); -1 when the
+ * reference worker failed (err). */
+int xchg_take(struct eval_ctx *c, json_t *shared, const char *key, char *why, size_t whylen, struct sb_error *err);
+/* The reference's outputs for a seed under key: shared, the reference worker runs its model now and
+ * keeps them (its results for the correctness seeds are not cached on disk in this mode). */
+int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, struct sb_error *err);
+/* outputs_compare in either mode. Shared, `actual` is unreadable when it was never taken. */
+int xchg_compare(struct eval_ctx *c, const char *expected, const char *actual, struct outputs_cmp *r,
+		 struct sb_error *err);
+/* outputs_drop in either mode. */
+void xchg_drop(struct eval_ctx *c, const char *key);
+/* Shared: everything the reference worker still keeps for this evaluation is dropped. */
+void xchg_finish(struct eval_ctx *c);
+
+/* Reads a `compare` reply into r (exported for the unit test). Returns 0, or -1 when it is malformed. */
+int xchg_parse_stats(json_t *reply, enum tolerance_preset tol, struct outputs_cmp *r);
+
+#endif
