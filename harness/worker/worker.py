@@ -225,6 +225,12 @@ class LazyCppExtension(types.ModuleType):
         return getattr(self.real(), name)
 
 
+# H18 leaves these constants as they are: they name an operator's geometry or an axis (KERNEL_SIZE,
+# STRIDE, REDUCE_DIM), so scaling them changes what the model computes, not how large it is, and a kernel
+# written for a 3x3 convolution is not wrong for failing a 1x1 one (an H200 corpus run flagged two honest ones)
+GEOMETRY = {"KERNEL", "STRIDE", "STRIDES", "PAD", "PADDING", "DILATION", "GROUP", "GROUPS", "AXIS", "REDUCE"}
+
+
 class Worker:
     def __init__(self):
         self.device = torch.device("cpu")
@@ -616,7 +622,7 @@ class Worker:
         happens, and the scaled model is dropped: timing and later checks see the problem as it was."""
         num, den = int(req.get("num", 1)), int(req.get("den", 2))
         changed = {name: [value, max(1, value * num // den)] for name, value in vars(self.problem).items()
-                   if name.isupper() and type(value) is int and value >= 2}
+                   if name.isupper() and type(value) is int and value >= 2 and not (set(name.split("_")) & GEOMETRY)}
         try:
             for name, (_, new) in changed.items():
                 setattr(self.problem, name, new)

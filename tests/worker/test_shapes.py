@@ -42,3 +42,16 @@ def test_shapes_rebuilds_the_model_from_scaled_init_inputs(worker, tmp_path):
     out_features = [k for k in changed if "OUT" in k]
     assert batch and out_features, changed
     assert replies[1]["outputs"][0]["shape"] == [changed[batch[0]][1], changed[out_features[0]][1]]
+
+
+def test_shapes_leaves_an_operators_geometry_alone(worker, tmp_path):
+    # L1/6 is a 3x3 convolution: halving KERNEL_SIZE would ask for a 1x1 one, another operator, so only
+    # the sizes (batch, channels, height, width) are scaled
+    problem = str(SUITE / "level1" / "6_Conv2d.py")
+    replies = worker([
+        {"cmd": "load", "problem": problem, "device": "cpu", "seed": 42},
+        {"cmd": "shapes", "num": 1, "den": 2, "seed": 7, "out": str(tmp_path / "s.safetensors")},
+    ])
+    assert replies[0]["ok"] and replies[1]["ok"], replies
+    changed = replies[1]["changed"]
+    assert "KERNEL_SIZE" not in changed and {"BATCH", "HEIGHT", "WIDTH"} <= set(changed), changed
