@@ -60,8 +60,8 @@ static __attribute__((noinline)) void account_nonfinite(struct acc *a, int64_t i
 		return;
 	}
 	if (isfinite(e)) {
-		a->n_nan += isnan(x);
-		a->n_inf += isinf(x);
+		a->n_nan += isnan(x) != 0;
+		a->n_inf += isinf(x) != 0; /* glibc's isinf is -1 for -inf */
 	}
 	if (!isnan(x) && !isnan(e)) { /* an infinity against a finite value or the other infinity */
 		if (INFINITY > a->max_abs) {

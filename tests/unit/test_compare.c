@@ -202,6 +202,12 @@ static void nan_and_infinity(void **state)
 	assert_int_equal(r.worst_index, 1);
 	assert_int_equal(r.n_nan_actual, 1);
 	assert_int_equal(r.n_inf_actual, 1);
+
+	/* -inf counts once too (glibc's isinf returns -1 for it: the count once went down) */
+	a2[2] = -INFINITY;
+	compare_tensors(&te2, &ta2, tol, &r);
+	assert_int_equal(r.n_inf_actual, 1);
+	assert_non_null(strstr(r.detail, "1 NaN and 1 inf"));
 }
 
 static void integers_and_bools_compare_exactly(void **state)
