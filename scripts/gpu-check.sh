@@ -226,7 +226,7 @@ echo "$table" | sed 's/^/     | /'
 [ "$(grep -c '^L' <<<"$table")" -eq "$nprob" ] && [ "$nprob" -gt 0 ] && grep -q '^FIDELITY_BAD 0$' <<<"$table" \
 	&& ok "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" \
 	|| bad "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" "$(tail -5 "$fid/log")"
-if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; cp "$fid/log" "$OUT/fidelity.log"; fi
+if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; cp "$fid/log" "$OUT/fidelity-batch.log"; fi
 fi
 
 if want prof; then
