@@ -275,10 +275,6 @@ def held(outs):
     return [("out%d" % i, t.detach()) for i, t in enumerate(outs)]
 
 
-def _flat_u8(t):
-    return _bytes_of(t)
-
-
 def digest(outs):
     """64 bits over every output's name, dtype, shape and bytes, as hex: equal outputs always agree. A
     position-weighted sum of the 8-byte words (wrapping, so the order of the additions does not matter),
@@ -286,7 +282,7 @@ def digest(outs):
     h = hashlib.blake2b(digest_size=8)
     for name, t in outs:
         h.update(("%s %s %d %s;" % (name, DTYPES.get(t.dtype, str(t.dtype)), t.dim(), list(t.shape))).encode())
-        b = _flat_u8(t)
+        b = _bytes_of(t)
         n8 = b.numel() // 8
         acc = 0
         if n8:
@@ -301,11 +297,11 @@ def digest(outs):
 
 
 def _zero(t):
-    return not bool(_flat_u8(t).any()) if t.numel() else True
+    return not bool(_bytes_of(t).any()) if t.numel() else True
 
 
 def _equal_bytes(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(_flat_u8(a), _flat_u8(b))
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(_bytes_of(a), _bytes_of(b))
 
 
 def _value(t, i):
