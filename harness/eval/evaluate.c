@@ -678,9 +678,8 @@ uint32_t *eval_seeds(const struct config *cfg)
 char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			  const uint32_t *seeds)
 {
-	struct eval_ctx c = { .e = e, .cfg = cfg };
 	struct refcache_key key = { p->sha256, seeds, cfg->eval.trials + 2, cfg->eval.seed,
-				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32, xchg_shared(&c) };
+				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32, xchg_shared_on(cfg, e->device) };
 	return refcache_dir(e->cache_root, &key);
 }
 

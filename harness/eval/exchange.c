@@ -12,11 +12,16 @@
 #include "compare.h"
 #include "eval_int.h"
 
+int xchg_shared_on(const struct config *cfg, const char *device)
+{
+	if (cfg->eval.exchange == XCHG_AUTO)
+		return strcmp(device, "cpu") != 0;
+	return cfg->eval.exchange == XCHG_SHARED;
+}
+
 int xchg_shared(const struct eval_ctx *c)
 {
-	if (c->cfg->eval.exchange == XCHG_AUTO)
-		return strcmp(c->e->device, "cpu") != 0;
-	return c->cfg->eval.exchange == XCHG_SHARED;
+	return xchg_shared_on(c->cfg, c->e->device);
 }
 
 void xchg_mark(const struct eval_ctx *c, json_t *req, int trusted)

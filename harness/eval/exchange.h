@@ -22,6 +22,7 @@ struct eval_ctx;
 
 /* Whether this evaluation shares outputs: eval.exchange, with auto meaning shared on a GPU. */
 int xchg_shared(const struct eval_ctx *c);
+int xchg_shared_on(const struct config *cfg, const char *device);
 /* Marks a request that saves outputs to a key: shared, the candidate's worker exports them, the
  * reference worker (trusted) keeps them. No change with files. */
 void xchg_mark(const struct eval_ctx *c, json_t *req, int trusted);
