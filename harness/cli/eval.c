@@ -55,7 +55,8 @@ const char cmd_eval_help[] =
 	"   -o, --output FILE        --samples: the JSONL file to append verdicts to\n"
 	"   --run RUN_ID             --samples: also store the verdicts in run RUN_ID (output.run_id)\n"
 	"   --keep-workdir           keep the work folders under the cache for inspection, with every output\n"
-	"                            file in them (otherwise each goes once it is compared)\n"
+	"                            file in them (otherwise each goes once it is compared; with shared\n"
+	"                            outputs, eval.exchange, there are none)\n"
 	"   --kernelbench-root PATH  problems from this suite or KernelBench checkout\n"
 	"   -c, --config FILE        experiment YAML (its eval: and checks: sections apply)\n"
 	"   --set KEY=VALUE          override one config key; --python PATH the workers' interpreter\n\n"
@@ -63,8 +64,11 @@ const char cmd_eval_help[] =
 	"a run at the problem's shape constants halved, H18), and a problem that\n"
 	"`stitchbench audit` flagged is marked in the verdict (field audit). With checks.rubric and\n"
 	"checks.judge_model set, a judge model also scores each candidate against the rubric (field rubric).\n\n"
-	"Caches live in $STITCHBENCH_CACHE (default ~/.cache/stitchbench): ref/ (expected outputs),\n"
-	"ext/ (builds, keyed by source hash, arch and torch version), work/ (per-evaluation folders).\n"
+	"Outputs reach the comparison as files (eval.exchange=files, the CPU's default) or shared with the\n"
+	"reference worker, which compares them on the device (shared, a GPU's default; docs/config.md).\n"
+	"Caches live in $STITCHBENCH_CACHE (default ~/.cache/stitchbench): ref/ (expected outputs; meta only\n"
+	"when shared), ext/ (builds, keyed by source hash, arch and torch version), work/ (per-evaluation\n"
+	"folders).\n"
 	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass,\n"
 	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked).\n";
 
