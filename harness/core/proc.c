@@ -76,8 +76,7 @@ static void move_fd(int fd, int target)
 	close(fd);
 }
 
-/* In the child: never returns. Error text goes to the (captured) stderr. */
-static void child_exec(const struct proc_opts *o, pid_t parent, int out_w, int err_w, int cmd_r, int reply_w)
+void proc_child_setup(const struct proc_opts *o, pid_t parent, int out_w, int err_w, int cmd_r, int reply_w)
 {
 	char msg[512] = "";
 	/* Dies with the thread that started it: a killed stitchbench (SIGKILL, OOM) must not leave
@@ -117,6 +116,12 @@ static void child_exec(const struct proc_opts *o, pid_t parent, int out_w, int e
 		move_fd(fds[3], 3);
 		move_fd(reply_w, 4);
 	}
+	/* Nothing else passes: descriptors stitchbench inherited from whatever started it are not
+	 * close-on-exec, and a candidate must not get them (tests/e2e/test_fork_server.sh found two). */
+	int keep = fds[3] >= 0 ? 5 : 3;
+	if (close_range((unsigned)keep, ~0U, 0) != 0)
+		for (int fd = keep; fd < 65536; fd++)
+			close(fd);
 	signal(SIGPIPE, SIG_DFL);
 	if (o->cwd && chdir(o->cwd) != 0) {
 		dprintf(2, "stitchbench: cannot enter %s: %s\n", o->cwd, strerror(errno));
@@ -126,6 +131,12 @@ static void child_exec(const struct proc_opts *o, pid_t parent, int out_w, int e
 		dprintf(2, "stitchbench: sandbox setup failed: %s\n", msg);
 		_exit(127);
 	}
+}
+
+/* In the child: never returns. Error text goes to the (captured) stderr. */
+static void child_exec(const struct proc_opts *o, pid_t parent, int out_w, int err_w, int cmd_r, int reply_w)
+{
+	proc_child_setup(o, parent, out_w, err_w, cmd_r, reply_w);
 	if (o->env)
 		execvpe(o->argv[0], (char *const *)o->argv, (char *const *)o->env);
 	else
@@ -141,24 +152,42 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-int proc_start(const struct proc_opts *o, struct proc_handle *h)
+/* fork and exec: proc_start's spawner */
+static pid_t fork_exec(void *arg, const struct proc_opts *o, const int fds[5])
 {
-	int p[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	(void)arg;
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0)
+		child_exec(o, parent, fds[0], fds[1], fds[2], fds[3]);
+	return pid;
+}
+
+static int start(const struct proc_opts *o, struct proc_handle *h, proc_spawn_fn spawn, void *arg)
+{
+	/* p[4]: the status pipe of a child someone else forks */
+	int p[5][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
 	int npipes = o->channel ? 4 : 2, e;
 	memset(h, 0, sizeof(*h));
-	h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = -1;
+	h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = h->status_fd = -1;
 	/* stdout and stderr are pipes; the command channel is a pair of Unix sockets, so that a reply can
 	 * carry a file descriptor (SCM_RIGHTS: a worker's shared outputs, DESIGN §5.4) */
 	for (int i = 0; i < npipes; i++)
 		if ((i < 2 ? pipe2(p[i], O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[i])) != 0)
 			goto fail;
-	h->t0 = proc_now();
-	pid_t parent = getpid();
-	h->pid = fork();
-	if (h->pid < 0)
+	if (spawn != fork_exec && pipe2(p[4], O_CLOEXEC) != 0)
 		goto fail;
-	if (h->pid == 0)
-		child_exec(o, parent, p[0][1], p[1][1], p[2][0], p[3][1]);
+	h->t0 = proc_now();
+	int fds[5] = { p[0][1], p[1][1], p[2][0], p[3][1], p[4][1] };
+	h->pid = spawn(arg, o, fds);
+	if (h->pid < 0) {
+		if (spawn != fork_exec)
+			errno = EAGAIN;
+		goto fail;
+	}
+	if (spawn != fork_exec) {
+		close(p[4][1]);
+		h->status_fd = p[4][0];
+	}
 	close(p[0][1]);
 	close(p[1][1]);
 	h->out_fd = p[0][0];
@@ -174,11 +203,26 @@ int proc_start(const struct proc_opts *o, struct proc_handle *h)
 	return 0;
 fail:
 	e = errno;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		close_fd(&p[i][0]);
 		close_fd(&p[i][1]);
 	}
 	return -e;
+}
+
+int proc_start(const struct proc_opts *o, struct proc_handle *h)
+{
+	return start(o, h, fork_exec, NULL);
+}
+
+int proc_start_via(const struct proc_opts *o, struct proc_handle *h, proc_spawn_fn spawn, void *arg)
+{
+	if (!o->channel) {
+		memset(h, 0, sizeof(*h));
+		h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = h->status_fd = -1;
+		return -EINVAL;
+	}
+	return start(o, h, spawn, arg);
 }
 
 /* Appends what fd has, keeping at most cap bytes (the head, or the tail with keep_tail). */
@@ -242,10 +286,34 @@ void proc_kill(struct proc_handle *h)
 		kill(-h->pid, SIGKILL);
 }
 
+/* A fork server's child: its status comes down the status pipe. End-of-file without one means the
+ * server died, and its children with it (they die with their parent): counted as killed. */
+static int try_reap_remote(struct proc_handle *h, int block)
+{
+	struct pollfd pf = { .fd = h->status_fd, .events = POLLIN };
+	int n;
+	do
+		n = poll(&pf, 1, block ? -1 : 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return 0;
+	int st = 0;
+	ssize_t got;
+	do
+		got = read(h->status_fd, &st, sizeof(st));
+	while (got < 0 && errno == EINTR);
+	h->status = got == (ssize_t)sizeof(st) ? st : SIGKILL; /* a wait status: killed by SIGKILL */
+	close_fd(&h->status_fd);
+	h->reaped = 1;
+	return 1;
+}
+
 static int try_reap(struct proc_handle *h, int block)
 {
 	if (h->reaped)
 		return 1;
+	if (h->status_fd >= 0)
+		return try_reap_remote(h, block);
 	pid_t w;
 	do
 		w = waitpid(h->pid, &h->status, block ? 0 : WNOHANG);

@@ -53,9 +53,27 @@ struct proc_handle {
 	double t0;              /* monotonic start time, seconds */
 	int reaped;
 	int status;             /* wait status once reaped */
+	/* A child another process forked for us (a fork server, DESIGN §6): not ours to waitpid, so its
+	 * wait status arrives on this pipe (4 bytes, then end-of-file). -1 for our own children. */
+	int status_fd;
 };
 
 int proc_start(const struct proc_opts *o, struct proc_handle *h);
+
+/* Starts the child through `spawn` instead of fork and exec: proc_start's pipes are made, and spawn
+ * gets the child's ends (fds[0..3]: stdout, stderr, fd 3 and fd 4 of the channel; fds[4]: the write end
+ * of the status pipe, which the spawner writes the child's wait status to when it reaps it). spawn
+ * returns the child's pid (in our PID namespace; it must call setsid, so that its group can be
+ * killed), or -1 when it could not, which proc_start_via returns as -EAGAIN. Needs opts.channel. */
+typedef pid_t (*proc_spawn_fn)(void *arg, const struct proc_opts *o, const int fds[5]);
+int proc_start_via(const struct proc_opts *o, struct proc_handle *h, proc_spawn_fn spawn, void *arg);
+
+/* The child's side of proc_start up to the exec, for a spawner that runs in the child it forked
+ * itself (lib/libsbspawn.so): dies with `parent` (unless opts.outlives_thread), stdin from
+ * opts.stdin_path, its own session, no signal blocked, the given ends at fds 1-4, opts.cwd, then
+ * opts.pre_exec (the sandbox). Returns only on success; otherwise the child exits 126 or 127 with the
+ * reason on stderr, as proc_start's child does. */
+void proc_child_setup(const struct proc_opts *o, pid_t parent, int out_w, int err_w, int cmd_r, int reply_w);
 /* Reads whatever stdout/stderr have ready into r (capped per o), waiting at most wait_ms. */
 void proc_pump(struct proc_handle *h, const struct proc_opts *o, struct proc_result *r, int wait_ms);
 /* Closes the channel, waits for the child until deadline_s (monotonic; <= 0: forever), killing its
