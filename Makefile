@@ -83,6 +83,19 @@ CUPTI_LIBDIR := $(firstword $(dir $(wildcard $(CUDA_HOME)/lib64/libcupti.so $(CU
 prof_empty :=
 PROF_RPATH := $(subst $(prof_empty) $(prof_empty),:,$(sort $(foreach d,$(CUDA_HOME) /usr/local/cuda,$(d)/lib64 $(d)/extras/CUPTI/lib64)))
 .PHONY: prof
+# libsbspawn (DESIGN §6): the child's side of the fork server's spawn, the same process setup and
+# sandbox code as bin/stitchbench's, loaded by harness/worker/template.py (eval.fork_server).
+SPAWN_SRC := harness/eval/forkchild.c harness/core/proc.c harness/eval/sandbox.c harness/eval/sandbox_caps.c \
+	     harness/core/strbuf.c
+all: lib/libsbspawn.so
+lib/libsbspawn.so: $(SPAWN_SRC:%.c=build/pic/%.o)
+	@mkdir -p lib
+	$(CC) $(CFLAGS) -shared -o $@ $^ -Wl,--no-undefined
+
+build/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
 all: prof
 ifneq ($(CUPTI_H),)
 prof: lib/libstitchprof.so

@@ -116,6 +116,11 @@ if [ "$rc" = 0 ] && [ "$st" = pass ] && [ "$clock" = cuda_event ] && [ "$hascomp
 	ok "a correct CUDA candidate passes with plausible timings (speedup $sp, eager $eag us, candidate $cand us)"
 else bad "a correct CUDA candidate passes with plausible timings" "$summary $(cat /tmp/sb-eval-err)"; fi
 
+# eval.fork_server (default): the worker was forked from the server, and its CUDA context made after the fork
+forked=$(jq_py 'print(v["candidate_worker_forked"], v["status"], "build %.2f s" % v["seconds"]["build"])' <<<"$vj" 2>&1)
+[[ "$forked" == "True pass "* ]] && ok "the candidate's worker was forked from the fork server and ran CUDA ($forked)" \
+	|| bad "the candidate's worker was forked from the fork server" "$forked $(grep -i fork /tmp/sb-eval-err)"
+
 clk=$(jq_py 'c = v["timing"]["gpu_clock"] or {}; print(c.get("available"), c.get("sm_mhz_min"), c.get("sm_mhz_median"), c.get("sm_mhz_max"), c.get("sm_mhz_limit"), ",".join(c.get("reasons") or []) or "-", c.get("note", ""))' <<<"$vj" 2>&1)
 echo "     | GPU clock during timing (available min median max limit reasons): $clk"
 read -r cav _ cmed _ climit _ <<<"$clk"

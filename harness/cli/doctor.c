@@ -27,7 +27,7 @@ const char cmd_doctor_help[] =
 	"  fail  something a run needs is missing, with what to do\n"
 	"  skip  not checked (--offline)\n"
 	"Checks: CPU, NVIDIA GPUs (nvidia-smi; name, SM arch, memory, L2, driver), CUDA toolkit (nvcc),\n"
-	"lib/libstitchprof.so (the CUPTI profiler),\n"
+	"lib/libstitchprof.so (the CUPTI profiler), lib/libsbspawn.so (the fork server's),\n"
 	"the workers' Python and its torch (version, CUDA), gnuplot, SQLite, the candidate sandbox\n"
 	"(network namespace, Landlock), the problem suite and, with --config, each model's endpoint.\n\n"
 	"Options:\n"
@@ -197,6 +197,24 @@ static void check_profiler(struct tally *t, const struct sb_ctx *ctx, int have_g
 	free(lib);
 }
 
+/* libsbspawn (docs/worker.md "The fork server"): without it every candidate worker imports torch itself. */
+static void check_spawn_lib(struct tally *t, const struct sb_ctx *ctx, const struct config *cfg)
+{
+	const char *env = getenv("STITCHBENCH_SPAWN_LIB");
+	char *lib = env && *env ? xstrdup(env) : xstrfmt("%s/lib/libsbspawn.so", ctx->home);
+	void *h = access(lib, R_OK) == 0 ? dlopen(lib, RTLD_LAZY | RTLD_LOCAL) : NULL;
+	if (!cfg->eval.fork_server)
+		line(t, "ok", "forking", "off (eval.fork_server): each candidate worker starts Python itself");
+	else if (h && dlsym(h, "sbspawn_child"))
+		line(t, "ok", "forking", "%s loads: candidate workers are forked from one process that imported torch", lib);
+	else
+		line(t, "warn", "forking", "%s %s: each candidate worker starts Python and imports torch itself (1.6-5 s "
+		     "more per evaluation); build it with make", lib, h ? "has no sbspawn_child" : "is missing or does not load");
+	if (h)
+		dlclose(h);
+	free(lib);
+}
+
 static void check_gnuplot(struct tally *t)
 {
 	char *v = first_line_of("gnuplot", "--version");
@@ -298,6 +316,7 @@ int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx)
 	check_cuda_toolkit(&t, gpus.n > 0);
 	check_python(&t, ctx, &cfg, gpus.n > 0);
 	check_profiler(&t, ctx, gpus.n > 0);
+	check_spawn_lib(&t, ctx, &cfg);
 	check_gnuplot(&t);
 	line(&t, "ok", "sqlite", "%s (linked statically)", sqlite3_libversion());
 	check_sandbox(&t);

@@ -418,6 +418,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			output, cfg->output.run_id, cfg->output.dir, cfg->output.run_id, output);
 	sb_info(ctx, "%zu candidates in %s, %zu already judged in %s", n, a->samples, n - todo, output);
 
+	/* the workers below are forked from it: its import of torch starts now */
+	eval_fork_server(&env);
 	/* 1. builds, in parallel on the CPU cores (no GPU needed) */
 	long cores = cfg->eval.build_jobs ? cfg->eval.build_jobs : sysconf(_SC_NPROCESSORS_ONLN);
 	struct sample *pending = xcalloc(todo ? todo : 1, sizeof(*pending));

@@ -56,6 +56,7 @@ void config_init(struct config *c)
 	c->eval.compile = 1;
 	c->eval.keep_reference_worker = 1;
 	c->eval.prestart_candidate = 1;
+	c->eval.fork_server = 1;
 	c->eval.lean_headers = 1;
 	c->eval.lite_headers = 1;
 	c->eval.split_nvcc = 1;

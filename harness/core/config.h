@@ -96,6 +96,7 @@ struct eval_cfg {
 	int compile;            /* also time torch.compile(Model) on the GPU */
 	int keep_reference_worker; /* reuse the reference worker for the next evaluation of the problem */
 	int prestart_candidate;    /* eval --samples: start the next candidate's worker during this evaluation */
+	int fork_server;           /* fork candidate workers from a process that imported torch once */
 	int tf32;               /* let cuDNN and cuBLAS use TF32 for fp32 in both workers (PyTorch's cuDNN default) */
 	int lean_headers;       /* build CUDA sources with torch/types.h for torch/extension.h (worker.py) */
 	int lite_headers;       /* build with a torch/types.h made for the sources (harness/worker/headers.py) */

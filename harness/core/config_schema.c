@@ -173,6 +173,9 @@ static const struct field eval_fields[] = {
 	  .doc = "keep the trusted reference worker alive for the next evaluation of the same problem on the device" },
 	{ "prestart_candidate", FT_BOOL, F(eval_cfg, prestart_candidate),
 	  .doc = "eval --samples: start the next candidate's sandboxed worker (Python, torch import) during this evaluation" },
+	{ "fork_server", FT_BOOL, F(eval_cfg, fork_server),
+	  .doc = "fork each candidate's sandboxed worker from one trusted process that imported torch once, instead of "
+		 "starting Python anew (docs/worker.md)" },
 	{ "tf32", FT_BOOL, F(eval_cfg, tf32),
 	  .doc = "let cuDNN and cuBLAS compute fp32 in TF32 in both workers (PyTorch's default for cuDNN); off: fp32 "
 		 "references are exact fp32, as the fp32 tolerance assumes" },

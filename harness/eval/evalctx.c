@@ -98,7 +98,8 @@ int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err)
 		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
 		.disabled = sandbox_disabled_from_env(),
 	};
-	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP, 0 };
+	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP, 0,
+				    eval_fork_server(c->e) };
 	return worker_start(&c->cand, &spec, err);
 }
 
@@ -126,7 +127,7 @@ static char *new_ref_dir(const char *refw)
 static int ref_worker_start(const struct eval_env *e, struct worker *w, const char *dir, const struct strvec *env,
 			    int kept, struct sb_error *err)
 {
-	struct worker_spec spec = { e->python, e->worker_script, dir, env->v, NULL, LOG_CAP, kept };
+	struct worker_spec spec = { e->python, e->worker_script, dir, env->v, NULL, LOG_CAP, kept, NULL };
 	return worker_start(w, &spec, err);
 }
 

@@ -2,13 +2,24 @@
  * first GPU torch sees), the workers' Python, the GPU's name, SM and L2, and the cache folder. */
 #include "evaluate.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/fs.h"
+#include "../core/log.h"
 #include "../core/python.h"
+#include "forkserver.h"
+
+struct eval_forks {
+	pthread_mutex_t mu;
+	int tried;
+	struct forkserver *fs;
+	char *dir; /* its folder (its HOME and working directory) */
+};
 
 static char *default_cache_root(void)
 {
@@ -90,10 +101,60 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	}
 	python_info_release(&py);
 	e->hash_seed = cfg->eval.hash_seed;
+	e->home = xstrdup(home);
+	if (cfg->eval.fork_server) {
+		e->forks = xcalloc(1, sizeof(*e->forks));
+		pthread_mutex_init(&e->forks->mu, NULL);
+	}
 	if ((rc = fs_mkdirs(e->cache_root, 0700)) != 0)
 		return sb_error_set(err, SB_EENV, "cannot create the cache %s: %s (set STITCHBENCH_CACHE)", e->cache_root,
 				    strerror(-rc));
 	return 0;
+}
+
+struct forkserver *eval_fork_server(const struct eval_env *e)
+{
+	if (!e->forks)
+		return NULL;
+	struct eval_forks *f = e->forks;
+	pthread_mutex_lock(&f->mu);
+	if (!f->tried) {
+		f->tried = 1;
+		char why[512] = "";
+		char *work = xstrfmt("%s/work", e->cache_root);
+		fs_mkdirs(work, 0700);
+		f->dir = xstrfmt("%s/forkserver-XXXXXX", work);
+		free(work);
+		if (!mkdtemp(f->dir)) {
+			snprintf(why, sizeof(why), "%s: %s", f->dir, strerror(errno));
+			free(f->dir);
+			f->dir = NULL;
+		} else {
+			const char *lib = getenv("STITCHBENCH_SPAWN_LIB");
+			char *spawn_lib = lib && *lib ? xstrdup(lib) : xstrfmt("%s/lib/libsbspawn.so", e->home);
+			char *script = xstrfmt("%s/harness/worker/template.py", e->home);
+			/* what every forked worker shares, read once at the interpreter's start */
+			struct strvec env = STRVEC_INIT;
+			strvec_pushf(&env, "HOME=%s", f->dir);
+			strvec_pushf(&env, "TMPDIR=%s", f->dir);
+			strvec_push(&env, "PYTHONDONTWRITEBYTECODE=1");
+			strvec_push(&env, "PYTHONUNBUFFERED=1");
+			strvec_push(&env, "LANG=C.UTF-8");
+			if (e->hash_seed >= 0)
+				strvec_pushf(&env, "PYTHONHASHSEED=%d", e->hash_seed);
+			f->fs = forkserver_start(e->python, script, spawn_lib, f->dir, env.v, why, sizeof(why));
+			strvec_clear(&env);
+			free(script);
+			free(spawn_lib);
+		}
+		if (!f->fs)
+			sb_warn(NULL, "no fork server (%s): each candidate worker starts Python and imports torch itself", why);
+		else
+			sb_trace("fork server: started, %s", f->dir);
+	}
+	struct forkserver *fs = forkserver_alive(f->fs) ? f->fs : NULL;
+	pthread_mutex_unlock(&f->mu);
+	return fs;
 }
 
 int eval_lead_us(const struct eval_env *e, const struct config *cfg)
@@ -111,6 +172,15 @@ long long eval_flush_bytes(const struct eval_env *e)
 
 void eval_env_release(struct eval_env *e)
 {
+	if (e->forks) {
+		forkserver_stop(e->forks->fs);
+		if (e->forks->dir)
+			fs_remove_tree(e->forks->dir);
+		free(e->forks->dir);
+		pthread_mutex_destroy(&e->forks->mu);
+		free(e->forks);
+	}
+	free(e->home);
 	free(e->python);
 	free(e->worker_script);
 	free(e->prof_lib);

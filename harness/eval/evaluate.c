@@ -701,6 +701,8 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
+	/* the fork server imports torch while the reference's outputs are found or made */
+	eval_fork_server(e);
 	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
 	evalctx_env(&c, 0);
@@ -738,6 +740,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		v->candidate_worker_prestarted = 1;
 	else if ((rc = evalctx_start_cand(&c, err)))
 		goto out_entry;
+	v->candidate_worker_forked = c.cand.forked;
 	sandbox_describe(&c.sb, &v->sandbox);
 	/* before any of the candidate's code runs: the reference timed in its process (procfactor.c); its
 	 * seconds go to the timing and to the reference worker, not to the build */

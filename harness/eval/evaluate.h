@@ -35,6 +35,10 @@ struct eval_env {
 							  * a candidate worker is started ahead for each, its
 							  * file-size limit sized by that problem's cached outputs */
 	int hash_seed;            /* eval.hash_seed: every worker's PYTHONHASHSEED; -1: unset */
+	char *home;               /* the checkout: harness/worker/template.py, lib/libsbspawn.so */
+	struct eval_forks *forks; /* eval.fork_server: the server candidate workers are forked from, started on
+				   * first use (eval_fork_server); NULL when off. Shared by the per-GPU copies of
+				   * this environment (run --gpus), released with it */
 };
 
 /* Resolves the device ("auto" -> cuda:0 when torch sees a GPU), the interpreter and the cache.
@@ -47,6 +51,11 @@ void eval_env_release(struct eval_env *e);
 long long eval_flush_bytes(const struct eval_env *e);
 /* eval.timing_lead_us on a GPU; 0 on the CPU, where there is no device queue to lead. */
 int eval_lead_us(const struct eval_env *e, const struct config *cfg);
+
+/* The fork server candidate workers start from (forkserver.h), started now if it is not; NULL when
+ * eval.fork_server is off or it could not start (said once, as a warning). Thread-safe. Calling it early
+ * lets its `import torch` overlap other work. */
+struct forkserver *eval_fork_server(const struct eval_env *e);
 
 /* Stops a candidate worker started ahead for an evaluation that did not come (also run at exit). */
 void eval_prestart_drain(void);

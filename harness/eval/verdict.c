@@ -295,6 +295,7 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "reference_worker_reused", json_boolean(v->reference_worker_reused));
 	json_object_set_new(o, "candidate_worker_prestarted", json_boolean(v->candidate_worker_prestarted));
 	json_object_set_new(o, "reference_worker_prestarted", json_boolean(v->reference_worker_prestarted));
+	json_object_set_new(o, "candidate_worker_forked", json_boolean(v->candidate_worker_forked));
 	json_object_set_new(o, "log_tail", jstr(v->log_tail));
 	json_object_set_new(o, "profile", v->profile ? prof_report_json(v->profile, 20) : json_null());
 	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());

@@ -132,6 +132,7 @@ struct verdict {
 	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */
 	int candidate_worker_prestarted; /* its worker was started during the previous evaluation (evalctx.c) */
 	int reference_worker_prestarted; /* the reference's too, for this problem, with nothing loaded */
+	int candidate_worker_forked; /* its worker was forked from the fork server (eval.fork_server), not exec'd */
 	char *log_tail;              /* the candidate worker's stdout/stderr tail */
 	struct prof_report *profile; /* CUPTI profile of extra timed calls (docs/profile.md); NULL: not profiled */
 	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */

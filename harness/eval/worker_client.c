@@ -28,7 +28,9 @@ int worker_start(struct worker *w, const struct worker_spec *spec, struct sb_err
 		.pre_exec = spec->sandbox ? sandbox_enter : NULL, .pre_exec_arg = (void *)spec->sandbox,
 		.outlives_thread = spec->outlives_thread && !spec->sandbox, /* never a candidate */
 	};
-	int rc = proc_start(&w->opts, &w->h);
+	/* forked when a server is up; exec'd when there is none or it cannot (then it is stopped for good) */
+	w->forked = spec->fork_server && forkserver_spawn(spec->fork_server, &w->opts, spec->sandbox, &w->h) == 0;
+	int rc = w->forked ? 0 : proc_start(&w->opts, &w->h);
 	if (rc)
 		return sb_error_set(err, SB_EENV, "cannot start the worker %s: %s", spec->script, strerror(-rc));
 	w->started = 1;

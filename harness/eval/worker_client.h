@@ -7,6 +7,7 @@
 
 #include "../core/error.h"
 #include "../core/proc.h"
+#include "forkserver.h"
 #include "sandbox.h"
 
 struct worker_spec {
@@ -17,6 +18,7 @@ struct worker_spec {
 	const struct sandbox_opts *sandbox; /* NULL: trusted (reference) worker */
 	size_t log_cap;            /* bytes of stdout/stderr kept (the tail) */
 	int outlives_thread;       /* may outlive the starting thread (proc.h); it exits when the channel closes */
+	struct forkserver *fork_server; /* fork it from here (forkserver.h); NULL, or a server that fails: exec */
 };
 
 /* Why a call did not produce a reply. */
@@ -36,6 +38,7 @@ struct worker {
 	struct strvec argv, env;
 	struct strbuf pending;     /* reply bytes read but not yet a full line */
 	int started, finished;
+	int forked;                /* started by a fork server, not exec'd */
 	double quit_at;            /* when worker_quit asked it to quit (0: not asked) */
 	double sent_at;            /* when the request now in flight was sent (for STITCHBENCH_TRACE) */
 	char sent_cmd[32];         /* and its "cmd" */

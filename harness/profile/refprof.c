@@ -42,7 +42,7 @@ static int measure(const struct eval_env *e, const struct config *cfg, const str
 	}
 	strvec_pushf(&env, "HOME=%s", dir);
 	strvec_pushf(&env, "TMPDIR=%s", dir);
-	struct worker_spec spec = { e->python, e->worker_script, dir, env.v, NULL, 64 << 10, 0 };
+	struct worker_spec spec = { e->python, e->worker_script, dir, env.v, NULL, 64 << 10, 0, NULL };
 	char *trace = xstrfmt("%s/trace", dir), *keep = xstrfmt("%s/trace", keep_dir), *msg = NULL;
 	if ((rc = worker_start(&w, &spec, err)))
 		goto out;

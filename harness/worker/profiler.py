@@ -10,17 +10,22 @@ import os
 import torch
 
 
-def _find_nvtx():
-    """torch.cuda.nvtx where this torch can emit ranges (a CUDA build with a device), else None."""
-    try:
-        if torch.cuda.is_available() and hasattr(torch._C, "_nvtx"):
-            return torch.cuda.nvtx
-    except Exception:  # a broken driver must not stop the worker; it only loses its ranges
-        pass
-    return None
+_NVTX = []  # [torch.cuda.nvtx or None], once looked up
 
 
-NVTX = _find_nvtx()
+def nvtx():
+    """torch.cuda.nvtx where this torch can emit ranges (a CUDA build with a device), else None. Looked up
+    on first use, never at import: torch.cuda.is_available() arms torch's fork guard, and the fork server
+    (template.py) imports this module and must still fork workers that can start CUDA."""
+    if not _NVTX:
+        found = None
+        try:
+            if torch.cuda.is_available() and hasattr(torch._C, "_nvtx"):
+                found = torch.cuda.nvtx
+        except Exception:  # a broken driver must not stop the worker; it only loses its ranges
+            pass
+        _NVTX.append(found)
+    return _NVTX[0]
 
 
 def nvtx_range(name):
@@ -28,13 +33,14 @@ def nvtx_range(name):
     def wrap(fn):
         @functools.wraps(fn)
         def inner(*args, **kwargs):
-            if NVTX is None:
+            nv = nvtx()
+            if nv is None:
                 return fn(*args, **kwargs)
-            NVTX.range_push(name)
+            nv.range_push(name)
             try:
                 return fn(*args, **kwargs)
             finally:
-                NVTX.range_pop()
+                nv.range_pop()
         return inner
     return wrap
 
@@ -113,10 +119,10 @@ class Profiler:
     def begin(self, stream):
         """Just before the start event of a timed call on `stream`."""
         if self.in_range:  # the previous call raised before its end
-            NVTX.range_pop()
+            nvtx().range_pop()
         self.trial += 1
-        if NVTX is not None:
-            NVTX.range_push("trial %d" % self.trial)
+        if nvtx() is not None:
+            nvtx().range_push("trial %d" % self.trial)
             self.in_range = True
         if self.active:
             if self.lib.stitchprof_trial_begin(self.trial, stream.cuda_stream or None) == 0:
@@ -130,7 +136,7 @@ class Profiler:
             self.lib.stitchprof_trial_end()
             self.open = False
         if self.in_range:
-            NVTX.range_pop()
+            nvtx().range_pop()
             self.in_range = False
 
     def reply(self):
