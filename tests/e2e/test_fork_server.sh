@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# test_fork_server.sh - eval.fork_server (docs/worker.md "The fork server"), on the CPU: a candidate's worker
-# forked from the server must find itself in the same process as an exec'd one (descriptors, environment,
-# PID namespace, credentials, capabilities, limits, what it may write, no network); how it ended must still
-# reach the verdict (a signal, through the server's status pipe); a batch forks every worker; nothing is left
-# running; and with no server (no library, or one that dies at its start) workers are exec'd as before.
+# test_fork_server.sh - eval.fork_server (docs/worker.md "The fork server"), on the CPU: an evaluation's two
+# workers are forked from the server, neither importing torch itself; a forked candidate worker must find itself
+# in the same process as an exec'd one (descriptors, environment, PID namespace, credentials, capabilities,
+# limits, what it may write, no network); how it ended must still reach the verdict (a signal, through the
+# server's status pipe); a batch forks every worker; nothing is left running; and with no server (no library,
+# or one that dies at its start) workers are exec'd as before.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
@@ -62,6 +63,18 @@ fi
 got=$(python3 -c 'import json,sys; p=json.loads(sys.argv[1]); print(p["network"], p["pid"])' "$forked" 2>&1)
 if [[ "$got" != connected* ]]; then _report ok "the forked worker reaches no network ($got)"; else
 	_report fail "the forked worker reaches no network" "$got"; fi
+
+# both workers of an evaluation are forked: the reference's (trusted, no sandbox) and the candidate's; neither
+# imported torch itself (worker.py reports torch_import 0 for a forked worker)
+STITCHBENCH_CACHE="$TMP/fresh" STITCHBENCH_TRACE=1 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${FAST[@]}"
+loads=$(grep -c "load took" <<<"$ERR_TXT")
+imports=$(grep "load took" <<<"$ERR_TXT" | grep -vc "torch_import 0.000")
+forks=$(grep -c "fork server: worker [0-9]* forked" <<<"$ERR_TXT")
+if [ "$RC" = 0 ] && [ "$forks" = 2 ] && [ "$loads" -ge 2 ] && [ "$imports" = 0 ]; then
+	_report ok "an evaluation forks its reference worker and its candidate's; neither imports torch ($loads loads)"
+else
+	_report fail "an evaluation forks its reference worker and its candidate's" "rc $RC, $forks forks, $loads loads, $imports with an import: $(grep -E 'load took|forked' <<<"$ERR_TXT")"
+fi
 
 # a signal that ends a forked worker reaches the verdict through the server's status pipe
 run_sb eval "$FIX/null_deref.py" --problem L1/2 "${FAST[@]}"
