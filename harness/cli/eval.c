@@ -27,6 +27,8 @@ const char cmd_eval_help[] =
 	"Judges a candidate (one Python file defining ModelNew) against a problem: static checks, the\n"
 	"reference's outputs (cached), the candidate in a fresh sandboxed process (build, K correctness\n"
 	"trials on fresh seeds), then paired, interleaved timing against eager PyTorch and torch.compile.\n"
+	"The workers are forked from one process that imports torch once per invocation (eval.fork_server;\n"
+	"each candidate's still a fresh process in its own sandbox; docs/worker.md).\n"
 	"On a GPU a call's time is the GPU's, its launch queued ahead (eval.timing_lead_us; 0 = KernelBench's\n"
 	"way), with the host's time per call beside it in the verdict. For a launch-heavy reference the\n"
 	"speedup vs eager is divided by a process factor, the reference timed in the candidate's worker before\n"

@@ -60,9 +60,14 @@ int forkserver_alive(struct forkserver *fs)
 static void fail(struct forkserver *fs, const char *what)
 {
 	fs->failed = 1;
-	sb_warn(NULL, "the fork server stopped (%s); candidate workers are started one by one from now on (%s)", what,
-		fs->w.log.err.len ? fs->w.log.err.buf : "no output");
 	worker_stop(&fs->w, 1);
+	/* its last line says why (a Python exception, template.py's own check) */
+	struct strbuf *e = &fs->w.log.err;
+	while (e->len && e->buf[e->len - 1] == '\n')
+		strbuf_setlen(e, e->len - 1);
+	const char *last = e->len ? strrchr(e->buf, '\n') : NULL;
+	sb_warn(NULL, "the fork server stopped (%s: %s); workers start Python and import torch themselves from now on",
+		what, e->len ? (last ? last + 1 : e->buf) : "it printed nothing");
 }
 
 /* The sandbox as the server passes it to sbspawn_child. */
