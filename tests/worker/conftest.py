@@ -12,9 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_worker(requests, timeout=120):
-    """Runs worker.py with `requests` (then quit) and returns its replies, one per request. The channel is
-    a pair of Unix sockets, as the parent makes it (proc.c)."""
+def start_on_channel(argv, **popen):
+    """Starts argv with its command channel on fds 3 (requests) and 4 (replies), a pair of Unix sockets as
+    the parent makes them (proc.c). Returns the process and our ends: (proc, requests, replies)."""
     req_parent, req_child = socket.socketpair()
     rep_parent, rep_child = socket.socketpair()
 
@@ -23,11 +23,18 @@ def run_worker(requests, timeout=120):
         os.dup2(a, 3)
         os.dup2(b, 4)
 
+    popen.setdefault("stdout", subprocess.DEVNULL)
+    popen.setdefault("stderr", subprocess.DEVNULL)
     # the dup2'd fds 3 and 4 must survive the close_fds sweep that follows preexec_fn
-    proc = subprocess.Popen([sys.executable, str(ROOT / "harness" / "worker" / "worker.py")], pass_fds=(3, 4),
-                            preexec_fn=channel, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, pass_fds=(3, 4), preexec_fn=channel, **popen)
     req_child.close()
     rep_child.close()
+    return proc, req_parent, rep_parent
+
+
+def run_worker(requests, timeout=120):
+    """Runs worker.py with `requests` (then quit) and returns its replies, one per request."""
+    proc, req_parent, rep_parent = start_on_channel([sys.executable, str(ROOT / "harness" / "worker" / "worker.py")])
     with req_parent:
         for req in requests + [{"cmd": "quit"}]:
             req_parent.sendall((json.dumps(req) + "\n").encode())

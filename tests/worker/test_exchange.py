@@ -7,14 +7,13 @@ import json
 import math
 import os
 import socket
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import ROOT, start_on_channel
+
 RELU = str(ROOT / "kernelbench" / "suite" / "level1" / "2_ReLU.py")
 sys.path.insert(0, str(ROOT / "harness" / "worker"))
 import exchange  # noqa: E402
@@ -27,18 +26,7 @@ class LiveWorker:
     """worker.py on a pair of Unix sockets, as the parent runs it (proc.c), asked one request at a time."""
 
     def __init__(self):
-        self.req, child_req = socket.socketpair()
-        self.rep, child_rep = socket.socketpair()
-
-        def channel():
-            a, b = os.dup(child_req.fileno()), os.dup(child_rep.fileno())
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-
-        self.proc = subprocess.Popen([sys.executable, str(ROOT / "harness" / "worker" / "worker.py")], pass_fds=(3, 4),
-                                     preexec_fn=channel, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        child_req.close()
-        child_rep.close()
+        self.proc, self.req, self.rep = start_on_channel([sys.executable, str(ROOT / "harness" / "worker" / "worker.py")])
         self.buf = b""
         self.fds = []
 
