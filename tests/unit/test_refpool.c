@@ -28,7 +28,7 @@ static struct refpool_item start_item(void)
 	FILE *f = fopen(wrapper, "w");
 	fprintf(f, "import sys, runpy\nsys.argv = ['fake', '10']\nrunpy.run_path('%s', run_name='__main__')\n", script);
 	fclose(f);
-	struct worker_spec spec = { python(), wrapper, it.dir, NULL, NULL, 0, 1 };
+	struct worker_spec spec = { python(), wrapper, it.dir, NULL, NULL, 0, 1, NULL };
 	struct sb_error err = { 0 };
 	assert_int_equal(worker_start(&it.w, &spec, &err), 0);
 	free(rel);

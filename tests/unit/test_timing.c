@@ -51,8 +51,8 @@ static void start_pair(struct pair *p, const char *ref_us, const char *cand_us, 
 	fprintf(f, "import sys, runpy\nsys.argv = ['fake', '%s', '%s', '%s']\nrunpy.run_path('%s', run_name='__main__')\n",
 		cand_us, penalty ? "penalty" : "none", log, p->script);
 	fclose(f);
-	struct worker_spec rs = { python(), ref_script, p->dir, p->env_ref.v, NULL, 0, 0 };
-	struct worker_spec cs = { python(), cand_script, p->dir, p->env_cand.v, NULL, 0, 0 };
+	struct worker_spec rs = { python(), ref_script, p->dir, p->env_ref.v, NULL, 0, 0, NULL };
+	struct worker_spec cs = { python(), cand_script, p->dir, p->env_cand.v, NULL, 0, 0, NULL };
 	assert_int_equal(worker_start(&p->ref, &rs, &err), 0);
 	assert_int_equal(worker_start(&p->cand, &cs, &err), 0);
 	free(shared);
