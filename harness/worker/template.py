@@ -80,6 +80,9 @@ def child(lib, parent, req, fds):
                           int(b.get("file_bytes", 0)), int(b.get("open_files", 0)), int(b.get("processes", 0)),
                           int(b.get("no_network", 0)), int(b.get("own_pids", 0)), int(b.get("landlock", 0)),
                           int(b.get("disabled", 0)))
+        # Python ignores SIGPIPE from its start (a broken pipe is an exception); the C setup reset it for an
+        # exec that does not come
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         # fds 0-4 are now the worker's; the server's sockets (fd 3 and 4 before) were replaced, so the
         # objects that wrapped them must never close them: they are left alone until os._exit
         sys.argv = [worker.__file__]

@@ -39,7 +39,7 @@ if [ "$got" = False ]; then _report ok "with it off, the worker was exec'd"; els
 forked=$(probe_of "$TMP/probe-true.json")
 execd=$(probe_of "$TMP/probe-false.json")
 if [[ "$forked" == "{"* ]] && [ "$forked" = "$execd" ]; then
-	_report ok "a forked worker finds the same process as an exec'd one (descriptors, environment, PID, credentials, limits, walls)"
+	_report ok "a forked worker finds the same process as an exec'd one (descriptors, environment, PID, credentials, limits, signals, walls)"
 else
 	_report fail "a forked worker finds the same process as an exec'd one" "$(python3 - "$forked" "$execd" <<'PY' 2>&1
 import json, sys
