@@ -15,6 +15,7 @@
 #include "../core/proc.h"
 #include "../core/python.h"
 #include "../core/suite.h"
+#include "../eval/forkserver.h"
 #include "../eval/sandbox_caps.h"
 #include "../llm/llm.h"
 #include "cli.h"
@@ -200,8 +201,7 @@ static void check_profiler(struct tally *t, const struct sb_ctx *ctx, int have_g
 /* libsbspawn (docs/worker.md "The fork server"): without it every candidate worker imports torch itself. */
 static void check_spawn_lib(struct tally *t, const struct sb_ctx *ctx, const struct config *cfg)
 {
-	const char *env = getenv("STITCHBENCH_SPAWN_LIB");
-	char *lib = env && *env ? xstrdup(env) : xstrfmt("%s/lib/libsbspawn.so", ctx->home);
+	char *lib = forkserver_lib(ctx->home);
 	void *h = access(lib, R_OK) == 0 ? dlopen(lib, RTLD_LAZY | RTLD_LOCAL) : NULL;
 	if (!cfg->eval.fork_server)
 		line(t, "ok", "forking", "off (eval.fork_server): each candidate worker starts Python itself");

@@ -166,25 +166,27 @@ static int start(const struct proc_opts *o, struct proc_handle *h, proc_spawn_fn
 {
 	/* p[4]: the status pipe of a child someone else forks */
 	int p[5][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	int npipes = o->channel ? 4 : 2, e;
+	int npipes = o->channel ? 4 : 2, e, remote = spawn != fork_exec;
 	memset(h, 0, sizeof(*h));
 	h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = h->status_fd = -1;
+	if (remote && !o->channel)
+		return -EINVAL; /* a spawner passes the channel's ends: a child without one cannot be spawned */
 	/* stdout and stderr are pipes; the command channel is a pair of Unix sockets, so that a reply can
 	 * carry a file descriptor (SCM_RIGHTS: a worker's shared outputs, DESIGN §5.4) */
 	for (int i = 0; i < npipes; i++)
 		if ((i < 2 ? pipe2(p[i], O_CLOEXEC) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[i])) != 0)
 			goto fail;
-	if (spawn != fork_exec && pipe2(p[4], O_CLOEXEC) != 0)
+	if (remote && pipe2(p[4], O_CLOEXEC) != 0)
 		goto fail;
 	h->t0 = proc_now();
 	int fds[5] = { p[0][1], p[1][1], p[2][0], p[3][1], p[4][1] };
 	h->pid = spawn(arg, o, fds);
 	if (h->pid < 0) {
-		if (spawn != fork_exec)
+		if (remote)
 			errno = EAGAIN;
 		goto fail;
 	}
-	if (spawn != fork_exec) {
+	if (remote) {
 		close(p[4][1]);
 		h->status_fd = p[4][0];
 	}
@@ -217,11 +219,6 @@ int proc_start(const struct proc_opts *o, struct proc_handle *h)
 
 int proc_start_via(const struct proc_opts *o, struct proc_handle *h, proc_spawn_fn spawn, void *arg)
 {
-	if (!o->channel) {
-		memset(h, 0, sizeof(*h));
-		h->out_fd = h->err_fd = h->cmd_fd = h->reply_fd = h->status_fd = -1;
-		return -EINVAL;
-	}
 	return start(o, h, spawn, arg);
 }
 

@@ -42,10 +42,7 @@ static void ref_env(struct strvec *env, const struct eval_env *e, const char *di
 	strvec_pushf(env, "TMPDIR=%s", dir);
 	strvec_pushf(env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", e->cache_root);
 	strvec_pushf(env, "TRITON_CACHE_DIR=%s/triton", e->cache_root);
-	strvec_push(env, "PYTHONDONTWRITEBYTECODE=1");
-	strvec_push(env, "LANG=C.UTF-8");
-	if (e->hash_seed >= 0)
-		strvec_pushf(env, "PYTHONHASHSEED=%d", e->hash_seed);
+	eval_python_env(env, e);
 	if (!ahead)
 		device_env(env, e);
 }
@@ -64,16 +61,10 @@ void evalctx_env(struct eval_ctx *c, int ahead)
 	/* build for the device's architecture only (DESIGN §5.3) */
 	if (c->e->sm[0])
 		strvec_pushf(&c->cand_env, "TORCH_CUDA_ARCH_LIST=%c.%s", c->e->sm[0], c->e->sm + 1);
-	strvec_push(&c->cand_env, "PYTHONDONTWRITEBYTECODE=1");
-	strvec_push(&c->cand_env, "PYTHONUNBUFFERED=1");
-	strvec_push(&c->cand_env, "LANG=C.UTF-8");
+	eval_python_env(&c->cand_env, c->e);
 	if (!ahead)
 		device_env(&c->cand_env, c->e);
 	ref_env(&c->ref_env, c->e, c->ref_dir, 0); /* its reference worker starts with its evaluation */
-	/* One hash seed for both: Python's per-process random seed gives each process its own dict and
-	 * string-hash layout, and with it, for a host-bound model, its own speed of attribute lookups. */
-	if (c->e->hash_seed >= 0)
-		strvec_pushf(&c->cand_env, "PYTHONHASHSEED=%d", c->e->hash_seed);
 }
 
 /* ---------- the candidate worker ---------- */

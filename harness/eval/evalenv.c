@@ -112,6 +112,17 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	return 0;
 }
 
+void eval_python_env(struct strvec *env, const struct eval_env *e)
+{
+	strvec_push(env, "PYTHONDONTWRITEBYTECODE=1");
+	strvec_push(env, "PYTHONUNBUFFERED=1");
+	strvec_push(env, "LANG=C.UTF-8");
+	/* one hash seed for both workers: Python's per-process random seed gives each process its own dict and
+	 * string-hash layout, and with it, for a host-bound model, its own speed of attribute lookups */
+	if (e->hash_seed >= 0)
+		strvec_pushf(env, "PYTHONHASHSEED=%d", e->hash_seed);
+}
+
 struct forkserver *eval_fork_server(const struct eval_env *e)
 {
 	if (!e->forks)
@@ -130,18 +141,13 @@ struct forkserver *eval_fork_server(const struct eval_env *e)
 			free(f->dir);
 			f->dir = NULL;
 		} else {
-			const char *lib = getenv("STITCHBENCH_SPAWN_LIB");
-			char *spawn_lib = lib && *lib ? xstrdup(lib) : xstrfmt("%s/lib/libsbspawn.so", e->home);
+			char *spawn_lib = forkserver_lib(e->home);
 			char *script = xstrfmt("%s/harness/worker/template.py", e->home);
 			/* what every forked worker shares, read once at the interpreter's start */
 			struct strvec env = STRVEC_INIT;
 			strvec_pushf(&env, "HOME=%s", f->dir);
 			strvec_pushf(&env, "TMPDIR=%s", f->dir);
-			strvec_push(&env, "PYTHONDONTWRITEBYTECODE=1");
-			strvec_push(&env, "PYTHONUNBUFFERED=1");
-			strvec_push(&env, "LANG=C.UTF-8");
-			if (e->hash_seed >= 0)
-				strvec_pushf(&env, "PYTHONHASHSEED=%d", e->hash_seed);
+			eval_python_env(&env, e);
 			f->fs = forkserver_start(e->python, script, spawn_lib, f->dir, env.v, why, sizeof(why));
 			strvec_clear(&env);
 			free(script);

@@ -5,6 +5,7 @@
 
 #include "../core/config.h"
 #include "../core/error.h"
+#include "../core/strbuf.h"
 #include "../core/types.h"
 #include "verdict.h"
 
@@ -51,6 +52,11 @@ void eval_env_release(struct eval_env *e);
 long long eval_flush_bytes(const struct eval_env *e);
 /* eval.timing_lead_us on a GPU; 0 on the CPU, where there is no device queue to lead. */
 int eval_lead_us(const struct eval_env *e, const struct config *cfg);
+
+/* What every worker's Python reads once, at its start: no bytecode files, unbuffered output, a UTF-8
+ * locale and PYTHONHASHSEED (eval.hash_seed). The fork server gets the same, as its forks cannot change
+ * them afterwards. */
+void eval_python_env(struct strvec *env, const struct eval_env *e);
 
 /* The fork server candidate workers start from (forkserver.h), started now if it is not; NULL when
  * eval.fork_server is off or it could not start (said once, as a warning). Thread-safe. Calling it early

@@ -5,8 +5,6 @@
  * In the forked child it calls sbspawn_child(), which does what proc_start's child does before its
  * exec: the same code (proc_child_setup and sandbox_enter), so a forked worker is confined exactly as
  * an exec'd one, down to the descriptors: it keeps 0-4 and closes the rest, as there is no exec to. */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

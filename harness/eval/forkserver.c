@@ -28,6 +28,12 @@ struct forkserver {
 	struct strvec env;
 };
 
+char *forkserver_lib(const char *home)
+{
+	const char *env = getenv("STITCHBENCH_SPAWN_LIB");
+	return env && *env ? xstrdup(env) : xstrfmt("%s/lib/libsbspawn.so", home);
+}
+
 struct forkserver *forkserver_start(const char *python, const char *template_script, const char *spawn_lib,
 				    const char *dir, const char *const *env, char *why, size_t whylen)
 {

@@ -9,6 +9,9 @@
 
 struct forkserver;
 
+/* The library a forked child runs (lib/libsbspawn.so under home, or $STITCHBENCH_SPAWN_LIB); allocated. */
+char *forkserver_lib(const char *home);
+
 /* Starts the server (python -u template.py, trusted: no sandbox) with the allow-listed environment
  * plus `env` (NAME=value, NULL-terminated; what every worker it forks shares: PYTHONHASHSEED is read
  * once, at its start). Does not wait for its `import torch`: the first spawn does. NULL when it cannot

@@ -27,8 +27,7 @@ int refworker_start(struct refworker *r, const struct eval_env *e, const char *t
 	strvec_pushf(&r->env, "TMPDIR=%s", r->dir);
 	strvec_pushf(&r->env, "TORCHINDUCTOR_CACHE_DIR=%s/inductor", e->cache_root);
 	strvec_pushf(&r->env, "TRITON_CACHE_DIR=%s/triton", e->cache_root);
-	if (e->hash_seed >= 0) /* as in the evaluation's workers (evalctx_env) */
-		strvec_pushf(&r->env, "PYTHONHASHSEED=%d", e->hash_seed);
+	eval_python_env(&r->env, e); /* as in the evaluation's workers */
 	struct worker_spec spec = { e->python, e->worker_script, r->dir, r->env.v, NULL, 64 << 10, 0, NULL };
 	return worker_start(&r->w, &spec, err);
 }

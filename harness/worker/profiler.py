@@ -10,22 +10,17 @@ import os
 import torch
 
 
-_NVTX = []  # [torch.cuda.nvtx or None], once looked up
-
-
+@functools.lru_cache(maxsize=None)
 def nvtx():
     """torch.cuda.nvtx where this torch can emit ranges (a CUDA build with a device), else None. Looked up
     on first use, never at import: torch.cuda.is_available() arms torch's fork guard, and the fork server
     (template.py) imports this module and must still fork workers that can start CUDA."""
-    if not _NVTX:
-        found = None
-        try:
-            if torch.cuda.is_available() and hasattr(torch._C, "_nvtx"):
-                found = torch.cuda.nvtx
-        except Exception:  # a broken driver must not stop the worker; it only loses its ranges
-            pass
-        _NVTX.append(found)
-    return _NVTX[0]
+    try:
+        if torch.cuda.is_available() and hasattr(torch._C, "_nvtx"):
+            return torch.cuda.nvtx
+    except Exception:  # a broken driver must not stop the worker; it only loses its ranges
+        pass
+    return None
 
 
 def nvtx_range(name):
