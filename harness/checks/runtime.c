@@ -2,6 +2,8 @@
  * made, into findings with a message that says what was seen and what to do instead (docs/checks.md). */
 #include "runtime.h"
 
+#include <math.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,4 +293,26 @@ void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, stru
 				"held NaN; the same call without it did not: the kernel reads memory it never wrote, which "
 				"held usable values by luck (zeros, or a result left by an earlier call); initialise or "
 				"write every element", seed);
+}
+
+void rt_rule_trusted_clock(double reported, double trusted, double trusted_hi, double cand_overhead_us,
+			   double ref_overhead_us, struct rt_findings *f)
+{
+	if (!(reported > 0) || !isfinite(trusted_hi) || reported <= RT_TRUSTED_SLACK * trusted_hi)
+		return;
+	rt_findings_add(f, "H08", "the times the candidate's process reported give %.2fx, but the parent's own clock around "
+			"its timed calls allows %.2fx (at most %.2fx): its blocks spent %.0f us per call outside the calls "
+			"they reported, the reference's %.0f us; the reported times are not what the calls took (times "
+			"rewritten, or work done outside the timed calls)", reported, trusted, trusted_hi, cand_overhead_us,
+			ref_overhead_us);
+}
+
+void rt_rule_repeats(size_t n, double ratio_repeat, double ratio_fresh, struct rt_findings *f)
+{
+	if (n < RT_REPEAT_MIN || !(ratio_fresh > 0) || ratio_repeat <= RT_REPEAT_FACTOR * ratio_fresh)
+		return;
+	rt_findings_add(f, "H11", "timed calls on inputs it had already seen ran %.1fx as fast relative to the reference "
+			"(%.2fx against %.2fx on new inputs, %zu repeated calls): it keeps results by content and answers "
+			"a repeat without computing it; compute every call", ratio_repeat / ratio_fresh, ratio_repeat,
+			ratio_fresh, n);
 }

@@ -96,5 +96,18 @@ void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const 
 /* H09: with freed device memory poisoned, the second run on the first trial's inputs held NaN where the
  * first run's output did not (the first run passed: passes_without). */
 void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct rt_findings *f);
+/* H08 by the parent's clock (struct trusted_clock): the speedup the candidate's process reported is more
+ * than RT_TRUSTED_SLACK times the upper end of what the parent's own clock around its timed blocks allows.
+ * The slack covers what the clock's bootstrap interval does not: the median of ratios against a ratio of
+ * sums, and how differently two processes run the same harness code. */
+#define RT_TRUSTED_SLACK 1.5
+void rt_rule_trusted_clock(double reported, double trusted, double trusted_hi, double cand_overhead_us,
+			   double ref_overhead_us, struct rt_findings *f);
+/* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their median
+ * pair ratio more than RT_REPEAT_FACTOR times the other calls' means the candidate answers contents it has
+ * seen faster than new ones: it keeps results by content. */
+#define RT_REPEAT_MIN 4
+#define RT_REPEAT_FACTOR 2.0
+void rt_rule_repeats(size_t n, double ratio_repeat, double ratio_fresh, struct rt_findings *f);
 
 #endif

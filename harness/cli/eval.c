@@ -18,6 +18,7 @@
 #include "../core/suite.h"
 #include "../agents/judge.h"
 #include "../eval/evaluate.h"
+#include "../eval/seeds.h"
 #include "../store/store.h"
 #include "cli.h"
 
@@ -53,6 +54,9 @@ const char cmd_eval_help[] =
 	"                            fp32 1e-4 and fp16/bf16 1e-2, or 1e-2 everywhere (eval.tolerance)\n"
 	"   --timeout S              wall-clock limit per evaluation (eval.timeout_s, default 1800)\n"
 	"   --no-compile             skip the torch.compile side of the timing (eval.compile=false)\n"
+	"   --seeds VERDICT|SECRET   replay an evaluation: the input seeds of a verdict JSON file (its\n"
+	"                            seeds.secret) or that secret itself; otherwise every evaluation draws\n"
+	"                            a fresh secret from the kernel's CSPRNG, and the verdict records it\n"
 	"   --json                   print the verdict JSON instead of the text\n"
 	"   -o, --output FILE        --samples: the JSONL file to append verdicts to\n"
 	"   --run RUN_ID             --samples: also store the verdicts in run RUN_ID (output.run_id)\n"
@@ -76,12 +80,12 @@ const char cmd_eval_help[] =
 
 struct eval_args {
 	struct config_opts cfg;
-	const char *candidate, *problem, *samples, *output, *run;
+	const char *candidate, *problem, *samples, *output, *run, *seeds;
 	int json, keep, help;
 };
 
 enum { OPT_JSON = 1000, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
-       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN };
+       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN, OPT_SEEDS };
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_error *err)
 {
@@ -93,7 +97,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		{ "tolerance", required_argument, NULL, OPT_TOL }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "samples", required_argument, NULL, OPT_SAMPLES }, { "output", required_argument, NULL, 'o' },
 		{ "keep-workdir", no_argument, NULL, OPT_KEEP }, { "no-compile", no_argument, NULL, OPT_NO_COMPILE },
-		{ "run", required_argument, NULL, OPT_RUN },
+		{ "run", required_argument, NULL, OPT_RUN }, { "seeds", required_argument, NULL, OPT_SEEDS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -117,6 +121,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		case OPT_KEEP: a->keep = 1; break;
 		case OPT_NO_COMPILE: strvec_push(&a->cfg.sets, "eval.compile=false"); break;
 		case OPT_RUN: a->run = optarg; strvec_pushf(&a->cfg.sets, "output.run_id=%s", optarg); break;
+		case OPT_SEEDS: a->seeds = optarg; break;
 		default:
 			return sb_error_set(err, SB_EINPUT, "eval: option '%s' %s; see 'stitchbench help eval'", argv[optind - 1],
 					    c == ':' ? "needs a value" : "is not known");
@@ -135,7 +140,36 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 				    "printed (--json for JSON)");
 	if (a->candidate && !a->problem)
 		return sb_error_set(err, SB_EINPUT, "eval: which problem? add --problem L<level>/<id>, e.g. --problem L1/19");
+	if (a->seeds && a->samples)
+		return sb_error_set(err, SB_EINPUT, "eval: --seeds replays one evaluation: give it with one CANDIDATE.py");
 	return 0;
+}
+
+/* --seeds: a verdict JSON file (its seeds.secret) or the secret itself, into secret[33]. */
+static int replay_secret(const char *arg, char *secret, struct sb_error *err)
+{
+	struct eval_seeds s;
+	const char *text = arg;
+	json_t *j = NULL;
+	struct stat st;
+	if (stat(arg, &st) == 0) {
+		json_error_t jerr;
+		if (!(j = json_load_file(arg, 0, &jerr)))
+			return sb_error_set(err, SB_EINPUT, "eval --seeds %s:%d:%d: %s", arg, jerr.line, jerr.column, jerr.text);
+		text = json_string_value(json_object_get(json_object_get(j, "seeds"), "secret"));
+		if (!text) {
+			json_decref(j);
+			return sb_error_set(err, SB_EINPUT, "eval --seeds %s: the verdict has no seeds.secret (verdicts record it "
+					    "since the seeds are drawn per evaluation)", arg);
+		}
+	}
+	int rc = eval_seeds_parse(&s, text, err);
+	if (rc == 0)
+		eval_seeds_hex(&s, secret);
+	else
+		sb_error_prefix(err, "eval --seeds");
+	json_decref(j);
+	return rc;
 }
 
 /* ---------- one file ---------- */
@@ -167,6 +201,11 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
+	if (a->seeds && replay_secret(a->seeds, env.replay_seeds, &err)) {
+		eval_env_release(&env);
+		judge_close(&judge);
+		return cli_fail(ctx, &err);
+	}
 	char *abs = realpath(a->candidate, NULL);
 	int rc = evaluate(&env, cfg, p, abs, &v, &err);
 	free(abs);

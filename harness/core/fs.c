@@ -2,6 +2,7 @@
  * candidate planted in its work folder is removed itself, never followed. */
 #include "fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -49,6 +50,69 @@ int fs_remove_tree(const char *path)
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : -errno;
 	return nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), out = -1, rc = 0;
+	if (in < 0)
+		return -errno;
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode & 0777)) < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	char buf[1 << 16];
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : 0;
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				rc = -errno;
+				break;
+			}
+			off += w;
+		}
+		if (rc)
+			break;
+	}
+	close(in);
+	if (close(out) != 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+int fs_copy_tree(const char *src, const char *dst)
+{
+	struct stat st;
+	if (lstat(src, &st) != 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return copy_file(src, dst, st.st_mode);
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	int rc = fs_mkdirs(dst, 0700);
+	DIR *d = rc ? NULL : opendir(src);
+	if (!d)
+		return rc ? rc : -errno;
+	for (struct dirent *de; rc == 0 && (de = readdir(d));) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *s = xstrfmt("%s/%s", src, de->d_name), *t = xstrfmt("%s/%s", dst, de->d_name);
+		rc = fs_copy_tree(s, t);
+		free(s);
+		free(t);
+	}
+	closedir(d);
+	return rc;
 }
 
 int fs_write_atomic(const char *path, const void *data, size_t len)

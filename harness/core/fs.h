@@ -11,6 +11,10 @@ int fs_mkdirs(const char *path, mode_t mode);
 /* rm -rf, never following symlinks out of the tree; returns 0 or -errno of the first failure. */
 int fs_remove_tree(const char *path);
 
+/* cp -r of regular files and folders (symlinks and anything else are left out), into dst, created;
+ * returns 0 or -errno of the first failure. */
+int fs_copy_tree(const char *src, const char *dst);
+
 /* Writes path through a temporary file in its folder (created), fsync'ed, renamed over it and the
  * folder fsync'ed, so a reader or a crash never sees half a file; returns 0 or -errno. */
 int fs_write_atomic(const char *path, const void *data, size_t len);

@@ -12,6 +12,7 @@
 #include "evaluate.h"
 #include "outputs.h"
 #include "rtchecks.h"
+#include "seeds.h"
 #include "verdict.h"
 #include "worker_client.h"
 
@@ -22,7 +23,7 @@ struct eval_ctx {
 	const struct config *cfg;
 	const struct problem *p;
 	struct verdict *v;
-	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw;
+	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw, *hidden_ext;
 	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
 	struct strvec cand_env, ref_env;
 	struct sandbox_opts sb;
@@ -36,8 +37,9 @@ struct eval_ctx {
 	json_t *ref_timing_inputs;   /* its timing inputs' fingerprints, drawn during its early load */
 	const char *ref_entry;       /* the reference cache entry (folder) of this evaluation, or NULL */
 	int launch_heavy_recorded;   /* what that entry recorded when the evaluation began: 1, 0, -1 nothing */
-	uint32_t *seeds;
-	uint32_t rot_seeds[2];       /* the rotation check's two input sets (reference outputs cached too) */
+	struct eval_seeds secret;    /* every input seed of this evaluation derives from it (seeds.h) */
+	uint32_t *seeds;             /* the correctness trials' seeds, then the rotation's two */
+	uint32_t rot_seeds[2];       /* the rotation check's two input sets */
 	long long out_bytes;
 	struct rt_session rt;
 	struct eval_ctx *adopted;    /* the prestarted worker's context (its folders), released with this one */
@@ -102,21 +104,38 @@ void eval_apply_process_factor(struct timing_result *t);
 void eval_record_launch_heavy(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */
-uint32_t *eval_seeds(const struct config *cfg);
+uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *secret);
 /* The reference cache entry (folder) of this problem under these settings (refcache.h; to free). */
-char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
-			  const uint32_t *seeds);
+char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p);
+
+/* The candidate file as the worker imports it: a copy in its own folder (c->cand_dir/candidate.py), of
+ * exactly the bytes whose hash is `sha256` (the checked file's). NULL with err when they differ (the file
+ * changed since it was checked) or cannot be copied. */
+char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, const char *sha256, struct sb_error *err);
+
+/* build.c: the folder the trusted builder publishes the candidate's build in, under the key of its exact
+ * bytes and the build settings (NULL when the file cannot be read; to free); whether it is there. */
+char *eval_build_dir(const struct eval_env *e, const struct config *cfg, const char *candidate_path);
+int eval_build_published(const char *build_dir);
+/* Builds the candidate unless its build is published: eval_prebuild without the static checks, and with
+ * the builder's account of its builds (*builds, NULL when nothing was built now). */
+int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
+	       int *ok, char **msg, char **detail, json_t **builds, struct sb_error *err);
 
 /* trials.c: the correctness trials (0; 1: the verdict is decided; -1: a harness error), their
  * judgement (the first failing trial names the verdict), and the runtime checks' means of calling. */
-int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err);
+int eval_run_trials(struct eval_ctx *c, double deadline, struct sb_error *err);
 /* Compares a call's outputs (candpath) with the reference's (refpath) into t: 0, 1 (the candidate's are
  * unreadable: the verdict says why) or -1 (ours are: a harness error); *keep, if not NULL, gets the
  * comparison for the runtime checks (the caller releases it). */
 int eval_compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
 		       struct outputs_cmp *keep, struct sb_error *err);
 void eval_judge_trials(struct eval_ctx *c);
-struct rt_io eval_runtime_io(struct eval_ctx *c, json_t *meta, double deadline);
+struct rt_io eval_runtime_io(struct eval_ctx *c, double deadline);
+
+/* timedcheck.c: every timed call checked, call by call, against the reference's (timing.h). */
+struct timed_check;
+void eval_timed_check(struct eval_ctx *c, struct timed_check *chk);
 
 /* eval.prestart_candidate: starts candidate workers for the next two evaluations (eval_env.next_problems)
  * where none was started yet; the next evaluation adopts the oldest (evalctx_adopt). */
@@ -129,8 +148,9 @@ void evalctx_prestart_settle(double deadline);
 int evalctx_adopt(struct eval_ctx *c, double deadline);
 
 /* Sends req (stolen) to the trusted reference worker and reads its reply; a failure is the problem's or
- * the machine's (err), never the candidate's. */
+ * the machine's (err), never the candidate's. eval_ref_reply reads the reply of a request sent before. */
 int eval_ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stage, struct sb_error *err);
+int eval_ref_reply(struct worker *w, json_t **reply, const char *stage, struct sb_error *err);
 /* o's string member key, or dflt. */
 const char *jstr_or(json_t *o, const char *key, const char *dflt);
 

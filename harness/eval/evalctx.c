@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../core/fs.h"
+#include "../core/sha256.h"
 #include "refcache.h"
 #include "refpool.h"
 
@@ -81,17 +82,66 @@ long long evalctx_cand_file_bytes(const struct eval_ctx *c)
 	return limit < (256LL << 20) ? (256LL << 20) : limit;
 }
 
+/* The candidate's memory limit on the CPU: three quarters of the machine's memory, so a runaway
+ * allocation fails in the candidate (a verdict) rather than the machine failing under everything; none on
+ * a GPU, where CUDA reserves address space far beyond what it uses. */
+static long long memory_limit(const struct eval_ctx *c)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+	if (strcmp(c->e->device, "cpu") || pages <= 0 || size <= 0)
+		return 0;
+	return (long long)pages * size / 4 * 3;
+}
+
+static int under_tmp(const char *path)
+{
+	char *real = path ? realpath(path, NULL) : NULL;
+	int in = real ? !strncmp(real, "/tmp/", 5) : path && !strncmp(path, "/tmp/", 5);
+	free(real);
+	return in;
+}
+
+/* Whether the candidate's worker may get a /tmp of its own: nothing it reads lives there (its folder and
+ * the cache, the worker and the interpreter, the problems; its candidate is copied into its folder). */
+static int tmp_can_be_private(const struct eval_ctx *c)
+{
+	if (under_tmp(c->e->cache_root) || under_tmp(c->e->worker_script) || under_tmp(c->e->python) ||
+	    under_tmp(c->e->home) || under_tmp(c->p->path))
+		return 0;
+	for (int k = 0; k < EVAL_AHEAD; k++)
+		if (c->e->next_problems[k] && under_tmp(c->e->next_problems[k]->path))
+			return 0;
+	return 1;
+}
+
 int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err)
 {
 	c->sb = (struct sandbox_opts){
 		.workdir = c->cand_dir, .write_dirs = c->writable, .hidden = c->hidden,
 		.cpu_seconds = 4 * c->cfg->eval.timeout_s + 60, .file_bytes = c->spawn_file_bytes ? c->spawn_file_bytes : evalctx_cand_file_bytes(c),
-		.open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1, .landlock = 1,
+		.address_space = memory_limit(c), .open_files = 4096, .processes = 4096, .no_network = 1, .own_pids = 1,
+		.private_tmp = tmp_can_be_private(c), .landlock = 1,
 		.disabled = sandbox_disabled_from_env(),
 	};
 	struct worker_spec spec = { c->e->python, c->e->worker_script, c->cand_dir, c->cand_env.v, &c->sb, LOG_CAP, 0,
 				    eval_fork_server(c->e) };
 	return worker_start(&c->cand, &spec, err);
+}
+
+char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, const char *sha256, struct sb_error *err)
+{
+	char *copy = xstrfmt("%s/candidate.py", c->cand_dir), hex[65];
+	int rc = fs_copy_tree(candidate_path, copy);
+	if (rc) {
+		sb_error_set(err, SB_EIO, "cannot copy %s for the candidate's worker: %s", candidate_path, strerror(-rc));
+	} else if (sha256_file_hex(copy, hex) || strcmp(hex, sha256)) {
+		sb_error_set(err, SB_EINPUT, "%s changed while it was evaluated (its bytes are no longer those checked)",
+			     candidate_path);
+	} else {
+		return copy;
+	}
+	free(copy);
+	return NULL;
 }
 
 /* ---------- the reference worker's folder, and all the folders ---------- */
@@ -165,13 +215,16 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
 		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work: %s", c->e->cache_root,
 				    strerror(errno));
 	c->cand_dir = xstrfmt("%s/cand", c->workdir);
-	c->ext_dir = xstrfmt("%s/ext", c->e->cache_root);
+	/* its own build folder: the builder's (published from there, build.c) or a private copy of the
+	 * published build; the cache of builds is hidden from every candidate worker */
+	c->ext_dir = xstrfmt("%s/ext", c->cand_dir);
+	c->hidden_ext = xstrfmt("%s/ext", c->e->cache_root);
 	c->hidden_ref = xstrfmt("%s/ref", c->e->cache_root);
 	/* kept reference workers live in folders of their own under refw/, hidden from every candidate */
 	c->hidden_refw = xstrfmt("%s/refw", c->e->cache_root);
 	char *tmp = xstrfmt("%s/tmp", c->cand_dir);
-	int rc = fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ref, 0700) ||
-		 fs_mkdirs(c->hidden_refw, 0700);
+	int rc = fs_mkdirs(tmp, 0700) || fs_mkdirs(c->ext_dir, 0700) || fs_mkdirs(c->hidden_ext, 0700) ||
+		 fs_mkdirs(c->hidden_ref, 0700) || fs_mkdirs(c->hidden_refw, 0700);
 	free(tmp);
 	if (rc)
 		return sb_error_set(err, SB_EENV, "cannot create work folders under %s: %s", c->e->cache_root, strerror(errno));
@@ -181,9 +234,9 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
 	 * those made after a prestarted candidate worker started */
 	c->hidden[0] = c->hidden_ref;
 	c->hidden[1] = c->hidden_refw;
-	c->hidden[2] = NULL;
-	c->writable[0] = c->ext_dir;
-	c->writable[1] = NULL;
+	c->hidden[2] = c->hidden_ext;
+	c->hidden[3] = NULL;
+	c->writable[0] = NULL; /* its folder (the sandbox's workdir) holds everything it may write */
 	return 0;
 }
 
@@ -228,6 +281,7 @@ void evalctx_release(struct eval_ctx *c)
 	free(c->ext_dir);
 	free(c->hidden_ref);
 	free(c->hidden_refw);
+	free(c->hidden_ext);
 	free(c->pool_key);
 	free(c->seeds);
 	rt_session_release(&c->rt);
@@ -318,7 +372,7 @@ void evalctx_retire(struct eval_ctx *c, char **log_tail)
 /* ---------- the candidate worker started ahead ---------- */
 
 /* The largest output a spare's candidate may write: its problem's (the k-th next evaluation's), when
- * that problem's expected outputs are in the cache, else this one's (a batch is sorted by problem: the
+ * that problem's facts are in the cache, else this one's (a batch is sorted by problem: the
  * next one is most often the same). A spare whose file-size limit is too small for its problem is
  * dropped at adoption, so guessing low costs the head start and never the limit (SPARE_FILE_BYTES makes
  * that rare). */
@@ -330,14 +384,12 @@ static long long spare_out_bytes(const struct eval_ctx *c, const struct problem 
 	long long out = c->out_bytes;
 	if (!next || next == c->p)
 		return out;
-	uint32_t *seeds = eval_seeds(c->cfg);
-	char *entry = eval_refcache_entry(c->e, c->cfg, next, seeds);
+	char *entry = eval_refcache_entry(c->e, c->cfg, next);
 	json_t *meta = refcache_lookup(entry);
 	if (meta)
 		out = json_integer_value(json_object_get(meta, "output_bytes_max"));
 	json_decref(meta);
 	free(entry);
-	free(seeds);
 	return out;
 }
 
@@ -469,6 +521,8 @@ int evalctx_adopt(struct eval_ctx *c, double deadline)
 	c->sb.file_bytes = evalctx_cand_file_bytes(c); /* what its `load` sets */
 	free(c->cand_dir);
 	c->cand_dir = xstrdup(n->cand_dir);
+	free(c->ext_dir);
+	c->ext_dir = xstrdup(n->ext_dir);
 	c->adopted = n;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "refcache.h"
 #include "refpool.h"
 #include "rtchecks.h"
+#include "seeds.h"
 #include "timing.h"
 #include "worker_client.h"
 
@@ -121,7 +122,7 @@ int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline
 
 /* The reply to a request sent to the trusted reference; a failure is the problem's or the machine's,
  * not the candidate's. */
-static int ref_reply(struct worker *w, json_t **reply, const char *stage, struct sb_error *err)
+int eval_ref_reply(struct worker *w, json_t **reply, const char *stage, struct sb_error *err)
 {
 	struct worker_fault f;
 	if (worker_receive(w, reply, proc_now() + REF_TIMEOUT_S, &f))
@@ -144,7 +145,7 @@ int eval_ref_ask(struct worker *w, json_t *req, json_t **reply, const char *stag
 	json_decref(req);
 	if (rc)
 		return sb_error_set(err, SB_EENV, "the reference worker failed while %s: %s", stage, f.what);
-	return ref_reply(w, reply, stage, err);
+	return eval_ref_reply(w, reply, stage, err);
 }
 
 json_t *eval_load_request(const struct eval_env *e, const struct config *cfg, const struct problem *p,
@@ -228,7 +229,7 @@ static int ref_settle(struct eval_ctx *c, struct sb_error *err)
 	if (!c->ref_compile_pending)
 		return 0;
 	c->ref_compile_pending = 0;
-	if (ref_reply(&c->ref, &reply, "compiling the problem with torch.compile", err))
+	if (eval_ref_reply(&c->ref, &reply, "compiling the problem with torch.compile", err))
 		return -1;
 	c->ref_compiled = json_is_true(json_object_get(reply, "compile_available"));
 	json_decref(reply);
@@ -240,7 +241,7 @@ int eval_load_ref(struct eval_ctx *c, struct sb_error *err)
 	json_t *reply;
 	if (c->ref_loaded)
 		return ref_settle(c, err);
-	int rc = c->ref_load_pending ? ref_reply(&c->ref, &reply, "loading the problem", err)
+	int rc = c->ref_load_pending ? eval_ref_reply(&c->ref, &reply, "loading the problem", err)
 				     : eval_ref_ask(&c->ref, eval_load_request(c->e, c->cfg, c->p, NULL, NULL, ref_compiles_at_load(c), 0),
 					       &reply, "loading the problem", err);
 	c->ref_load_pending = 0;
@@ -268,96 +269,51 @@ static void load_ref_begin(struct eval_ctx *c)
 	/* off the evaluation's path: torch.compile's first call, and the timing inputs (run_timing) */
 	if (ref_compiles_at_load(c))
 		json_object_set_new(req, "warm", json_true());
-	json_object_set_new(req, "timing_setup", timing_setup_request(TIMING_SETS, (uint32_t)c->cfg->eval.seed,
-								      eval_flush_bytes(c->e)));
+	struct timing_plan plan;
+	eval_timing_plan(c, &plan);
+	if (c->cfg->eval.perf_trials > 0)
+		json_object_set_new(req, "timing_setup", timing_setup_request(&plan));
 	if (worker_send(&c->ref, req, &f) == 0)
 		c->ref_load_pending = 1;
 	json_decref(req);
 }
 
-/* Runs the reference on every correctness seed and on the rotation check's two seeds into a fresh
- * cache entry; its meta keeps the input fingerprints, the reference's own call facts (the runtime rules
- * compare the candidate's with them) and the bytes a call moves. */
-static json_t *fill_refcache(struct eval_ctx *c, const char *entry, struct sb_error *err)
+/* The problem's facts (refcache.h), found with this evaluation's first trial seed: the bytes its outputs
+ * take, the bytes a call moves, and whether it repeats itself under a seed (run twice and compared: a
+ * reference that does not makes a candidate's second run, H19, meaningless). Published as a fresh cache
+ * entry; the outputs themselves are dropped, since no later evaluation draws these seeds. */
+static json_t *fill_problem_facts(struct eval_ctx *c, const char *entry, struct sb_error *err)
 {
 	char *tmp = xstrfmt("%s.tmp-%d", entry, (int)getpid());
-	json_t *meta = json_object(), *inputs = json_array(), *facts = json_array(), *rot = json_array(), *reply;
-	long long max_bytes = 0, moved = 0;
-	int ntrials = c->cfg->eval.trials;
-	fs_mkdirs(tmp, 0700);
-	for (int k = 0; k < ntrials + 2; k++) {
-		char *out = k < ntrials ? xstrfmt("%s/trial_%d.safetensors", tmp, k) : xstrfmt("%s/rot_%d.safetensors", tmp, k - ntrials);
-		uint32_t seed = k < ntrials ? c->seeds[k] : c->rot_seeds[k - ntrials];
-		json_t *req = json_pack("{s:s, s:I}", "cmd", "run", "seed", (json_int_t)seed);
-		if (!xchg_shared(c)) /* shared: the reference worker computes them again when they are compared */
-			json_object_set_new(req, "out", json_string(out));
-		free(out);
-		if (eval_ref_ask(&c->ref, req, &reply, "computing the expected outputs", err)) {
-			json_decref(meta);
-			json_decref(inputs);
-			json_decref(facts);
-			json_decref(rot);
-			free(tmp);
-			return NULL;
-		}
-		json_array_append(k < ntrials ? inputs : rot, json_object_get(reply, "inputs_before"));
-		if (k < ntrials)
-			json_array_append_new(facts, json_pack("{s:O, s:O, s:O}", "outputs", json_object_get(reply, "outputs"),
-							       "inputs_storage", json_object_get(reply, "inputs_storage"),
-							       "params_storage", json_object_get(reply, "params_storage")));
-		long long bytes = 0, io = rt_io_bytes(reply);
-		size_t i;
-		json_t *o;
-		json_array_foreach(json_object_get(reply, "outputs"), i, o) {
-			long long n = 1;
-			size_t d;
-			json_t *dim;
-			json_array_foreach(json_object_get(o, "shape"), d, dim)
-				n *= json_integer_value(dim);
-			bytes += n * 8; /* an upper bound on any dtype's size */
-		}
-		if (bytes > max_bytes)
-			max_bytes = bytes;
-		if (io > moved)
-			moved = io;
-		json_decref(reply);
-	}
-	/* the first seed once more: a reference that does not repeat itself under a seed makes a candidate's
-	 * second run (H19) meaningless */
-	char *again = xstrfmt("%s/again_0.safetensors", tmp), *first = xstrfmt("%s/trial_0.safetensors", tmp);
+	char *first = xchg_shared(c) ? xstrdup("ref/facts_0") : xstrfmt("%s/facts_0.safetensors", c->ref_dir);
+	char *again = xchg_shared(c) ? xstrdup("ref/facts_1") : xstrfmt("%s/facts_1.safetensors", c->ref_dir);
+	json_t *meta = NULL, *reply = NULL;
 	struct outputs_cmp same = { 0 };
-	/* shared: both runs kept by the reference worker and compared there */
-	int repeated = ntrials > 0 && xchg_expect(c, c->seeds[0], first, err) == 0;
-	if (repeated && xchg_shared(c)) {
-		repeated = xchg_expect(c, c->seeds[0], again, err) == 0;
-	} else if (repeated) {
-		repeated = !eval_ref_ask(&c->ref, json_pack("{s:s, s:I, s:s}", "cmd", "run", "seed", (json_int_t)c->seeds[0],
-							    "out", again), &reply, "repeating the first trial", err);
-		if (repeated)
-			json_decref(reply);
-	}
-	if (repeated) {
-		if (xchg_compare(c, first, again, &same, err) == 0)
-			json_object_set_new(meta, "reproducible", json_boolean(same.bitwise));
-		outputs_cmp_release(&same);
-		xchg_drop(c, again);
-		if (xchg_shared(c))
-			xchg_drop(c, first); /* files: the entry's own trial_0 */
-	}
-	free(again);
-	free(first);
-	json_object_set_new(meta, "inputs", inputs);
-	json_object_set_new(meta, "rotation_inputs", rot);
-	json_object_set_new(meta, "facts", facts);
-	json_object_set_new(meta, "io_bytes", json_integer(moved));
-	json_object_set_new(meta, "output_bytes_max", json_integer(max_bytes));
-	json_object_set_new(meta, "problem", json_string(c->p->sha256));
+	fs_mkdirs(tmp, 0700);
+	if (xchg_expect(c, c->seeds[0], first, 1, &reply, err) || xchg_expect(c, c->seeds[0], again, 0, NULL, err))
+		goto out;
+	long long max_bytes = 0;
+	size_t i;
+	json_t *o;
+	json_array_foreach(json_object_get(reply, "outputs"), i, o)
+		max_bytes += rt_numel(json_object_get(o, "shape")) * 8; /* an upper bound on any dtype's size */
+	if (xchg_compare(c, first, again, &same, err))
+		goto out;
+	meta = json_pack("{s:b, s:I, s:I, s:s}", "reproducible", same.bitwise, "io_bytes", (json_int_t)rt_io_bytes(reply),
+			 "output_bytes_max", (json_int_t)max_bytes, "problem", c->p->sha256);
 	if (refcache_publish(tmp, entry, meta, err)) {
 		json_decref(meta);
 		meta = NULL;
 	}
+out:
+	outputs_cmp_release(&same);
+	json_decref(reply);
+	xchg_drop(c, first);
+	xchg_drop(c, again);
 	fs_remove_tree(tmp); /* still there only when another evaluation published first */
 	free(tmp);
+	free(first);
+	free(again);
 	return meta;
 }
 
@@ -395,33 +351,9 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = TIMING_SETS,
-		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
+		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL, .base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
 	};
-}
-
-/* eval.exchange = shared: what the last timed calls returned, kept by the reference worker (its own,
- * and the candidate's, shared). 0, 1 (the candidate failed: the verdict says how), -1. */
-static int share_timed(struct eval_ctx *c, const char *ref_out, const char *cand_out, double deadline,
-		       struct sb_error *err)
-{
-	json_t *req = json_pack("{s:s, s:s, s:s}", "cmd", "save_last", "which", "model", "out", ref_out), *reply;
-	xchg_mark(c, req, 1);
-	if (eval_ref_ask(&c->ref, req, &reply, "keeping its timed outputs", err))
-		return -1;
-	json_decref(reply);
-	strvec_push(&c->held, ref_out);
-	req = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out", cand_out, "max_output_bytes",
-			(json_int_t)evalctx_max_output(c));
-	xchg_mark(c, req, 0);
-	if (eval_cand_ask(&c->cand, req, &reply, deadline, c->v, "sharing the timed outputs", c->cfg->eval.timeout_s))
-		return 1;
-	char why[400];
-	int rc = xchg_take(c, json_object_get(reply, "shared"), cand_out, why, sizeof(why), err);
-	json_decref(reply);
-	if (rc > 0)
-		verdict_fail(c->v, V_INCORRECT, "the timed outputs: %s", why);
-	return rc;
 }
 
 static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
@@ -429,6 +361,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	const struct config *cfg = c->cfg;
 	int gpu = strcmp(c->e->device, "cpu") != 0;
 	struct timing_plan plan;
+	struct timed_check check;
 	double w0 = proc_now();
 	int wrc = evalctx_start_ref(c, err) || eval_load_ref(c, err);
 	c->v->seconds.reference_worker += proc_now() - w0; /* 0 for a kept, loaded one */
@@ -436,10 +369,10 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		return -1;
 	eval_timing_plan(c, &plan); /* its ref_inputs: drawn by this evaluation's early load, or NULL */
 	plan.with_compiled = c->ref_compiled;
-	char *ref_out = xstrfmt("%s/timed.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/timed.safetensors", c->cand_dir);
-	/* shared: the timed outputs are kept and shared after the loop, below */
-	plan.ref_out = xchg_shared(c) ? NULL : ref_out;
-	plan.cand_out = cand_out;
+	plan.fresh = 1;
+	plan.ship = !gpu;
+	eval_timed_check(c, &check);
+	plan.check = &check;
 	struct worker_fault f;
 	int cand_failed = 0;
 	char *msg = NULL;
@@ -453,6 +386,8 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		eval_apply_process_factor(&c->v->timing);
 		eval_record_launch_heavy(c);
 	}
+	if (rc > 0) /* a timed call's outputs were wrong: the check said so in the verdict */
+		return 1;
 	if (rc) {
 		if (!cand_failed)
 			rc = sb_error_set(err, SB_EENV, "%s", msg);
@@ -461,32 +396,9 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		else
 			verdict_fail(c->v, V_RUNTIME_ERROR, "%s", msg);
 		free(msg);
-		free(ref_out);
-		free(cand_out);
 		return cand_failed ? 1 : -1;
 	}
-	/* re-validate what the timed calls returned (H12: honest only while checked) */
-	struct trial_result t = { 0 };
-	if (xchg_shared(c) && (rc = share_timed(c, ref_out, cand_out, deadline, err)))
-		goto timed_out;
-	rc = eval_compare_trial(c, ref_out, cand_out, &t, NULL, err);
-	if (rc == 0) {
-		c->v->timing.revalidated = 1;
-		if (!t.pass) {
-			verdict_add_finding(c->v, "H12", config_policy(cfg, "H12"), 0, 0,
-					    "outputs of the timed calls differ from the reference's, although the correctness trials passed");
-			verdict_fail(c->v, !strcmp(config_policy(cfg, "H12"), "reject") ? V_REJECTED : V_INCORRECT,
-				     "H12: the timed outputs are wrong%s%s", t.noutputs ? ": " : "",
-				     t.noutputs ? t.outputs[0].cmp.detail : "");
-		}
-	}
-	free(t.outputs);
-timed_out:
-	xchg_drop(c, ref_out);
-	xchg_drop(c, cand_out);
-	free(ref_out);
-	free(cand_out);
-	return rc < 0 ? -1 : rc;
+	return 0;
 }
 
 /* ---------- H18: shapes other than the problem's (eval.extra_shapes) ---------- */
@@ -515,7 +427,7 @@ static void shapes_skip(struct eval_ctx *c, const char *why)
  * check unrun, and says so. Run last: a candidate that crashes here has been judged on everything else. */
 static int run_shapes(struct eval_ctx *c, double deadline, struct sb_error *err)
 {
-	uint32_t seed = trial_seed((uint32_t)c->cfg->eval.seed, 3000);
+	uint32_t seed = eval_seed(&c->secret, SEED_SHAPES, 0);
 	char *ref_out = xstrfmt("%s/shapes.safetensors", c->ref_dir), *cand_out = xstrfmt("%s/shapes.safetensors", c->cand_dir);
 	json_t *reply = NULL, *ref_changed = NULL;
 	struct sb_error rerr = { 0 };
@@ -609,7 +521,7 @@ static void run_profile(struct eval_ctx *c, double deadline)
 	char *trace = xstrfmt("%s/profile.trace", c->cand_dir), *msg = NULL;
 	struct prof_plan plan = {
 		.lib = c->e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
-		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = TIMING_SETS, .base_seed = (uint32_t)cfg->eval.seed,
+		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = TIMING_SETS, .seeds = &c->secret, .base_seed = (uint32_t)cfg->eval.seed,
 		.flush_bytes = eval_flush_bytes(c->e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.keep = c->e->keep_trace,
 	};
@@ -629,6 +541,24 @@ static void run_profile(struct eval_ctx *c, double deadline)
 			verdict_fail(v, V_REJECTED, "%s: %s", found[i].id, found[i].message);
 		free(found[i].message);
 	}
+}
+
+/* A failed allocation under the candidate's memory limit (sandbox.h, address_space) says so: the
+ * candidate asked for more than it may use, which is its verdict, told plainly. */
+static void memory_verdict(struct verdict *v, long long limit)
+{
+	static const char *const markers[] = { "MemoryError", "can't allocate memory", "std::bad_alloc",
+						"Cannot allocate memory", "out of memory", NULL };
+	if (!limit || v->status != V_RUNTIME_ERROR || !v->message)
+		return;
+	for (const char *const *m = markers; *m; m++)
+		if (strstr(v->message, *m) || (v->detail && strstr(v->detail, *m))) {
+			char *msg = xstrfmt("the candidate ran out of the memory it may use (%.1f GiB, three quarters of the "
+					    "machine's): %s", (double)limit / (1 << 30), v->message);
+			free(v->message);
+			v->message = msg;
+			return;
+		}
 }
 
 /* ---------- the whole evaluation ---------- */
@@ -665,21 +595,19 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	json_decref(audit);
 }
 
-uint32_t *eval_seeds(const struct config *cfg)
+uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *secret)
 {
 	uint32_t *s = xcalloc((size_t)cfg->eval.trials + 2, sizeof(uint32_t));
 	for (int k = 0; k < cfg->eval.trials; k++)
-		s[k] = trial_seed((uint32_t)cfg->eval.seed, k);
-	for (int k = 0; k < 2; k++) /* the rotation's two sets; the cache holds their outputs too */
-		s[cfg->eval.trials + k] = trial_seed((uint32_t)cfg->eval.seed, 2000 + k);
+		s[k] = eval_seed(secret, SEED_TRIAL, (uint32_t)k);
+	for (int k = 0; k < 2; k++) /* the rotation's two sets */
+		s[cfg->eval.trials + k] = eval_seed(secret, SEED_ROTATION, (uint32_t)k);
 	return s;
 }
 
-char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p,
-			  const uint32_t *seeds)
+char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p)
 {
-	struct refcache_key key = { p->sha256, seeds, cfg->eval.trials + 2, cfg->eval.seed,
-				    e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32, xchg_shared_on(cfg, e->device) };
+	struct refcache_key key = { p->sha256, cfg->eval.seed, e->gpu[0] ? e->gpu : "cpu", e->torch, cfg->eval.tf32 };
 	return refcache_dir(e->cache_root, &key);
 }
 
@@ -703,45 +631,69 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	}
 	/* the fork server imports torch while the reference's outputs are found or made */
 	eval_fork_server(e);
+	/* 1. the build: by the trusted builder, published under the key of this file's bytes (build.c);
+	 * the candidate's worker gets a private copy of it */
+	double b0 = proc_now();
+	int built = 0;
+	char *bmsg = NULL, *bdetail = NULL, *build_dir = eval_build_dir(e, cfg, candidate_path);
+	json_t *builds = NULL;
+	if ((rc = eval_build(e, cfg, p, candidate_path, &built, &bmsg, &bdetail, &builds, err)))
+		goto out;
+	if (!built) {
+		verdict_fail(v, V_COMPILE_ERROR, "%s", bmsg ? bmsg : "build failed");
+		v->detail = bdetail;
+		free(bmsg);
+		free(build_dir);
+		v->seconds.build = proc_now() - b0;
+		v->seconds.total = proc_now() - t0;
+		return 0;
+	}
+	double build_s = proc_now() - b0;
 	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
 	evalctx_env(&c, 0);
-	c.seeds = eval_seeds(cfg);
+	/* the input seeds: this evaluation's own secret, drawn from the kernel's CSPRNG (or an earlier
+	 * verdict's, to replay it), written into the verdict; no worker learns a seed before it draws */
+	if ((rc = e->replay_seeds[0] ? eval_seeds_parse(&c.secret, e->replay_seeds, err) : eval_seeds_draw(&c.secret, err)))
+		goto out;
+	eval_seeds_hex(&c.secret, v->seeds_secret);
+	v->seeds_replayed = c.secret.replayed;
+	c.seeds = eval_trial_seeds(cfg, &c.secret);
 	for (int k = 0; k < 2; k++)
 		c.rot_seeds[k] = c.seeds[cfg->eval.trials + k];
 
-	/* 1. expected outputs: from the cache, or computed now by the trusted worker */
-	char *entry = eval_refcache_entry(e, cfg, p, c.seeds);
+	/* 1. the reference: the trusted worker computes every expected output of this evaluation; what the
+	 * problem is (its outputs' bytes, whether it repeats itself) comes from the cache or is found now */
+	char *entry = eval_refcache_entry(e, cfg, p);
 	c.ref_entry = entry; /* before the reference's `load`: what it records decides the process factor */
 	c.launch_heavy_recorded = eval_recorded_launch_heavy(entry);
 	meta = refcache_lookup(entry);
 	v->reference_cached = meta != NULL;
-	if (cfg->eval.perf_trials > 0 || !meta)
-		if ((rc = evalctx_start_ref(&c, err)))
-			goto out_entry;
-	if (meta && cfg->eval.perf_trials > 0)
+	if ((rc = evalctx_start_ref(&c, err)))
+		goto out_entry;
+	if (meta)
 		load_ref_begin(&c);
 	if (!meta) {
 		double r0 = proc_now();
-		if ((rc = eval_load_ref(&c, err)) || !(meta = fill_refcache(&c, entry, err))) {
+		if ((rc = eval_load_ref(&c, err)) || !(meta = fill_problem_facts(&c, entry, err))) {
 			rc = rc ? rc : -1;
 			goto out_entry;
 		}
 		v->seconds.reference = proc_now() - r0;
 	}
-	json_object_set_new(meta, "_dir", json_string(entry));
 	c.out_bytes = json_integer_value(json_object_get(meta, "output_bytes_max"));
-	rt_session_init(&c.rt, cfg, cfg->eval.trials, meta, v);
+	rt_session_init(&c.rt, cfg, cfg->eval.trials, !json_is_false(json_object_get(meta, "reproducible")), v);
 
 	/* 2. the candidate, in a fresh sandboxed process (started ahead by the previous evaluation, or now) */
 	double deadline = proc_now() + cfg->eval.timeout_s;
-	double b0 = proc_now();
+	b0 = proc_now() - build_s;
 	if (evalctx_adopt(&c, deadline) == 0)
 		v->candidate_worker_prestarted = 1;
 	else if ((rc = evalctx_start_cand(&c, err)))
 		goto out_entry;
 	v->candidate_worker_forked = c.cand.forked;
 	sandbox_describe(&c.sb, &v->sandbox);
+	rt_observe_process(&c.rt, c.cand.h.pid, "before its code ran"); /* the baseline */
 	/* before any of the candidate's code runs: the reference timed in its process (procfactor.c); its
 	 * seconds go to the timing and to the reference worker, not to the build */
 	double pf0 = proc_now();
@@ -749,12 +701,24 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		goto out_entry;
 	double factor_wall = proc_now() - pf0;
 	eval_ref_compile_begin(&c);
-	json_t *load = eval_load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 0);
+	int crc = build_dir && eval_build_published(build_dir) ? fs_copy_tree(build_dir, c.ext_dir) : 0;
+	if (crc) {
+		rc = sb_error_set(err, SB_EIO, "cannot copy the build %s for the candidate's worker: %s", build_dir, strerror(-crc));
+		goto out_entry;
+	}
+	char *copy = evalctx_candidate_copy(&c, candidate_path, v->candidate_sha256, err);
+	if (!copy) {
+		rc = -1;
+		goto out_entry;
+	}
+	json_t *load = eval_load_request(e, cfg, p, copy, c.ext_dir, 0, 0);
+	free(copy);
 	json_object_set_new(load, "file_bytes", json_integer(evalctx_cand_file_bytes(&c)));
 	if (eval_cand_ask(&c.cand, load, &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
-		keep_builds(v, json_object_get(reply, "builds"));
+		keep_builds(v, builds ? builds : json_object_get(reply, "builds"));
 		rt_observe_load(&c.rt, reply);
+		rt_observe_process(&c.rt, c.cand.h.pid, "after its import and construction");
 		json_decref(reply);
 		/* the whole wait: worker start-up and imports, builds (each also in builds[]), construction */
 		v->seconds.build = proc_now() - b0 - factor_wall;
@@ -764,12 +728,13 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		evalctx_prestart_ref(&c);
 		double c0 = proc_now();
 		/* a replaced harness function at import (H08) could fake everything that follows */
-		rc = rt_apply(&c.rt, v) ? 1 : eval_run_trials(&c, meta, deadline, err);
+		rc = rt_apply(&c.rt, v) ? 1 : eval_run_trials(&c, deadline, err);
 		if (rc == 0) {
 			eval_judge_trials(&c);
 			rt_apply(&c.rt, v);
-			struct rt_io io = eval_runtime_io(&c, meta, deadline);
+			struct rt_io io = eval_runtime_io(&c, deadline);
 			rc = rt_after_trials(&c.rt, &io, v, err);
+			rt_observe_process(&c.rt, c.cand.h.pid, "after the correctness calls");
 			rt_apply(&c.rt, v);
 		}
 		v->seconds.correctness = proc_now() - c0;
@@ -787,9 +752,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				if (rc < 0)
 					goto out_entry;
 				double k0 = proc_now();
-				struct rt_io io = eval_runtime_io(&c, meta, deadline);
-				if (rc == 0 && v->timing.ran && rt_after_timing(&c.rt, &io, meta, v) == 0)
+				struct rt_io io = eval_runtime_io(&c, deadline);
+				if (rc == 0 && v->timing.ran && rt_after_timing(&c.rt, &io, meta, v) == 0) {
+					rt_observe_process(&c.rt, c.cand.h.pid, "after the timed calls");
 					rt_apply(&c.rt, v);
+				}
 				v->seconds.checks += proc_now() - k0;
 			}
 			double p0 = proc_now();
@@ -805,9 +772,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		rc = 0;
 		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message)
-			v->message = xstrfmt("all %d correctness trials passed%s", cfg->eval.trials,
-					     v->timing.ran ? "; timed outputs re-validated" : "");
+			v->message = v->timing.ran ? xstrfmt("all %d correctness trials and all %zu timed calls passed",
+							     cfg->eval.trials, v->timing.checked_calls)
+						   : xstrfmt("all %d correctness trials passed", cfg->eval.trials);
 	}
+	memory_verdict(v, c.sb.address_space);
 out_entry:
 	xchg_finish(&c);
 	free(entry);
@@ -818,46 +787,12 @@ out_entry:
 	}
 out:
 	json_decref(meta);
+	json_decref(builds);
+	free(build_dir);
 	double f0 = proc_now();
 	evalctx_retire(&c, &v->log_tail);
 	v->seconds.finish = proc_now() - f0;
 	v->seconds.total = proc_now() - t0;
 	sb_trace("eval: done, %.3f s", v->seconds.total);
-	return rc;
-}
-
-int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-		  int *ok, char **msg, char **detail, struct sb_error *err)
-{
-	struct verdict v;
-	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = &v };
-	json_t *reply;
-	int rc;
-	verdict_init(&v);
-	*ok = 0;
-	*msg = *detail = NULL;
-	if (static_judge(cfg, p->path, candidate_path, &v)) {
-		verdict_release(&v);
-		*ok = 1; /* rejected before any build: the evaluation proper reports it */
-		return 0;
-	}
-	if ((rc = evalctx_dirs(&c, 1, err)) == 0) {
-		evalctx_env(&c, 0);
-		c.out_bytes = 0;
-		if ((rc = evalctx_start_cand(&c, err)) == 0) {
-			if (eval_cand_ask(&c.cand, eval_load_request(e, cfg, p, candidate_path, c.ext_dir, 0, 1), &reply,
-				     proc_now() + cfg->eval.timeout_s, &v, "building", cfg->eval.timeout_s) == 0) {
-				json_decref(reply);
-				*ok = 1;
-			} else if (v.status == V_COMPILE_ERROR) {
-				*msg = xstrdup(v.message ? v.message : "build failed");
-				*detail = v.detail ? xstrdup(v.detail) : NULL;
-			} else {
-				*ok = 1; /* not a build failure: the evaluation proper will report it */
-			}
-		}
-	}
-	evalctx_release(&c);
-	verdict_release(&v);
 	return rc;
 }

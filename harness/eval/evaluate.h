@@ -36,6 +36,7 @@ struct eval_env {
 							  * a candidate worker is started ahead for each, its
 							  * file-size limit sized by that problem's cached outputs */
 	int hash_seed;            /* eval.hash_seed: every worker's PYTHONHASHSEED; -1: unset */
+	char replay_seeds[33];    /* eval --seeds: the secret of an earlier verdict, to replay it; "": draw one */
 	char *home;               /* the checkout: harness/worker/template.py, lib/libsbspawn.so */
 	struct eval_forks *forks; /* eval.fork_server: the server candidate workers are forked from, started on
 				   * first use (eval_fork_server); NULL when off. Shared by the per-GPU copies of

@@ -51,10 +51,16 @@ static void forget(struct eval_ctx *c, const char *key)
 
 int xchg_take(struct eval_ctx *c, json_t *shared, const char *key, char *why, size_t whylen, struct sb_error *err)
 {
+	return xchg_take_from(c, &c->cand, shared, key, why, whylen, err);
+}
+
+int xchg_take_from(struct eval_ctx *c, struct worker *from, json_t *shared, const char *key, char *why, size_t whylen,
+		   struct sb_error *err)
+{
 	if (!xchg_shared(c))
 		return 0;
 	forget(c, key);
-	int fd = worker_take_fd(&c->cand);
+	int fd = worker_take_fd(from);
 	if (fd < 0 || !json_is_object(shared)) {
 		if (fd >= 0)
 			close(fd);
@@ -83,18 +89,42 @@ int xchg_take(struct eval_ctx *c, json_t *shared, const char *key, char *why, si
 	return 0;
 }
 
-int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, struct sb_error *err)
+int xchg_expect_begin(struct eval_ctx *c, uint32_t seed, const char *key, int facts, struct sb_error *err)
 {
-	if (!xchg_shared(c))
-		return 0;
-	json_t *req = json_pack("{s:s, s:I, s:s, s:s, s:b}", "cmd", "run", "seed", (json_int_t)seed, "out", key, "exchange",
-				"hold", "fingerprint", 0), *reply;
-	if (eval_ref_ask(&c->ref, req, &reply, "computing the expected outputs", err))
-		return -1;
-	json_decref(reply);
-	forget(c, key);
-	strvec_push(&c->held, key);
+	json_t *req = json_pack("{s:s, s:I, s:s, s:b}", "cmd", "run", "seed", (json_int_t)seed, "out", key, "fingerprint",
+				facts);
+	xchg_mark(c, req, 1);
+	struct worker_fault f;
+	int rc = worker_send(&c->ref, req, &f);
+	json_decref(req);
+	if (rc)
+		return sb_error_set(err, SB_EENV, "the reference worker failed while computing the expected outputs: %s", f.what);
 	return 0;
+}
+
+int xchg_expect_end(struct eval_ctx *c, const char *key, json_t **reply, struct sb_error *err)
+{
+	json_t *r;
+	if (eval_ref_reply(&c->ref, &r, "computing the expected outputs", err))
+		return -1;
+	if (reply)
+		*reply = r;
+	else
+		json_decref(r);
+	if (xchg_shared(c)) {
+		forget(c, key);
+		strvec_push(&c->held, key);
+	}
+	return 0;
+}
+
+int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, int facts, json_t **reply, struct sb_error *err)
+{
+	if (reply)
+		*reply = NULL;
+	if (xchg_expect_begin(c, seed, key, facts, err))
+		return -1;
+	return xchg_expect_end(c, key, reply, err);
 }
 
 /* ---------- a `compare` reply ---------- */

@@ -31,9 +31,19 @@ void xchg_mark(const struct eval_ctx *c, json_t *req, int trusted);
  * key. Returns 0; 1 when the candidate's outputs cannot be taken (its fault: why says what); -1 when the
  * reference worker failed (err). */
 int xchg_take(struct eval_ctx *c, json_t *shared, const char *key, char *why, size_t whylen, struct sb_error *err);
-/* The reference's outputs for a seed under key: shared, the reference worker runs its model now and
- * keeps them (its results for the correctness seeds are not cached on disk in this mode). */
-int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, struct sb_error *err);
+/* The same with the descriptor from another worker's reply (the reference's own timed outputs, which it
+ * exports as the candidate does so both blocks cost the same). */
+struct worker;
+int xchg_take_from(struct eval_ctx *c, struct worker *from, json_t *shared, const char *key, char *why, size_t whylen,
+		   struct sb_error *err);
+/* The reference's outputs for a seed under key, computed now by the trusted reference worker: written to
+ * the file `key` (files) or kept by the worker (shared). Expected outputs are never cached: the seeds are
+ * this evaluation's own (seeds.h). With `facts`, the worker also fingerprints the inputs and describes the
+ * call, and *reply (not NULL then) gets its reply. The two halves let the candidate's worker run its own
+ * call meanwhile: begin sends, end reads the answer (nothing else may be asked of the reference between). */
+int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, int facts, json_t **reply, struct sb_error *err);
+int xchg_expect_begin(struct eval_ctx *c, uint32_t seed, const char *key, int facts, struct sb_error *err);
+int xchg_expect_end(struct eval_ctx *c, const char *key, json_t **reply, struct sb_error *err);
 /* outputs_compare in either mode. Shared, `actual` is unreadable when it was never taken. */
 int xchg_compare(struct eval_ctx *c, const char *expected, const char *actual, struct outputs_cmp *r,
 		 struct sb_error *err);

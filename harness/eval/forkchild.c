@@ -34,14 +34,14 @@ static const char **split_lines(char *list)
  * are newline-separated lists. Returns 0 with the child ready to run the worker; on a failure the
  * child has exited (126 or 127, the reason on stderr). */
 int sbspawn_child(int parent, const int fds[4], const char *cwd, int outlives_parent, int sandboxed, const char *workdir,
-		  const char *write_dirs, const char *hidden, int cpu_seconds, long long file_bytes, int open_files,
-		  int processes, int no_network, int own_pids, int landlock, int disabled)
+		  const char *write_dirs, const char *hidden, int cpu_seconds, long long file_bytes, long long address_space,
+		  int open_files, int processes, int no_network, int own_pids, int private_tmp, int landlock, int disabled)
 {
 	char *wd = write_dirs ? strdup(write_dirs) : NULL, *hd = hidden ? strdup(hidden) : NULL;
 	struct sandbox_opts sb = {
 		.workdir = workdir, .write_dirs = split_lines(wd), .hidden = split_lines(hd), .cpu_seconds = cpu_seconds,
-		.file_bytes = file_bytes, .open_files = open_files, .processes = processes, .no_network = no_network,
-		.own_pids = own_pids, .landlock = landlock, .disabled = disabled,
+		.file_bytes = file_bytes, .address_space = address_space, .open_files = open_files, .processes = processes, .no_network = no_network,
+		.own_pids = own_pids, .private_tmp = private_tmp, .landlock = landlock, .disabled = disabled,
 	};
 	struct proc_opts o = {
 		.cwd = cwd, .channel = 1, .outlives_thread = outlives_parent,

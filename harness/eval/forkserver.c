@@ -84,10 +84,10 @@ static json_t *sandbox_json(const struct sandbox_opts *sb)
 		json_array_append_new(wd, json_string(sb->write_dirs[i]));
 	for (size_t i = 0; sb->hidden && sb->hidden[i]; i++)
 		json_array_append_new(hd, json_string(sb->hidden[i]));
-	return json_pack("{s:s, s:o, s:o, s:i, s:I, s:i, s:i, s:b, s:b, s:b, s:i}", "workdir", sb->workdir ? sb->workdir : "",
-			 "write_dirs", wd, "hidden", hd, "cpu_seconds", sb->cpu_seconds, "file_bytes",
-			 (json_int_t)sb->file_bytes, "open_files", sb->open_files, "processes", sb->processes, "no_network",
-			 sb->no_network, "own_pids", sb->own_pids, "landlock", sb->landlock, "disabled", sb->disabled);
+	return json_pack("{s:s, s:o, s:o, s:i, s:I, s:I, s:i, s:i, s:b, s:b, s:b, s:b, s:i}", "workdir",
+			 sb->workdir ? sb->workdir : "", "write_dirs", wd, "hidden", hd, "cpu_seconds", sb->cpu_seconds,
+			 "file_bytes", (json_int_t)sb->file_bytes, "address_space", (json_int_t)sb->address_space, "open_files", sb->open_files, "processes", sb->processes, "no_network",
+			 sb->no_network, "own_pids", sb->own_pids, "private_tmp", sb->private_tmp, "landlock", sb->landlock, "disabled", sb->disabled);
 }
 
 struct spawn_req {

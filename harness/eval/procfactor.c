@@ -113,6 +113,12 @@ static void time_reference(struct eval_ctx *c, double deadline)
 	int cand_failed = 0;
 	char *msg = NULL;
 	eval_timing_plan(c, &plan);
+	/* seeds of their own: these calls run in the candidate's process before its code loads, and what
+	 * they leave in its memory must tell it nothing about the timing's seeds */
+	plan.set_use = plan.call_use = SEED_FACTOR;
+	plan.ref_inputs = NULL; /* both draw the factor's sets; the timing proper draws its own again */
+	json_decref(c->ref_timing_inputs);
+	c->ref_timing_inputs = NULL;
 	plan.max_pairs = plan.max_pairs < FACTOR_PAIRS ? plan.max_pairs : FACTOR_PAIRS;
 	if (timing_run(&c->ref, &c->cand, &plan, deadline, &t, &f, &cand_failed, &msg) == 0) {
 		pf->measured = t.speedup_eager > 0 && isfinite(t.speedup_eager);

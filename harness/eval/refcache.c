@@ -1,5 +1,6 @@
-/* refcache.c - the reference-output cache. Entries are written into a temporary folder and
- * renamed into place, so a crash or a concurrent evaluation never leaves a half entry behind. */
+/* refcache.c - the cache of what a problem's reference is (refcache.h). Entries are written into a
+ * temporary folder and renamed into place, so a crash or a concurrent evaluation never leaves a half
+ * entry behind. */
 #include "refcache.h"
 
 #include <errno.h>
@@ -12,19 +13,14 @@
 #include "../core/sha256.h"
 #include "../core/strbuf.h"
 
-#define REFCACHE_FORMAT 4 /* 2: rotation seeds, call facts, io_bytes; fingerprints with a weighted sum; 3: tf32;
-			    * 4: that sum without cuBLAS (other rounding) */
+#define REFCACHE_FORMAT 5 /* 5: the problem's facts only, no outputs (every evaluation draws its own seeds) */
 
 char *refcache_dir(const char *cache_root, const struct refcache_key *k)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char hex[65];
-	strbuf_addf(&sb, "format=%d\nproblem=%s\ninit_seed=%d\ndevice=%s\ntorch=%s\ntf32=%d\nseeds=",
-		    REFCACHE_FORMAT, k->problem_sha256, k->init_seed, k->device_name, k->torch_version, k->tf32);
-	for (int i = 0; i < k->nseeds; i++)
-		strbuf_addf(&sb, "%u,", k->seeds[i]);
-	if (k->shared) /* appended only when set: the keys of file entries stay what they were */
-		strbuf_addstr(&sb, "\nexchange=shared");
+	strbuf_addf(&sb, "format=%d\nproblem=%s\ninit_seed=%d\ndevice=%s\ntorch=%s\ntf32=%d\n", REFCACHE_FORMAT,
+		    k->problem_sha256, k->init_seed, k->device_name, k->torch_version, k->tf32);
 	sha256_hex(sb.buf, sb.len, hex);
 	strbuf_release(&sb);
 	return xstrfmt("%s/ref/%.32s", cache_root, hex);

@@ -1,5 +1,8 @@
-/* refcache.h - reference outputs on disk, keyed by everything that determines them (problem hash,
- * seeds, device, torch version), so a second candidate on the same problem skips the reference run. */
+/* refcache.h - what a problem's reference is, cached on disk and keyed by everything that decides it
+ * (problem hash, init seed, device, torch version, TF32): the bytes of its outputs and of a call's
+ * inputs and outputs, whether it repeats itself under a seed, whether it is launch-heavy. Expected
+ * outputs are not cached: an evaluation's input seeds are its own secret (seeds.h), so the reference
+ * computes them anew in every evaluation. */
 #ifndef SB_REFCACHE_H
 #define SB_REFCACHE_H
 
@@ -10,16 +13,13 @@
 
 struct refcache_key {
 	const char *problem_sha256;
-	const uint32_t *seeds;
-	int nseeds;
 	int init_seed;
 	const char *device_name;  /* "cpu" or the GPU's name */
 	const char *torch_version;
-	int tf32;                 /* eval.tf32: expected outputs computed with TF32 allowed */
-	int shared;               /* eval.exchange = shared: meta only, no output files (exchange.h) */
+	int tf32;                 /* eval.tf32: outputs computed with TF32 allowed */
 };
 
-/* The entry's folder: <cache_root>/ref/<hex key>; holds trial_<k>.safetensors (not when shared) and meta.json. */
+/* The entry's folder: <cache_root>/ref/<hex key>; holds meta.json. */
 char *refcache_dir(const char *cache_root, const struct refcache_key *k);
 /* meta.json of a complete entry, or NULL when there is none (a partial entry never counts). */
 json_t *refcache_lookup(const char *dir);

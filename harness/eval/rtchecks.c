@@ -78,7 +78,7 @@ void rt_report_release(struct rt_report *r)
 
 /* ---------- the session ---------- */
 
-void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials, json_t *meta, struct verdict *v)
+void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials, int reproducible, struct verdict *v)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
@@ -90,12 +90,9 @@ void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials
 	s->ref_digest = xcalloc(s->ntrials + 1, sizeof(uint64_t));
 	s->digest_ok = xcalloc(s->ntrials + 1, sizeof(int));
 	s->trial_pass = xcalloc(s->ntrials + 1, sizeof(int));
-	json_t *facts = json_object_get(meta, "facts");
 	s->ref = xcalloc(s->ntrials + 1, sizeof(*s->ref));
-	for (size_t k = 0; k < s->ntrials && k < json_array_size(facts); k++)
-		rt_call_parse(json_array_get(facts, k), &s->ref[k]);
 	s->nref = s->ntrials;
-	s->ref_reproducible = !json_is_false(json_object_get(meta, "reproducible"));
+	s->ref_reproducible = reproducible;
 	v->runtime = xcalloc(1, sizeof(*v->runtime));
 	s->report = v->runtime;
 	s->report->poison_bytes = -1;
@@ -120,6 +117,14 @@ void rt_session_release(struct rt_session *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void rt_observe_ref(struct rt_session *s, size_t k, json_t *reply)
+{
+	if (!s->on || k >= s->nref)
+		return;
+	rt_call_release(&s->ref[k]);
+	rt_call_parse(reply, &s->ref[k]);
+}
+
 static struct rt_call *add_call(struct rt_session *s, json_t *reply, char *name)
 {
 	s->calls = xrealloc(s->calls, (s->ncalls + 1) * sizeof(*s->calls));
@@ -138,6 +143,32 @@ void rt_observe_load(struct rt_session *s, json_t *reply)
 	rt_call_parse(reply, &c);
 	rt_rule_patched(&c.patched, "while the candidate was imported and constructed", &s->found);
 	rt_call_release(&c);
+}
+
+void rt_observe_process(struct rt_session *s, pid_t pid, const char *when)
+{
+	struct proc_view now;
+	if (!s->on)
+		return;
+	procwatch_read(pid, &now, 1);
+	if (!s->base.known) {
+		s->base = now;
+		return;
+	}
+	if (!now.known)
+		return;
+	uint64_t added = now.caught & ~s->base.caught;
+	if (added && !rt_findings_has(&s->found, "H06")) {
+		char names[256];
+		procwatch_signal_names(added, names, sizeof(names));
+		rt_findings_add(&s->found, "H06", "the candidate's process catches %s %s (the kernel's view of it, not the "
+				"worker's): a signal handler runs its code outside the timed call, so work can finish after "
+				"the timer stops; compute everything inside forward, without handlers or timers", names, when);
+	}
+	if (now.others && !rt_findings_has(&s->found, "H06"))
+		rt_findings_add(&s->found, "H06", "%d other process%s of the candidate's (pid %d) %s alive %s: a helper process "
+				"can do the work after the timer stops, or tamper with the worker; finish all work in forward",
+				now.others, now.others == 1 ? "" : "es", (int)now.first_other, now.others == 1 ? "is" : "are", when);
 }
 
 /* The facts of one call: kinds of its outputs, aliasing, replaced functions. */
@@ -225,14 +256,13 @@ static int rotation(struct rt_session *s, const struct rt_io *io, struct verdict
 			break; /* 1: the candidate's fault (the verdict says how); -1: the reference worker's */
 		}
 		int shared = xchg_shared(io->ctx);
-		char *refpath = shared ? xstrfmt("ref/rot_%d", i) : xstrfmt("%s/rot_%d.safetensors", io->ref_entry, i);
-		rc = xchg_expect(io->ctx, io->rot_seeds[i], refpath, err);
+		char *refpath = shared ? xstrfmt("ref/rot_%d", i) : xstrfmt("%s/rot_%d.safetensors", io->ref_dir, i);
+		rc = xchg_expect(io->ctx, io->rot_seeds[i], refpath, 0, NULL, err);
 		if (rc == 0)
 			rc = xchg_compare(io->ctx, refpath, out[i], &cmp[i], err);
-		if (shared) {
-			xchg_drop(io->ctx, refpath);
+		xchg_drop(io->ctx, refpath);
+		if (shared)
 			xchg_drop(io->ctx, out[i]);
-		}
 		free(refpath);
 		if (rc) {
 			rc = -1;
@@ -377,6 +407,16 @@ static long long dtype_size(const char *dtype)
 	return 4;
 }
 
+long long rt_numel(json_t *shape)
+{
+	long long n = 1;
+	size_t d;
+	json_t *dim;
+	json_array_foreach(shape, d, dim)
+		n *= json_integer_value(dim);
+	return n;
+}
+
 long long rt_io_bytes(json_t *reply)
 {
 	long long bytes = 0;
@@ -387,15 +427,9 @@ long long rt_io_bytes(json_t *reply)
 			bytes += json_integer_value(json_array_get(x, 2)) * dtype_size(json_string_value(json_array_get(x, 3)));
 	struct rt_call call;
 	rt_call_parse(reply, &call);
-	json_array_foreach(json_object_get(reply, "outputs"), i, x) {
-		long long n = 1;
-		size_t d;
-		json_t *dim;
-		json_array_foreach(json_object_get(x, "shape"), d, dim)
-			n *= json_integer_value(dim);
+	json_array_foreach(json_object_get(reply, "outputs"), i, x)
 		if (i >= call.nout || rt_output_alias(&call, i, NULL) != RT_ALIAS_INPUT)
-			bytes += n * dtype_size(json_string_value(json_object_get(x, "dtype")));
-	}
+			bytes += rt_numel(json_object_get(x, "shape")) * dtype_size(json_string_value(json_object_get(x, "dtype")));
 	rt_call_release(&call);
 	return bytes;
 }
@@ -427,6 +461,14 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 		return 1;
 	}
 	json_decref(req);
+
+	rt_rule_repeats(v->timing.repeats.n, v->timing.repeats.ratio_repeat, v->timing.repeats.ratio_fresh, &s->found);
+	const struct trusted_clock *tc = &v->timing.trusted;
+	if (v->timing.ran && tc->judged)
+		rt_rule_trusted_clock(v->timing.speedup_eager_raw, tc->speedup, tc->hi, tc->cand_overhead_us, tc->ref_overhead_us,
+				      &s->found);
+	else if (v->timing.ran)
+		strvec_pushf(&r->skipped, "H08 (the parent's clock): %s", tc->measured ? tc->note : "no rounds were kept");
 
 	struct floor_input in = { .gpu = strcmp(io->device, "cpu") != 0,
 				  .bytes = json_number_value(json_object_get(meta, "io_bytes")),

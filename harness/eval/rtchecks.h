@@ -10,6 +10,7 @@
 #include "../checks/runtime.h"
 #include "../core/config.h"
 #include "outputs.h"
+#include "procwatch.h"
 #include "verdict.h"
 #include "worker_client.h"
 
@@ -40,7 +41,7 @@ struct rt_io {
 	struct worker *ref;          /* started and loaded by the timing loop; NULL before */
 	const char *device;          /* "cpu" | "cuda:N" */
 	const char *cand_dir;        /* the candidate's private folder, where its outputs land */
-	const char *ref_entry;       /* the reference cache entry: trial_<k>, rot_<k>.safetensors */
+	const char *ref_dir;         /* the reference worker's folder, where its expected outputs land (files) */
 	const char *cache_root;
 	const uint32_t *seeds;       /* correctness seeds */
 	uint32_t rot_seeds[2];
@@ -59,22 +60,29 @@ struct rt_session {
 	struct rt_call *calls;       /* every observed candidate call, in order */
 	char **names;                /* "trial 0", "the rotation's second call" */
 	size_t ncalls;
-	struct rt_call *ref;         /* per correctness trial, the reference's call (from the cache) */
+	struct rt_call *ref;         /* per correctness trial, the reference's call (rt_observe_ref) */
 	size_t nref;
 	uint64_t *cand_digest, *ref_digest;
 	int *digest_ok, *trial_pass;
 	size_t ntrials;
-	int ref_reproducible;        /* the reference repeats itself under a seed (the cache says so) */
+	int ref_reproducible;        /* the reference repeats itself under a seed (the problem's cached facts) */
 	struct rt_findings found;
 	size_t applied;              /* findings already in the verdict */
+	struct proc_view base;       /* the candidate's worker before any of its code ran, as /proc shows it */
 	struct rt_report *report;    /* owned by the verdict */
 };
 
-/* meta: the reference cache entry's meta.json (its "facts" per trial); v receives the report. */
-void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials, json_t *meta, struct verdict *v);
+/* reproducible: the reference repeats itself under a seed; v receives the report. */
+void rt_session_init(struct rt_session *s, const struct config *cfg, int ntrials, int reproducible, struct verdict *v);
+/* The reference's own call for trial k (its `run` reply): what the candidate's call is judged beside. */
+void rt_observe_ref(struct rt_session *s, size_t k, json_t *reply);
 void rt_session_release(struct rt_session *s);
 /* H08 right after the candidate's import and construction. */
 void rt_observe_load(struct rt_session *s, json_t *reply);
+/* The parent's own look at the candidate's worker (procwatch.h), `pid` its proc_handle's: the first call,
+ * before any candidate code runs, is the baseline; each later one finds H06 in signal handlers the
+ * candidate installed and in processes of its still alive (`when`: "after its import"). */
+void rt_observe_process(struct rt_session *s, pid_t pid, const char *when);
 /* Trial k's reply and its comparison with the reference (cmp may be NULL when unreadable). */
 void rt_observe_trial(struct rt_session *s, size_t k, json_t *reply, const struct outputs_cmp *cmp, const char *device);
 /* After the trials were judged: threads, same outputs for different inputs, then the extra calls (rotation
@@ -85,6 +93,8 @@ int rt_after_trials(struct rt_session *s, const struct rt_io *io, struct verdict
 /* Bytes one call must read and write at least, from a reference `run` reply: every tensor input once,
  * every output once, except an output that is a view of an input (nothing is written for it). */
 long long rt_io_bytes(json_t *reply);
+/* Elements of a JSON shape ([4096, 2048]). */
+long long rt_numel(json_t *shape);
 /* After the timing loop: the identity check and threads once more, and the floor (H21). */
 int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, struct verdict *v);
 /* At the end of an evaluation: names the checks that never ran (the candidate failed first, or was not

@@ -135,6 +135,8 @@ static int apply_rlimits(const struct sandbox_opts *o, char *msg, size_t len)
 		return -1;
 	if (o->file_bytes && set_limit(RLIMIT_FSIZE, (rlim_t)o->file_bytes, "RLIMIT_FSIZE", msg, len))
 		return -1;
+	if (o->address_space && set_limit(RLIMIT_AS, (rlim_t)o->address_space, "RLIMIT_AS", msg, len))
+		return -1;
 	if (o->open_files && set_limit(RLIMIT_NOFILE, (rlim_t)o->open_files, "RLIMIT_NOFILE", msg, len))
 		return -1;
 	if (o->processes && set_limit(RLIMIT_NPROC, (rlim_t)o->processes, "RLIMIT_NPROC", msg, len))
@@ -322,6 +324,12 @@ int sandbox_enter(void *arg, char *msg, size_t msglen)
 		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
 		    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 			return fail(msg, msglen, "mounting /proc for the PID namespace");
+		/* /dev/shm (every worker may write there) and /tmp of its own, gone with it: nothing a candidate
+		 * leaves there reaches a later one, and nothing an earlier one left is there */
+		if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
+			return fail(msg, msglen, "mounting a private /dev/shm");
+		if (o->private_tmp && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
+			return fail(msg, msglen, "mounting a private /tmp");
 	}
 	if (!(o->disabled & SANDBOX_NO_RLIMITS) && apply_rlimits(o, msg, msglen))
 		return -1;
@@ -357,6 +365,9 @@ void sandbox_describe(const struct sandbox_opts *o, struct sandbox_report *r)
 	r->pidns = o->own_pids && c.netns && !(off & SANDBOX_NO_PIDNS); /* the same privilege decides both */
 	r->landlock_abi = o->landlock && !(off & SANDBOX_NO_LANDLOCK) ? c.landlock_abi : 0;
 	r->caps_dropped = !(off & SANDBOX_NO_CAPS);
+	r->private_shm = r->pidns;
+	r->private_tmp = r->pidns && o->private_tmp;
+	r->memory_limit = off & SANDBOX_NO_RLIMITS ? 0 : o->address_space;
 	size_t used = 0;
 	for (int i = 0; off && layer_names[i].name; i++)
 		if (off & layer_names[i].bit)
@@ -366,6 +377,15 @@ void sandbox_describe(const struct sandbox_opts *o, struct sandbox_report *r)
 		used += (size_t)snprintf(r->notes + used, sizeof(r->notes) - used, "no network namespace (%s); ", c.netns_why);
 	if (o->landlock && !c.landlock_abi)
 		used += (size_t)snprintf(r->notes + used, sizeof(r->notes) - used, "no Landlock (%s); ", c.landlock_why);
+	if (!r->private_shm)
+		used += (size_t)snprintf(r->notes + used, sizeof(r->notes) - used,
+					 "no private /dev/shm or /tmp (they come with the PID namespace); ");
+	else if (!r->private_tmp)
+		used += (size_t)snprintf(r->notes + used, sizeof(r->notes) - used,
+					 "/tmp is shared (the cache, the worker or the candidate lives there), read-only to it; ");
+	if (!r->memory_limit)
+		used += (size_t)snprintf(r->notes + used, sizeof(r->notes) - used,
+					 "no memory limit (on a GPU an address-space limit breaks CUDA); ");
 	if (geteuid() == 0 && o->processes)
 		used += (size_t)snprintf(r->notes + used, sizeof(r->notes) - used,
 					 "RLIMIT_NPROC is not enforced for root (the PID namespace still reaps every fork); ");

@@ -13,10 +13,15 @@ struct sandbox_opts {
 	const char *const *hidden;    /* trees it must not read at all (reference cache, results); NULL-terminated */
 	int cpu_seconds;              /* RLIMIT_CPU; 0 = none */
 	long long file_bytes;         /* RLIMIT_FSIZE; 0 = none */
+	long long address_space;      /* RLIMIT_AS, the memory limit; 0 = none (on a GPU: CUDA reserves address
+				       * space far beyond what it uses, so no such limit fits there) */
 	int open_files;               /* RLIMIT_NOFILE; 0 = leave */
 	int processes;                /* RLIMIT_NPROC; 0 = leave (root is exempt from it anyway) */
 	int no_network;               /* new network namespace; Landlock TCP rules as a second layer */
-	int own_pids;                 /* new PID namespace: every process it forks dies with it */
+	int own_pids;                 /* new PID namespace: every process it forks dies with it; with it a mount
+				       * namespace, with a private /dev/shm that goes with the process */
+	int private_tmp;              /* with own_pids, a private /tmp too (the caller knows nothing the worker
+				       * needs lives under /tmp) */
 	int landlock;                 /* apply Landlock when the kernel has it */
 	int disabled;                 /* SANDBOX_NO_* layers switched off (diagnosis only; recorded in verdicts) */
 };
@@ -33,6 +38,8 @@ int sandbox_disabled_from_env(void);
 /* What was applied, recorded with every verdict; a downgrade is a line in `notes`. */
 struct sandbox_report {
 	int netns, pidns, landlock_abi, caps_dropped;
+	int private_shm, private_tmp; /* /dev/shm and /tmp of its own (with the PID namespace) */
+	long long memory_limit;       /* RLIMIT_AS in bytes; 0: none */
 	char notes[512];
 };
 

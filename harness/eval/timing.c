@@ -1,15 +1,25 @@
 /* timing.c - the timing loop: warm both sides up, then rounds of one block of calls per side in
  * alternating order (R C, C R, ...; with torch.compile R C K, K C R), call j of each block forming
  * pair j; the first round is discarded; it stops when the median pair ratio is known to rse_target,
- * the pair budget is spent, or the wall-clock cap is hit. */
+ * the pair budget is spent, or the wall-clock cap is hit.
+ *
+ * Every timed call is a checked call. Each gets fresh inputs written into its slot's tensors (the same
+ * objects, new values from a seed it learns only in its block's request), and its outputs are frozen
+ * before the next call runs; once both sides' blocks of a round are in, the caller's check compares
+ * them call by call, before the candidate's worker runs again. And the parent times every block with its
+ * own clock, which bounds what the candidate's process says its calls took (trusted_summarise). */
 #include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MIN_PAIRS 20
+/* Kept rounds before the loop may stop early: the parent's clock (trusted_summarise) needs a few rounds
+ * to measure its own noise. */
+#define MIN_ROUNDS 3
 
 struct side {
 	struct worker *w;
@@ -168,19 +178,186 @@ static void clock_summarise(struct gpu_clock *c, struct nvml_gpu *g, unsigned *m
 	c->reasons = reasons;
 }
 
-/* One request to one side; on failure says who failed and why. */
-static int ask(struct side *s, json_t *req, json_t **reply, double deadline, struct worker_fault *fault,
+/* One request to one side, with a descriptor attached when fd >= 0; on failure says who failed and why. */
+static int ask(struct side *s, json_t *req, int fd, json_t **reply, double deadline, struct worker_fault *fault,
 	       int *cand_failed, char **msg)
 {
-	return ask_each(&s, &req, reply, 1, deadline, deadline, fault, cand_failed, msg);
+	struct worker_fault f;
+	if (fd < 0)
+		return ask_each(&s, &req, reply, 1, deadline, deadline, fault, cand_failed, msg);
+	*reply = NULL;
+	int rc = worker_send_fds(s->w, req, &fd, 1, &f);
+	json_decref(req);
+	json_t *r = NULL;
+	if (rc == 0)
+		rc = worker_receive(s->w, &r, deadline, &f);
+	if (rc) {
+		side_failed(s, &f, NULL, fault, cand_failed, msg);
+		return -1;
+	}
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		side_failed(s, &f, r, fault, cand_failed, msg);
+		json_decref(r);
+		return -1;
+	}
+	*reply = r;
+	return 0;
 }
 
-json_t *timing_setup_request(int nsets, uint32_t base_seed, long long flush_bytes)
+/* The seed of timing slot k's first draw, and of timed call `call` (its fresh inputs and forward's own
+ * random draws, the same on every side). */
+static uint32_t set_seed(const struct timing_plan *p, int k)
+{
+	return p->seeds ? eval_seed(p->seeds, p->set_use, (uint32_t)k) : trial_seed(p->base_seed, 1000 + k);
+}
+
+/* Every REPEAT_EVERY-th timed call repeats the inputs of the call REPEAT_LAG before it: the same seed, so
+ * the same values (and the same draws inside forward) in a slot that held others meanwhile. Only a
+ * candidate that recognises contents can tell; one that keeps results by content answers these faster
+ * than the others, which the paired ratios show (repeat_summarise). */
+#define REPEAT_EVERY 5
+#define REPEAT_LAG 2
+
+static int is_repeat(const struct timing_plan *p, long call)
+{
+	return p->fresh && call >= REPEAT_EVERY && call % REPEAT_EVERY == REPEAT_EVERY - 1;
+}
+
+static uint32_t seed_of_call(const struct timing_plan *p, long call);
+
+static uint32_t call_seed(const struct timing_plan *p, long call)
+{
+	return seed_of_call(p, is_repeat(p, call) ? call - REPEAT_LAG : call);
+}
+
+static uint32_t seed_of_call(const struct timing_plan *p, long call)
+{
+	/* a stream of its own for the calls: with SEED_FACTOR for both, the offset keeps them apart */
+	return p->seeds ? eval_seed(p->seeds, p->call_use, 1000000 + (uint32_t)call) : trial_seed(p->base_seed, 5000 + (uint32_t)call);
+}
+
+json_t *timing_setup_request(const struct timing_plan *p)
 {
 	json_t *seeds = json_array();
-	for (int k = 0; k < nsets; k++)
-		json_array_append_new(seeds, json_integer(trial_seed(base_seed, 1000 + k)));
-	return json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes", (json_int_t)flush_bytes);
+	for (int k = 0; k < p->nsets; k++)
+		json_array_append_new(seeds, json_integer(set_seed(p, k)));
+	return json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes", (json_int_t)p->flush_bytes);
+}
+
+static const char *keep_name(enum timed_keep k)
+{
+	static const char *const names[] = { NULL, "memfd", "share" };
+	return names[k];
+}
+
+/* One round's wall time and reported time on one side, for the parent's clock. */
+struct block_clock {
+	double wall_us, sum_us;
+	int m;
+};
+
+/* The parent's clock against the reported times (struct trusted_clock). Per round b, the candidate's
+ * excess overhead is (Wc - Sc) - (Wr - Sr): wall minus reported, candidate less reference, so what the
+ * host does in both blocks (drawing the fresh inputs, flushing, freezing the outputs, the channel)
+ * cancels and what is left is work the candidate's process did outside its timed calls, or time it left
+ * out of what it reported. The first round is left out (first touches on both sides). */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *x, int n)
+{
+	qsort(x, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* The reference's time per call over the candidate's by the parent's clock, from the candidate's reported
+ * time per call and the excess per call: INFINITY where the excess makes the candidate's time 0 or less. */
+static double trusted_speedup(double ref_us, double cand_us, double excess_us)
+{
+	return cand_us + excess_us > 0 ? ref_us / (cand_us + excess_us) : INFINITY;
+}
+
+/* The statistic is the median over rounds of the excess per call (robust to a round the scheduler
+ * interrupted), with a percentile bootstrap over rounds for its 95% interval; the speedup by the parent's
+ * clock is the reference's mean time per call over the candidate's reported mean plus that excess. */
+static void trusted_summarise(struct trusted_clock *tc, const struct block_clock *r, const struct block_clock *c,
+			      int rounds, int lead_us, double reported, uint32_t seed)
+{
+	memset(tc, 0, sizeof(*tc));
+	double *ex = xcalloc((size_t)rounds + 1, sizeof(double)), ro = 0, co = 0, sr = 0, sc = 0;
+	int n = 0, calls = 0;
+	for (int b = 1; b < rounds; b++) {
+		if (r[b].m <= 0 || c[b].m != r[b].m)
+			continue;
+		ex[n++] = ((c[b].wall_us - c[b].sum_us) - (r[b].wall_us - r[b].sum_us)) / c[b].m;
+		ro += r[b].wall_us - r[b].sum_us;
+		co += c[b].wall_us - c[b].sum_us;
+		sr += r[b].sum_us;
+		sc += c[b].sum_us;
+		calls += c[b].m;
+	}
+	tc->rounds = (size_t)n;
+	if (n < 1 || calls <= 0) {
+		free(ex);
+		return;
+	}
+	tc->measured = 1;
+	tc->ref_overhead_us = ro / calls;
+	tc->cand_overhead_us = co / calls;
+	double ref_us = sr / calls, cand_us = sc / calls;
+	enum { B = 2000 };
+	double *boot = xcalloc(B, sizeof(double)), *pick = xcalloc((size_t)n, sizeof(double));
+	struct sb_rng rng;
+	sb_rng_seed(&rng, seed ^ 0x7C10C4);
+	for (int k = 0; k < B; k++) {
+		for (int i = 0; i < n; i++)
+			pick[i] = ex[(int)(sb_rng_uniform(&rng) * n)];
+		boot[k] = median_of(pick, n);
+	}
+	qsort(boot, B, sizeof(double), cmp_double);
+	tc->excess_us = median_of(ex, n);
+	tc->excess_lo_us = boot[(int)(0.025 * B)];
+	tc->excess_hi_us = boot[(int)(0.975 * B) - 1];
+	free(boot);
+	free(pick);
+	free(ex);
+	tc->speedup = trusted_speedup(ref_us, cand_us, tc->excess_us);
+	tc->lo = trusted_speedup(ref_us, cand_us, tc->excess_hi_us);
+	tc->hi = trusted_speedup(ref_us, cand_us, tc->excess_lo_us);
+	tc->reported = reported;
+	if (lead_us != 0)
+		snprintf(tc->note, sizeof(tc->note), "a device-side lead (%s us) runs before each start event: the host's "
+			 "clock holds it on both sides, so the bound is not judged", lead_us < 0 ? "auto" : "fixed");
+	else if (n < 2)
+		snprintf(tc->note, sizeof(tc->note), "%d round kept: too few to measure the clock's noise", n);
+	else
+		tc->judged = 1;
+}
+
+/* The median pair ratio of the calls that repeated earlier inputs, and of the others. */
+static void repeat_summarise(struct repeat_calls *rc, const double *ref, const double *cand, const char *repeat, size_t n)
+{
+	double *a = xcalloc(n + 1, sizeof(double)), *b = xcalloc(n + 1, sizeof(double));
+	int na = 0, nb = 0;
+	memset(rc, 0, sizeof(*rc));
+	for (size_t i = 0; i < n; i++) {
+		if (!(cand[i] > 0))
+			continue;
+		if (repeat[i])
+			a[na++] = ref[i] / cand[i];
+		else
+			b[nb++] = ref[i] / cand[i];
+	}
+	rc->n = (size_t)na;
+	if (na && nb) {
+		rc->ratio_repeat = median_of(a, na);
+		rc->ratio_fresh = median_of(b, nb);
+	}
+	free(a);
+	free(b);
 }
 
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
@@ -191,6 +368,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	int nsides = p->with_compiled ? 3 : 2;
 	json_t *reply = NULL;
 	double t0 = proc_now(), ref_deadline = t0 + p->cap_s + 600;
+	struct sb_error cerr = { 0 };
 
 	*msg = NULL;
 	*cand_failed = 0;
@@ -199,7 +377,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	json_t *reqs[3], *replies[3];
 	int from = p->ref_inputs ? 1 : 0;
 	for (int s = from; s < 2; s++)
-		reqs[s] = timing_setup_request(p->nsets, p->base_seed, p->flush_bytes);
+		reqs[s] = timing_setup_request(p);
 	if (ask_each(all + from, reqs + from, replies + from, 2 - from, ref_deadline, cand_deadline, fault,
 		     cand_failed, msg))
 		return -1;
@@ -224,6 +402,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		json_decref(replies[s]);
 
 	int block = p->block > 0 ? p->block : 1;
+	if (block > TIMING_MAX_BLOCK)
+		block = TIMING_MAX_BLOCK;
 	size_t cap = (size_t)p->max_pairs + (size_t)block;
 	t->eager_us = xcalloc(cap, sizeof(double));
 	t->candidate_us = xcalloc(cap, sizeof(double));
@@ -240,9 +420,13 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	size_t n = 0, nclk = 0, clk_cap = 3 * ((size_t)p->max_pairs / (size_t)block + 2);
 	unsigned *clk = xcalloc(clk_cap, sizeof(unsigned));
 	unsigned long long clk_reasons = 0;
-	int rc = -1, pinned = 1;
+	/* the parent's clock, per round, for the reference and the candidate */
+	size_t rounds_cap = (size_t)p->max_pairs / (size_t)block + 3;
+	struct block_clock *rclock = xcalloc(rounds_cap, sizeof(*rclock)), *cclock = xcalloc(rounds_cap, sizeof(*cclock));
+	char *repeat = xcalloc(cap, 1);
+	int rounds = 0, rc = -1, pinned = 1, kept_rounds = 0;
 	snprintf(t->stop_reason, sizeof(t->stop_reason), "max_pairs");
-	for (int round = 0; (int)n < p->max_pairs; round++) {
+	for (int round = 0; (int)n < p->max_pairs && (size_t)round < rounds_cap; round++) {
 		/* R C [K] on even rounds, [K] C R on odd ones: drift and clock changes hit both sides alike */
 		int order[3] = { 0, 1, 2 };
 		if (round % 2) {
@@ -251,21 +435,50 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			order[2] = 0;
 		}
 		int m = round == 0 ? block : block < p->max_pairs - (int)n ? block : p->max_pairs - (int)n;
+		json_t *cand_reply = NULL, *ref_reply = NULL, *shipped = NULL;
+		int ship_fd = -1;
+		if (p->fresh && p->ship) { /* the round's fresh inputs, drawn by the (trusted) reference worker */
+			json_t *seeds = json_array();
+			for (int j = 0; j < m; j++)
+				json_array_append_new(seeds, json_integer(call_seed(p, (long)round * block + j)));
+			if (ask(&R, json_pack("{s:s, s:o}", "cmd", "draw", "seeds", seeds), -1, &shipped, ref_deadline, fault,
+				cand_failed, msg))
+				goto out;
+			if ((ship_fd = worker_take_fd(ref)) < 0) {
+				json_decref(shipped);
+				*msg = xstrdup("the reference worker shipped no inputs");
+				goto out;
+			}
+		}
 		for (int i = 0; i < nsides; i++) {
 			struct side *s = all[order[i]];
-			/* call j of every side's block: the same input set and seed, so random draws inside
-			 * forward match across sides */
+			/* call j of every side's block: the same slot and seed, so the fresh inputs and the random
+			 * draws inside forward match across sides */
 			json_t *sets = json_array(), *seeds = json_array();
 			for (int j = 0; j < m; j++) {
 				long call = (long)round * block + j;
 				json_array_append_new(sets, json_integer(call % p->nsets));
-				json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 5000 + (uint32_t)call)));
+				json_array_append_new(seeds, json_integer(call_seed(p, call)));
 			}
-			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:b}", "cmd", "time", "which", s->which,
+			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:b, s:b}", "cmd", "time", "which", s->which,
 						"sets", sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", p->lead_us,
-						"cpu", p->cpu, "gc", p->gc);
-			if (ask(s, req, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg))
+						"cpu", p->cpu, "gc", p->gc, "fresh", p->fresh);
+			if (shipped)
+				json_object_set_new(req, "inputs", json_pack("{s:O, s:O}", "sets", json_object_get(shipped, "sets"),
+									     "bytes", json_object_get(shipped, "bytes")));
+			enum timed_keep keep = !p->check || s == &K ? TIMED_KEEP_NONE : p->check->keep;
+			if (keep != TIMED_KEEP_NONE) {
+				json_object_set_new(req, "snapshot", json_string(keep_name(keep)));
+				json_object_set_new(req, "max_output_bytes", json_integer(p->max_output_bytes));
+			}
+			if (ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
+				json_decref(cand_reply);
+				json_decref(ref_reply);
+				json_decref(shipped);
+				if (ship_fd >= 0)
+					close(ship_fd);
 				goto out;
+			}
 			json_t *us = json_object_get(reply, "us");
 			if (!json_is_array(us) || (int)json_array_size(us) != m) {
 				*cand_failed = s->is_cand;
@@ -273,12 +486,23 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 					       s->is_cand ? "the candidate" : "the reference", m,
 					       json_is_array(us) ? (int)json_array_size(us) : -1);
 				json_decref(reply);
+				json_decref(cand_reply);
+				json_decref(ref_reply);
+				json_decref(shipped);
+				if (ship_fd >= 0)
+					close(ship_fd);
 				goto out;
 			}
 			json_t *hu = json_object_get(reply, "host_us");
+			double sum = 0;
 			for (int j = 0; j < m; j++) {
 				got[order[i]][j] = json_number_value(json_array_get(us, j));
 				got_host[order[i]][j] = json_number_value(json_array_get(hu, j)); /* 0 when absent */
+				sum += got[order[i]][j];
+			}
+			if (s != &K) {
+				struct block_clock *bc = s->is_cand ? &cclock[round] : &rclock[round];
+				*bc = (struct block_clock){ (s->w->replied_at - s->w->sent_at) * 1e6, sum, m };
 			}
 			if (round > 0) {
 				struct timing_side *ts = sides[order[i]];
@@ -288,18 +512,48 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			}
 			if (p->cpu >= 0 && !pinned_to(json_object_get(reply, "cpus"), p->cpu))
 				pinned = 0;
-			json_decref(reply);
+			if (s->is_cand)
+				cand_reply = reply;
+			else if (s == &R)
+				ref_reply = reply;
+			else
+				json_decref(reply);
 			if (round > 0)
 				clock_sample(p->nvml, clk, &nclk, clk_cap, &clk_reasons);
 		}
+		json_decref(shipped);
+		if (ship_fd >= 0)
+			close(ship_fd);
+		rounds = round + 1;
+		/* both sides are in and the candidate waits for its next request: check every call of the round */
+		if (p->check) {
+			int crc = p->check->round(p->check->arg, (long)round * block, m, ref_reply, cand_reply, &cerr);
+			json_decref(cand_reply);
+			json_decref(ref_reply);
+			if (crc) {
+				rc = crc;
+				if (crc < 0)
+					*msg = xstrdup(cerr.msg);
+				goto out;
+			}
+			t->checked_calls += (size_t)m;
+		} else {
+			json_decref(cand_reply);
+			json_decref(ref_reply);
+		}
+		worker_drop_fds(ref);
+		worker_drop_fds(cand);
 		if (round == 0)
 			continue; /* first round: caches, allocator and clocks still settling */
-		for (int j = 0; j < m; j++, n++)
+		kept_rounds++;
+		for (int j = 0; j < m; j++, n++) {
 			for (int s = 0; s < 3; s++) {
 				dst[s][n] = got[s][j];
 				host[s][n] = got_host[s][j];
 			}
-		if ((int)n >= MIN_PAIRS) {
+			repeat[n] = is_repeat(p, (long)round * block + j);
+		}
+		if ((int)n >= MIN_PAIRS && kept_rounds >= MIN_ROUNDS) {
 			ratios(t->eager_us, t->candidate_us, n, rbuf);
 			if (median_rse(rbuf, n, p->base_seed) < p->rse_target) {
 				snprintf(t->stop_reason, sizeof(t->stop_reason), "rse_target");
@@ -313,6 +567,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	}
 	rc = 0;
 out:
+	worker_drop_fds(ref);
+	worker_drop_fds(cand);
 	for (int s = 0; s < 3; s++) {
 		if (!rc)
 			stats_compute(host[s], n, &sides[s]->host_us);
@@ -323,27 +579,24 @@ out:
 	if (!rc)
 		clock_summarise(&t->gpu_clock, p->nvml, clk, nclk, clk_reasons);
 	free(clk);
-	if (rc) {
-		free(rbuf);
-		return -1;
-	}
 	free(rbuf);
+	if (rc) {
+		free(rclock);
+		free(cclock);
+		free(repeat);
+		return rc;
+	}
 	t->ran = 1;
 	t->cpu = p->cpu;
 	t->pinned = p->cpu >= 0 && pinned;
 	t->eager.available = t->candidate.available = 1;
 	t->compiled.available = p->with_compiled;
+	t->revalidated = p->check != NULL;
 	summarise(t, n, block, p->base_seed);
-
-	/* the outputs of the last timed calls, saved for the parent to re-validate (H12), both at once */
-	if (!p->ref_out)
-		return 0; /* the process factor's calls: both sides ran the reference, nothing to re-validate */
-	for (int s = 0; s < 2; s++)
-		reqs[s] = json_pack("{s:s, s:s, s:s, s:I}", "cmd", "save_last", "which", "model", "out",
-				    s ? p->cand_out : p->ref_out, "max_output_bytes", (json_int_t)p->max_output_bytes);
-	if (ask_each(all, reqs, replies, 2, ref_deadline, cand_deadline, fault, cand_failed, msg))
-		return -1;
-	json_decref(replies[0]);
-	json_decref(replies[1]);
+	trusted_summarise(&t->trusted, rclock, cclock, rounds, p->lead_us, t->speedup_eager_raw, p->base_seed);
+	repeat_summarise(&t->repeats, t->eager_us, t->candidate_us, repeat, n);
+	free(rclock);
+	free(cclock);
+	free(repeat);
 	return 0;
 }

@@ -5,11 +5,33 @@
 
 #include "../core/config.h"
 #include "../core/nvml.h"
+#include "seeds.h"
 #include "verdict.h"
 #include "worker_client.h"
 
-/* Input sets the timed calls rotate through, on each side. */
+/* Input slots the timed calls rotate through, on each side. */
 #define TIMING_SETS 3
+/* Timed calls per side per round at most: each call's outputs come back as a descriptor (worker_client.h). */
+#define TIMING_MAX_BLOCK 32
+
+/* How a side keeps each timed call's outputs until the parent has checked them (worker.py, snapshot). */
+enum timed_keep {
+	TIMED_KEEP_NONE,   /* not kept: warm-up-like calls (the process factor's) */
+	TIMED_KEEP_MEMFD,  /* a sealed memfd per call with the reply, compared here (eval.exchange = files) */
+	TIMED_KEEP_SHARE,  /* exported per call for the reference worker to take (eval.exchange = shared) */
+};
+
+/* Every timed call checked: once both sides' blocks of a round are in, and before the candidate's worker
+ * is asked anything again, `round` compares call j of the candidate with call j of the reference (the same
+ * fresh inputs, the same seed), from the two blocks' replies and the descriptors that came with them.
+ * Returns 0 when all agree, 1 when one of the candidate's is wrong (it has set the verdict; timing
+ * stops), -1 on a harness failure (err). Both sides keep their outputs the same way, so a block costs
+ * the same work on both and the parent's clock compares like with like. */
+struct timed_check {
+	int (*round)(void *arg, long first_call, int m, json_t *ref_reply, json_t *cand_reply, struct sb_error *err);
+	void *arg;
+	enum timed_keep keep;
+};
 
 struct timing_plan {
 	int max_pairs;           /* eval.perf_trials: timed calls per side */
@@ -22,21 +44,28 @@ struct timing_plan {
 	double rse_target;
 	double cap_s;            /* wall-clock cap of the loop itself */
 	int nsets;               /* input sets rotated so no call sees the pointers of the previous one */
+	const struct eval_seeds *seeds; /* the evaluation's seeds; NULL: from base_seed, for timings no
+					 * candidate takes part in */
+	enum seed_use set_use, call_use; /* the streams of the slots' first draws and of the calls */
 	uint32_t base_seed;
+	int fresh;               /* every timed call's slot gets new values from its own seed first */
+	int ship;                /* with fresh: the reference worker draws each block's inputs and both sides
+				  * copy them (the CPU, where drawing costs more than many calls); else each
+				  * side draws them from the seeds (a GPU draws in microseconds) */
+	struct timed_check *check; /* NULL: the outputs of timed calls are not checked (nobody's a candidate) */
 	long long flush_bytes;   /* L2 flush buffer; 0 on the CPU */
 	int with_compiled;       /* the reference worker also has a torch.compile'd model */
 	long long max_output_bytes;
-	const char *ref_out, *cand_out; /* where the last timed outputs are saved for re-validation; NULL:
-					 * not saved (the process factor's timing) */
 	struct nvml_gpu *nvml;   /* the timed GPU, to sample its clock after each block; NULL: not sampled */
 	json_t *ref_inputs;      /* the reference's timing inputs' fingerprints when its `load` already drew
 				  * them (timing_setup_request in the load); NULL: timing_run asks for them */
 };
 
 /* The `timing_setup` request both workers get (the reference's may ride on its early `load`). */
-json_t *timing_setup_request(int nsets, uint32_t base_seed, long long flush_bytes);
+json_t *timing_setup_request(const struct timing_plan *p);
 
-/* Fills v->timing. Returns 0, or -1 with `fault` (which side failed in `*cand_failed`). */
+/* Fills v->timing. Returns 0; 1 when the per-call check failed the candidate (the verdict says how); or -1
+ * with `fault` (which side failed in `*cand_failed`). */
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
 	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **fail_msg);
 

@@ -54,36 +54,52 @@ static json_t *trial_request(const struct eval_ctx *c, int k)
 	return req;
 }
 
-/* The trials, pipelined: trial k+1 is sent before trial k's outputs are compared, so the worker runs
- * one while the parent reads and compares the other (the two take about as long on large outputs). */
-int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb_error *err)
+/* The trials, pipelined: the reference computes trial k's expected outputs while the candidate's worker
+ * runs trial k, and trial k+1 is sent before trial k's outputs are compared, so the worker runs one while
+ * the parent reads and compares the other (the two take about as long on large outputs). */
+int eval_run_trials(struct eval_ctx *c, double deadline, struct sb_error *err)
 {
 	struct verdict *v = c->v;
 	const int n = c->cfg->eval.trials, timeout_s = c->cfg->eval.timeout_s;
-	const char *entry_dir = json_string_value(json_object_get(meta, "_dir"));
 	char stage[64];
 	v->trials = xcalloc((size_t)n, sizeof(*v->trials));
-	if (xchg_shared(c)) { /* the outputs are compared by the reference worker: it must be up first */
-		double w0 = proc_now();
-		int wrc = evalctx_start_ref(c, err) || eval_load_ref(c, err);
-		v->seconds.reference_worker += proc_now() - w0;
-		if (wrc)
-			return -1;
-	}
+	/* the reference computes the expected outputs: it must be up first */
+	double w0 = proc_now();
+	int wrc = evalctx_start_ref(c, err) || eval_load_ref(c, err);
+	v->seconds.reference_worker += proc_now() - w0;
+	if (wrc)
+		return -1;
 	if (n > 0 && eval_cand_send(&c->cand, trial_request(c, 0), v, "running correctness trial 0", timeout_s))
 		return 1;
 	for (int k = 0; k < n; k++) {
 		struct trial_result *t = &v->trials[v->ntrials++];
-		json_t *reply;
+		json_t *reply, *expected = NULL;
 		t->seed = c->seeds[k];
+		char *refpath = xchg_shared(c) ? xstrfmt("ref/trial_%d", k) : xstrfmt("%s/trial_%d.safetensors", c->ref_dir, k);
+		if (xchg_expect_begin(c, t->seed, refpath, 1, err)) {
+			free(refpath);
+			return -1;
+		}
 		snprintf(stage, sizeof(stage), "running correctness trial %d", k);
-		if (eval_cand_receive(&c->cand, &reply, deadline, v, stage, timeout_s))
-			return 1;
+		if (eval_cand_receive(&c->cand, &reply, deadline, v, stage, timeout_s)) {
+			int rrc = xchg_expect_end(c, refpath, NULL, err); /* its answer is read: the worker stays usable */
+			xchg_drop(c, refpath);
+			free(refpath);
+			return rrc ? -1 : 1;
+		}
+		if (xchg_expect_end(c, refpath, &expected, err)) {
+			json_decref(reply);
+			free(refpath);
+			return -1;
+		}
 		/* shared outputs are taken before the next trial runs: the worker reuses its buffers */
 		char *out = xstrfmt("%s/trial_%d.safetensors", c->cand_dir, k), why[400];
 		int trc = xchg_take(c, json_object_get(reply, "shared"), out, why, sizeof(why), err);
 		if (trc) {
 			json_decref(reply);
+			json_decref(expected);
+			xchg_drop(c, refpath);
+			free(refpath);
 			free(out);
 			if (trc > 0)
 				verdict_fail(v, V_INCORRECT, "trial %d: %s", k, why);
@@ -92,27 +108,30 @@ int eval_run_trials(struct eval_ctx *c, json_t *meta, double deadline, struct sb
 		snprintf(stage, sizeof(stage), "running correctness trial %d", k + 1);
 		if (k + 1 < n && eval_cand_send(&c->cand, trial_request(c, k + 1), v, stage, timeout_s)) {
 			json_decref(reply);
+			json_decref(expected);
+			xchg_drop(c, refpath);
+			free(refpath);
 			free(out);
 			return 1;
 		}
 		t->run_s = json_number_value(json_object_get(reply, "run_s"));
 		json_t *before = json_object_get(reply, "inputs_before");
 		t->inputs_mutated = !json_equal(before, json_object_get(reply, "inputs_after"));
-		int same_inputs = json_equal(before, json_array_get(json_object_get(meta, "inputs"), (size_t)k));
+		int same_inputs = json_equal(before, json_object_get(expected, "inputs_before"));
+		rt_observe_ref(&c->rt, (size_t)k, expected);
+		json_decref(expected);
 		if (!same_inputs) {
 			json_decref(reply);
+			xchg_drop(c, refpath);
+			free(refpath);
 			free(out);
 			verdict_fail(v, V_INCORRECT, "trial %d: the inputs drawn in the candidate's process differ from the "
 				     "reference's for the same seed (the candidate changes random number generation)", k);
 			return 1;
 		}
-		char *refpath = xchg_shared(c) ? xstrfmt("ref/trial_%d", k) : xstrfmt("%s/trial_%d.safetensors", entry_dir, k);
 		struct outputs_cmp cmp;
-		int rc = xchg_expect(c, t->seed, refpath, err);
-		if (rc == 0)
-			rc = eval_compare_trial(c, refpath, out, t, &cmp, err);
-		if (xchg_shared(c))
-			xchg_drop(c, refpath);
+		int rc = eval_compare_trial(c, refpath, out, t, &cmp, err);
+		xchg_drop(c, refpath);
 		if (k > 0) /* trial 0's outputs are what the second run (rtchecks.c) is compared with */
 			xchg_drop(c, out);
 		free(refpath);
@@ -162,11 +181,11 @@ void eval_judge_trials(struct eval_ctx *c)
 }
 
 /* What the runtime checks' extra calls need (rtchecks.h). */
-struct rt_io eval_runtime_io(struct eval_ctx *c, json_t *meta, double deadline)
+struct rt_io eval_runtime_io(struct eval_ctx *c, double deadline)
 {
 	return (struct rt_io){
 		.cand = &c->cand, .ref = c->ref_loaded ? &c->ref : NULL, .device = c->e->device, .cand_dir = c->cand_dir,
-		.ref_entry = json_string_value(json_object_get(meta, "_dir")), .cache_root = c->e->cache_root,
+		.ref_dir = c->ref_dir, .cache_root = c->e->cache_root,
 		.seeds = c->seeds, .rot_seeds = { c->rot_seeds[0], c->rot_seeds[1] }, .deadline = deadline,
 		.timeout_s = c->cfg->eval.timeout_s, .max_output_bytes = evalctx_max_output(c),
 		.poison_bytes = poison_bytes(c), .keep_files = c->e->keep_workdirs, .ctx = c,

@@ -184,6 +184,19 @@ static json_t *factor_json(const struct process_factor *f)
 			 jreal(f->cand_us), "seconds", jreal(f->seconds));
 }
 
+/* The parent's clock around the timed blocks (struct trusted_clock). */
+static json_t *trusted_json(const struct trusted_clock *tc)
+{
+	if (!tc->measured)
+		return json_null();
+	return json_pack("{s:b, s:o, s:I, s:o, s:[o,o], s:o, s:o, s:o, s:o, s:[o,o]}", "judged", tc->judged, "note",
+			 tc->note[0] ? json_string(tc->note) : json_null(), "rounds", (json_int_t)tc->rounds, "speedup",
+			 jreal(tc->speedup), "ci95", jreal(tc->lo), jreal(tc->hi), "reported", jreal(tc->reported),
+			 "reference_overhead_us",
+			 jreal(tc->ref_overhead_us), "candidate_overhead_us", jreal(tc->cand_overhead_us), "excess_us",
+			 jreal(tc->excess_us), "excess_ci95_us", jreal(tc->excess_lo_us), jreal(tc->excess_hi_us));
+}
+
 /* One side's per-call device times, with the host's time for the same calls and the lead they had. */
 static json_t *side_json(const struct timing_side *s)
 {
@@ -208,6 +221,12 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "ratio_eager", stats_json(&t->ratio_eager, 0));
 	json_object_set_new(o, "ratio_compiled", t->compiled.available ? stats_json(&t->ratio_compiled, 0) : json_null());
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
+	json_object_set_new(o, "checked_calls", json_integer((json_int_t)t->checked_calls));
+	json_object_set_new(o, "trusted_clock", trusted_json(&t->trusted));
+	json_object_set_new(o, "repeats", t->repeats.n ? json_pack("{s:I, s:o, s:o}", "calls", (json_int_t)t->repeats.n,
+								   "ratio_repeat", jreal(t->repeats.ratio_repeat),
+								   "ratio_fresh", jreal(t->repeats.ratio_fresh))
+							: json_null());
 	json_object_set_new(o, "order_bias", jreal(t->order_bias));
 	json_object_set_new(o, "host_bound", json_boolean(host_bound(t)));
 	json_object_set_new(o, "launch_bound", json_boolean(launch_bound(t)));
@@ -268,6 +287,8 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "detail", jstr(v->detail));
 	json_object_set_new(o, "problem", json_pack("{s:s, s:s}", "ref", v->problem, "sha256", v->problem_sha256));
 	json_object_set_new(o, "candidate", json_pack("{s:o, s:s}", "path", jstr(v->candidate_path), "sha256", v->candidate_sha256));
+	json_object_set_new(o, "seeds", v->seeds_secret[0] ? json_pack("{s:s, s:b}", "secret", v->seeds_secret, "replayed",
+								       v->seeds_replayed) : json_null());
 	json_object_set_new(o, "trials", trials);
 	json_object_set_new(o, "timing", timing_json(&v->timing));
 	json_object_set_new(o, "speedup", speedup_json(&v->timing));
@@ -275,9 +296,11 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "env", json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "device", v->env.device, "gpu", v->env.gpu,
 						"sm", v->env.sm, "torch", v->env.torch, "torch_cuda", v->env.torch_cuda,
 						"python", v->env.python));
-	json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:i, s:b, s:s}", "network_namespace", v->sandbox.netns,
+	json_object_set_new(o, "sandbox", json_pack("{s:b, s:b, s:i, s:b, s:b, s:o, s:s}", "network_namespace", v->sandbox.netns,
 						    "pid_namespace", v->sandbox.pidns, "landlock_abi", v->sandbox.landlock_abi,
-						    "capabilities_dropped", v->sandbox.caps_dropped, "notes", v->sandbox.notes));
+						    "capabilities_dropped", v->sandbox.caps_dropped, "private_tmp",
+						    v->sandbox.private_tmp && v->sandbox.private_shm, "memory_limit_bytes", v->sandbox.memory_limit
+						    ? json_integer(v->sandbox.memory_limit) : json_null(), "notes", v->sandbox.notes));
 	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "trials", v->settings.trials,
 						     "perf_trials", v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
 						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",

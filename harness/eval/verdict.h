@@ -74,6 +74,31 @@ struct process_factor {
 	char note[200];              /* why it was not measured ("" when it was, or was not asked for) */
 };
 
+/* The parent's own monotonic clock around every block of timed calls (timing.c). The candidate's process
+ * reports its calls' times; this bounds them with a clock nothing in that process can touch. A side's
+ * overhead is its block's wall time less the times it reported: the reference's (trusted) is what the
+ * harness's own work inside a block costs; the candidate's is that plus anything it did outside its
+ * timed calls or left out of the times it reported. */
+struct trusted_clock {
+	int measured;                /* rounds were timed on both sides */
+	int judged;                  /* tight enough to judge by: no device-side lead in the blocks */
+	char note[160];              /* why not judged */
+	size_t rounds;               /* rounds the bound rests on (the first is left out) */
+	double ref_overhead_us, cand_overhead_us;  /* per call, mean over the rounds */
+	double excess_us, excess_lo_us, excess_hi_us; /* per call: the candidate's overhead minus the reference's,
+						       * paired by round (median over rounds, bootstrap 95% interval) */
+	double speedup, lo, hi;      /* the reference's time per call over the candidate's by this clock (what it
+				      * reported plus the excess), with the interval the excess's gives: the
+				      * clock's own noise, measured */
+	double reported;             /* the reported speedup vs eager (paired median) it is held against */
+};
+
+/* Timed calls that repeated an earlier call's inputs (timing.c): against the rest, by their paired ratios. */
+struct repeat_calls {
+	size_t n;                    /* kept calls that were repeats */
+	double ratio_repeat, ratio_fresh; /* median reference/candidate of those, and of the others */
+};
+
 struct timing_result {
 	int ran;
 	char clock[16];              /* "cuda_event" | "host" */
@@ -91,7 +116,10 @@ struct timing_result {
 	 * when the order of calls does not matter. Far from 1, the pairs are biased (a context-switch cost
 	 * that lands on the second call, say) and the speedup's spread is not just noise. */
 	double order_bias;
-	int revalidated;             /* timed outputs re-checked against the reference */
+	int revalidated;             /* every timed call's outputs checked against the reference's */
+	size_t checked_calls;        /* how many: both sides, the same fresh inputs per call */
+	struct trusted_clock trusted;
+	struct repeat_calls repeats;
 	int cpu;                     /* eval.timing_cpu; -1: not pinned */
 	int pinned;                  /* every block of both sides ran with its threads on exactly that CPU */
 	struct gpu_clock gpu_clock;
@@ -110,6 +138,8 @@ struct verdict {
 	char *message;               /* one line a person reads first */
 	char *detail;                /* trimmed compiler errors, traceback, or the failing comparison */
 	char problem[16], problem_sha256[65], candidate_sha256[65];
+	char seeds_secret[33];       /* the evaluation's seed secret (seeds.h): eval --seeds replays it */
+	int seeds_replayed;          /* it was given (a replay), not drawn */
 	char *candidate_path;
 	struct trial_result *trials;
 	size_t ntrials;

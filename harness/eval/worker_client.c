@@ -3,6 +3,7 @@
 #include "worker_client.h"
 
 #include "../core/log.h"
+#include "procwatch.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -108,7 +109,6 @@ int worker_send_fds(struct worker *w, json_t *req, const int *fds, int nfds, str
 		return -1;
 	}
 	if (sb_trace_on()) {
-		w->sent_at = proc_now();
 		const char *cmd = json_string_value(json_object_get(req, "cmd"));
 		snprintf(w->sent_cmd, sizeof(w->sent_cmd), "%s", cmd ? cmd : "?");
 	}
@@ -118,6 +118,7 @@ int worker_send_fds(struct worker *w, json_t *req, const int *fds, int nfds, str
 	line[len++] = '\n';
 	/* a dead reader makes write fail with EPIPE instead of killing us */
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	w->sent_at = proc_now();
 	int wrc = send_line(w->h.cmd_fd, line, len, fds, nfds);
 	signal(SIGPIPE, old);
 	free(line);
@@ -201,6 +202,23 @@ void worker_drop_fds(struct worker *w)
 		close(worker_take_fd(w));
 }
 
+#define STOPPED_S 2
+
+/* Whether the worker has been stopped (SIGSTOP, a ptrace stop) for STOPPED_S seconds: it answers nothing
+ * then, and waiting for its deadline would only waste it. Read from /proc, not asked. */
+static int stopped(struct worker *w, double *since)
+{
+	struct proc_view v;
+	procwatch_read(w->h.pid, &v, 0);
+	if (!v.known || (v.state != 'T' && v.state != 't')) {
+		*since = 0;
+		return 0;
+	}
+	if (*since == 0)
+		*since = proc_now();
+	return proc_now() - *since > STOPPED_S;
+}
+
 static int receive(struct worker *w, json_t **reply, double deadline, struct worker_fault *fault)
 {
 	memset(fault, 0, sizeof(*fault));
@@ -210,11 +228,13 @@ static int receive(struct worker *w, json_t **reply, double deadline, struct wor
 		snprintf(fault->what, sizeof(fault->what), "the worker is no longer running");
 		return -1;
 	}
+	double stopped_since = 0;
 	for (;;) {
 		char *nl = memchr(w->pending.buf, '\n', w->pending.len);
 		if (nl) {
 			json_error_t jerr;
 			size_t n = (size_t)(nl - w->pending.buf);
+			w->replied_at = proc_now();
 			*reply = json_loadb(w->pending.buf, n, 0, &jerr);
 			memmove(w->pending.buf, nl + 1, w->pending.len - n - 1);
 			strbuf_setlen(&w->pending, w->pending.len - n - 1);
@@ -240,6 +260,13 @@ static int receive(struct worker *w, json_t **reply, double deadline, struct wor
 		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
 		proc_pump(&w->h, &w->opts, &w->log, 0);
 		int pr = poll(&pf, 1, ms);
+		if (pr == 0 && stopped(w, &stopped_since)) {
+			fault->kind = WF_DIED;
+			snprintf(fault->what, sizeof(fault->what), "the worker was stopped (by a signal or a tracer) for over %d s "
+				 "and could not answer", STOPPED_S);
+			proc_kill(&w->h);
+			return -1;
+		}
 		if (pr > 0) {
 			char buf[65536];
 			ssize_t n = read_reply(w, buf, sizeof(buf));

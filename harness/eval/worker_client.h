@@ -29,7 +29,7 @@ struct worker_fault {
 	char what[512];            /* "killed by SIGSEGV", "exited with status 1", "no reply within 30 s" */
 };
 
-#define WORKER_MAX_FDS 8
+#define WORKER_MAX_FDS 64
 
 struct worker {
 	struct proc_opts opts;
@@ -40,7 +40,9 @@ struct worker {
 	int started, finished;
 	int forked;                /* started by a fork server, not exec'd */
 	double quit_at;            /* when worker_quit asked it to quit (0: not asked) */
-	double sent_at;            /* when the request now in flight was sent (for STITCHBENCH_TRACE) */
+	double sent_at;            /* when the last request was sent, and when its reply was read (proc_now): the
+				    * parent's own clock around a request (the timing loop's trusted bound) */
+	double replied_at;
 	char sent_cmd[32];         /* and its "cmd" */
 	/* File descriptors that came with its replies (SCM_RIGHTS), oldest first, until taken. At most
 	 * WORKER_MAX_FDS: more are closed on arrival, so a worker cannot fill our descriptor table. */

@@ -33,7 +33,8 @@ static int setup(struct worker *w, const struct prof_plan *p, double deadline, s
 {
 	json_t *seeds = json_array(), *reply;
 	for (int k = 0; k < p->nsets; k++)
-		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 1000 + k)));
+		json_array_append_new(seeds, json_integer(p->seeds ? eval_seed(p->seeds, SEED_PROFILE, (uint32_t)k)
+							: trial_seed(p->base_seed, 1000 + k)));
 	if (ask(w, json_pack("{s:s, s:o, s:I}", "cmd", "timing_setup", "seeds", seeds, "flush_bytes",
 			     (json_int_t)p->flush_bytes), &reply, deadline, f, msg))
 		return -1;
@@ -111,7 +112,8 @@ int prof_session_run(struct worker *w, const struct prof_plan *p, double deadlin
 	json_t *sets = json_array(), *seeds = json_array();
 	for (int i = 0; i < p->calls; i++) {
 		json_array_append_new(sets, json_integer(i % p->nsets));
-		json_array_append_new(seeds, json_integer(trial_seed(p->base_seed, 9000 + (uint32_t)i)));
+		json_array_append_new(seeds, json_integer(p->seeds ? eval_seed(p->seeds, SEED_PROFILE, 1000 + (uint32_t)i)
+							: trial_seed(p->base_seed, 9000 + (uint32_t)i)));
 	}
 	if (ask(w, json_pack("{s:s, s:s, s:o, s:o}", "cmd", "time", "which", p->which, "sets", sets, "seeds", seeds),
 		&reply, deadline, fault, msg)) {

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "../eval/seeds.h"
 #include "../eval/worker_client.h"
 #include "report.h"
 
@@ -16,6 +17,7 @@ struct prof_plan {
 	int calls;                   /* profiled calls */
 	int setup;                   /* draw the input sets and warm up first (no timing loop ran before) */
 	int nsets;
+	const struct eval_seeds *seeds; /* the evaluation's (SEED_PROFILE); NULL: from base_seed (a reference alone) */
 	uint32_t base_seed;
 	long long flush_bytes;
 	int warmup_ms, warmup_calls;

@@ -10,6 +10,7 @@ outputs (`stats`): the numbers compare.c reports for files, computed on the devi
 judge. Thin on purpose: the rule (tolerances, pass or fail, the messages) is the parent's.
 """
 import ctypes
+import fcntl
 import hashlib
 import mmap
 import os
@@ -19,6 +20,8 @@ import struct
 
 import torch
 
+import sbtensors
+
 # torch dtype -> the safetensors name the parent knows (compare.h's tolerances are per name)
 DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64",
           torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
@@ -26,6 +29,10 @@ DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", to
 BY_NAME = {v: k for k, v in DTYPES.items()}
 ALIGN = 256        # each output starts at a multiple of this in the shared buffer
 CHUNK = 1 << 26    # elements per step of the comparison: bounds its float64 temporaries (~3 GB)
+
+
+# a memfd with these seals can no longer change, whoever holds it (sbtensors.sealed_memfd adds them)
+SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
 class ExchangeError(Exception):
@@ -207,14 +214,58 @@ class Exporter:
             finally:
                 buf.close()
         else:
-            fd = os.memfd_create("stitchbench-outputs", os.MFD_CLOEXEC)
-            os.ftruncate(fd, max(total, 1))
-            with mmap.mmap(fd, max(total, 1)) as m:
-                view = torch.frombuffer(m, dtype=torch.uint8)
-                for d, t in zip(descr, outs):
-                    view[d["offset"]:d["offset"] + d["nbytes"]].copy_(_bytes_of(t))
-                del view
+            fd = sealed_memfd(outs, descr, total)
         return {"bytes": total, "outputs": descr}, fd
+
+
+def sealed_memfd(tensors, descr, total):
+    """A sealed memfd holding each tensor's bytes at its place in descr (layout): frozen before the reply,
+    so what the receiver reads is what this call produced, whatever this process does next."""
+    def fill(fd):
+        os.ftruncate(fd, max(total, 1))
+        with mmap.mmap(fd, max(total, 1)) as m:
+            view = torch.frombuffer(m, dtype=torch.uint8)
+            for d, t in zip(descr, tensors):
+                view[d["offset"]:d["offset"] + d["nbytes"]].copy_(_bytes_of(t))
+            del view
+    return sbtensors.sealed_memfd(fill)
+
+
+# ---------- inputs shipped by the reference worker (the CPU's timed calls) ----------
+
+def pack_inputs(sets):
+    """Input sets (lists of get_inputs' values) into one sealed memfd: ({"sets", "bytes"}, fd). A tensor
+    is described by its place in the memfd; any other value travels as itself (JSON)."""
+    tensors, where = [], []
+    for xs in sets:
+        for x in xs:
+            if isinstance(x, torch.Tensor):
+                tensors.append(x.detach().cpu())
+    descr, total = layout(tensors)
+    it = iter(descr)
+    for xs in sets:
+        where.append([dict(next(it)) if isinstance(x, torch.Tensor) else {"value": x} for x in xs])
+    return {"sets": where, "bytes": total}, sealed_memfd(tensors, descr, total)
+
+
+class Shipped:
+    """The input sets of one block as the worker reads them: set(j) is the j-th set's values, views of
+    a private copy-on-write mapping of the memfd (nothing written here reaches the sender's)."""
+
+    def __init__(self, fd, shipped):
+        self.sets, total = shipped.get("sets") or [], int(shipped.get("bytes", 0))
+        try:
+            self.map = mmap.mmap(fd, max(total, 1), flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        self.raw = torch.frombuffer(self.map, dtype=torch.uint8)
+
+    def set(self, j):
+        return [_typed(self.raw, d) if "dtype" in d else d.get("value") for d in self.sets[j]]
+
+    def close(self):
+        self.raw = None
+        self.map.close()
 
 
 # ---------- the reference worker's side: import and compare ----------
@@ -253,6 +304,8 @@ def take(fd, shared, device, limit):
             finally:
                 m.close()
         else:
+            if (fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS) != SEALS:
+                raise ExchangeError("the shared outputs are not sealed: they could still change after the reply")
             size = os.fstat(fd).st_size
             if size < total:
                 raise ExchangeError("the shared outputs hold %d bytes, not the %d described" % (size, total))

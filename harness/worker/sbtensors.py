@@ -1,6 +1,7 @@
 # sbtensors.py - writes (and, for tests, reads) safetensors files by hand, so that workers need no
 # `safetensors` package. Thin on purpose: the C parent (harness/eval/safetensors.c) validates and judges.
 import ctypes
+import fcntl
 import json
 import os
 import struct
@@ -58,9 +59,8 @@ def _staged(t):
     return host
 
 
-def save(path, tensors, metadata=None):
-    """Writes `tensors` (name -> tensor) in dict order; replaces `path` atomically. Each tensor is
-    brought to the host just before its bytes are written, so one staging buffer per dtype serves."""
+def _header(tensors, metadata):
+    """The encoded header (padded so the data section starts 8-byte aligned) and its dict."""
     header = {}
     if metadata is not None:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
@@ -77,23 +77,59 @@ def save(path, tensors, metadata=None):
                         "data_offsets": [offset, offset + nbytes]}
         offset += nbytes
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)  # the data section then starts 8-byte aligned (8 + len)
+    return text + b" " * (-len(text) % 8), header
+
+
+def _write(f, tensors, metadata):
+    """The whole file into f. Each tensor is brought to the host just before its bytes are written, so
+    one staging buffer per dtype serves."""
+    text, header = _header(tensors, metadata)
+    f.write(struct.pack("<Q", len(text)))
+    f.write(text)
+    for name, t in tensors.items():
+        owner, data = _raw_bytes(t)
+        if data.nbytes != header[name]["data_offsets"][1] - header[name]["data_offsets"][0]:
+            raise ValueError("tensor %r changed size while it was saved" % name)
+        f.write(data)
+        del owner, data
+
+
+def save(path, tensors, metadata=None):
+    """Writes `tensors` (name -> tensor) in dict order; replaces `path` atomically."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(text)))
-            f.write(text)
-            for name, t in tensors.items():
-                owner, data = _raw_bytes(t)
-                if data.nbytes != header[name]["data_offsets"][1] - header[name]["data_offsets"][0]:
-                    raise ValueError("tensor %r changed size while it was saved" % name)
-                f.write(data)
-                del owner, data
+            _write(f, tensors, metadata)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+# Once these are set nobody, this process included, can change the memfd's bytes or size again.
+SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+def sealed_memfd(fill):
+    """A memfd that fill(fd) writes, then sealed: returns the descriptor (the caller sends and closes it).
+    What the receiver reads is what fill wrote, whatever this process does afterwards."""
+    fd = os.memfd_create("stitchbench-tensors", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        fill(fd)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def save_sealed(tensors, metadata=None):
+    """The same file in a sealed memfd (sealed_memfd)."""
+    def fill(fd):
+        with os.fdopen(os.dup(fd), "wb") as f:
+            _write(f, tensors, metadata)
+    return sealed_memfd(fill)
 
 
 def load(path):

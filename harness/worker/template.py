@@ -10,8 +10,8 @@ pipe that came with the request, which this process writes when it reaps the chi
 Protocol (fd 3 requests, fd 4 replies, JSON lines):
   {"cmd": "hello"}                                     -> {"ok": true, "pid": N}
   {"cmd": "spawn", "fds": 5, "cwd": D, "env": ["K=V", ...], "outlives_parent": bool,
-   "sandbox": null | {"workdir", "write_dirs": [...], "hidden": [...], "cpu_seconds", "file_bytes",
-                      "open_files", "processes", "no_network", "own_pids", "landlock", "disabled"}}
+   "sandbox": null | {"workdir", "write_dirs": [...], "hidden": [...], "cpu_seconds", "file_bytes", "address_space",
+                      "open_files", "processes", "no_network", "own_pids", "private_tmp", "landlock", "disabled"}}
       with five descriptors: the child's stdout, stderr, fd 3, fd 4, and the status pipe's write end
                                                        -> {"ok": true, "pid": N}
 It exits when its channel closes; its children die with it (PR_SET_PDEATHSIG).
@@ -55,8 +55,8 @@ def load_lib(path):
     lib.sbspawn_child.restype = ctypes.c_int
     lib.sbspawn_child.argtypes = [ctypes.c_int, ctypes.c_int * 4, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
                                   ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                                  ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                  ctypes.c_int, ctypes.c_int]
+                                  ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     return lib
 
 
@@ -77,8 +77,10 @@ def child(lib, parent, req, fds):
         lib.sbspawn_child(parent, (ctypes.c_int * 4)(*fds[:4]), text(req.get("cwd")), bool(req.get("outlives_parent")),
                           sb is not None, text(b.get("workdir")), "\n".join(b.get("write_dirs") or []).encode(),
                           "\n".join(b.get("hidden") or []).encode(), int(b.get("cpu_seconds", 0)),
-                          int(b.get("file_bytes", 0)), int(b.get("open_files", 0)), int(b.get("processes", 0)),
-                          int(b.get("no_network", 0)), int(b.get("own_pids", 0)), int(b.get("landlock", 0)),
+                          int(b.get("file_bytes", 0)), int(b.get("address_space", 0)),
+                          int(b.get("open_files", 0)), int(b.get("processes", 0)),
+                          int(b.get("no_network", 0)), int(b.get("own_pids", 0)), int(b.get("private_tmp", 0)),
+                          int(b.get("landlock", 0)),
                           int(b.get("disabled", 0)))
         # Python ignores SIGPIPE from its start (a broken pipe is an exception); the C setup reset it for an
         # exec that does not come

@@ -696,6 +696,15 @@ class Worker:
             raise WorkerError("runtime_error", "saving the outputs failed: %s" % exc)
         return {"outputs": descr}
 
+    def cmd_draw(self, req):
+        """The reference worker draws the fresh inputs of a block of timed calls, one set per seed, and
+        ships them in one sealed memfd (exchange.pack_inputs): both sides' `time` copy them into their
+        slots, so neither spends a block drawing random numbers (on a CPU that costs more than many
+        calls), and the candidate's block holds its calls and little else the parent's clock must see."""
+        shipped, fd = exchange.pack_inputs([self.draw(s) for s in req["seeds"]])
+        self.reply_fds.append(fd)
+        return shipped
+
     def cmd_timing_setup(self, req):
         self.timing_sets = [self.draw(s) for s in req["seeds"]]
         if self.cuda() and req.get("flush_bytes"):
@@ -809,11 +818,52 @@ class Worker:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
         return {"calls": n, "seconds": time.perf_counter() - t0}
 
+    def refresh(self, k, fresh):
+        """Timing slot k gets new values (a set get_inputs drew), written into its tensors: the same
+        objects at the same addresses, new values for every timed call. A result kept from an earlier call
+        (by pointer, object or shape) is then stale, and every timed call is checked."""
+        slot = self.timing_sets[k]
+        with torch.no_grad():
+            for i, (x, y) in enumerate(zip(slot, fresh)):
+                if (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
+                        and x.dtype == y.dtype):
+                    x.copy_(y)
+                else:
+                    slot[i] = y
+        del fresh
+
+    def snapshot(self, outs, how):
+        """A timed call's outputs, frozen before the reply so the parent checks what this call returned:
+        "memfd", a sealed memfd holding them as safetensors (the parent compares it); "share", exported
+        for the reference worker to take (exchange.py; sealed on the CPU). Both sides do the same, so
+        their blocks cost the same. Returns the description to send, or None."""
+        outs = as_outputs(outs)
+        if how == "memfd":
+            self.reply_fds.append(sbtensors.save_sealed({"out%d" % i: t for i, t in enumerate(outs)}))
+            return None
+        if how == "share":
+            try:
+                shared, fd = self.exporter.export(outs, self.device)
+            except exchange.ExchangeError as exc:
+                raise WorkerError("runtime_error", "sharing the outputs failed: %s" % exc)
+            self.reply_fds.append(fd)
+            return shared
+        return None
+
     def cmd_time(self, req):
-        """A block of timed calls, back to back: call j uses input set sets[j] and seed seeds[j]."""
+        """A block of timed calls, back to back: call j uses timing slot sets[j] and seed seeds[j]. With
+        "fresh", slot sets[j] first gets new values drawn under seeds[j] (refresh); with "snapshot", each
+        call's outputs are frozen before the next call runs (snapshot)."""
         which, n = req.get("which", "model"), len(self.timing_sets)
         sets = [k % n for k in req["sets"]]
         seeds = req.get("seeds") or [None] * len(sets)
+        fresh, how = bool(req.get("fresh")), req.get("snapshot")
+        shipped = None
+        if req.get("inputs") is not None:  # the block's fresh inputs, drawn by the reference worker (cmd_draw)
+            fds = self.channel.take_fds(1) if self.channel else []
+            if not fds:
+                raise WorkerError("protocol_error", "no descriptor came with the shipped inputs")
+            shipped = exchange.Shipped(fds[0], req["inputs"])
         us = []
         cpus = self.pin(req.get("cpu", -1))
         # The collector paused for the block, as timeit does (eval.timing_gc): a collection lands in
@@ -822,24 +872,39 @@ class Worker:
         paused = not req.get("gc", True) and gc.isenabled()
         if paused:
             gc.disable()
+        shared = []
         try:
             if self.cuda() and req.get("prime_ms", 0) > 0:
                 self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
             trials, host, exposed, leads = [], [], 0, []
-            for k, seed in zip(sets, seeds):
+            for j, (k, seed) in enumerate(zip(sets, seeds)):
+                if shipped is not None:
+                    self.refresh(k, shipped.set(j))
+                elif fresh and seed is not None:
+                    self.refresh(k, self.draw(seed))
                 out, t = self.timed(which, self.timing_sets[k], seed=seed, lead_us=req.get("lead_us", 0))
                 us.append(t)
                 host.append(self.last_host_us)
                 exposed += bool(self.last_lead_us > 0 and self.last_exposed)
                 leads.append(self.last_lead_us)
                 trials += self.prof.reply().get("trial", [])
+                if how:
+                    d = self.snapshot(out, how)
+                    if d is not None:
+                        shared.append(d)
+        except WorkerError:
+            raise
         except Exception as exc:
             raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
         finally:
             if paused:
                 gc.enable()
+            if shipped is not None:
+                shipped.close()
         self.last[which] = out
         reply = {"us": us, "host_us": host, "exposed": exposed, "lead_us": max(leads) if leads else 0}
+        if shared:
+            reply["shared"] = shared
         if trials:
             reply["trials"] = trials
         if cpus is not None and req.get("cpu", -1) >= 0:

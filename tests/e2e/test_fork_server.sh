@@ -64,16 +64,16 @@ got=$(python3 -c 'import json,sys; p=json.loads(sys.argv[1]); print(p["network"]
 if [[ "$got" != connected* ]]; then _report ok "the forked worker reaches no network ($got)"; else
 	_report fail "the forked worker reaches no network" "$got"; fi
 
-# both workers of an evaluation are forked: the reference's (trusted, no sandbox) and the candidate's; neither
-# imported torch itself (worker.py reports torch_import 0 for a forked worker)
+# every worker of an evaluation is forked: the builder's and the candidate's (sandboxed) and the reference's
+# (trusted, no sandbox); none imported torch itself (worker.py reports torch_import 0 for a forked worker)
 STITCHBENCH_CACHE="$TMP/fresh" STITCHBENCH_TRACE=1 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${FAST[@]}"
 loads=$(grep -c "load took" <<<"$ERR_TXT")
 imports=$(grep "load took" <<<"$ERR_TXT" | grep -vc "torch_import 0.000")
 forks=$(grep -c "fork server: worker [0-9]* forked" <<<"$ERR_TXT")
-if [ "$RC" = 0 ] && [ "$forks" = 2 ] && [ "$loads" -ge 2 ] && [ "$imports" = 0 ]; then
-	_report ok "an evaluation forks its reference worker and its candidate's; neither imports torch ($loads loads)"
+if [ "$RC" = 0 ] && [ "$forks" = 3 ] && [ "$loads" -ge 3 ] && [ "$imports" = 0 ]; then
+	_report ok "an evaluation forks its builder, its reference worker and its candidate's; none imports torch ($loads loads)"
 else
-	_report fail "an evaluation forks its reference worker and its candidate's" "rc $RC, $forks forks, $loads loads, $imports with an import: $(grep -E 'load took|forked' <<<"$ERR_TXT")"
+	_report fail "an evaluation forks its builder, its reference worker and its candidate's" "rc $RC, $forks forks, $loads loads, $imports with an import: $(grep -E 'load took|forked' <<<"$ERR_TXT")"
 fi
 
 # a signal that ends a forked worker reaches the verdict through the server's status pipe

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 
+#include "checks/runtime.h"
 #include "eval/timing.h"
 
 static char *fixture(const char *rel)
@@ -30,7 +31,17 @@ struct pair {
 	struct strvec env_ref, env_cand;
 };
 
+static void start_pair_spinning(struct pair *p, const char *ref_us, const char *cand_us, int penalty, const char *ref_spin,
+				const char *cand_spin);
+
 static void start_pair(struct pair *p, const char *ref_us, const char *cand_us, int penalty)
+{
+	start_pair_spinning(p, ref_us, cand_us, penalty, "0", "0");
+}
+
+/* As start_pair, each worker's calls also really taking the given microseconds (FAKE_SPIN_US). */
+static void start_pair_spinning(struct pair *p, const char *ref_us, const char *cand_us, int penalty, const char *ref_spin,
+				const char *cand_spin)
 {
 	struct sb_error err = { 0 };
 	memset(p, 0, sizeof(*p));
@@ -41,6 +52,8 @@ static void start_pair(struct pair *p, const char *ref_us, const char *cand_us, 
 	strvec_push(&p->env_ref, "FAKE_NAME=ref");
 	strvec_push(&p->env_cand, shared);
 	strvec_push(&p->env_cand, "FAKE_NAME=cand");
+	strvec_pushf(&p->env_ref, "FAKE_SPIN_US=%s", ref_spin);
+	strvec_pushf(&p->env_cand, "FAKE_SPIN_US=%s", cand_spin);
 	/* worker_start runs `python -u script`; arguments ride in the script path's argv via a wrapper */
 	char *ref_script = xstrfmt("%s/ref.py", p->dir), *cand_script = xstrfmt("%s/cand.py", p->dir);
 	FILE *f = fopen(ref_script, "w");
@@ -93,7 +106,7 @@ static void run_ok(struct pair *p, const struct timing_plan *pl, struct timing_r
 static struct timing_plan plan(int pairs, int block, double rse)
 {
 	struct timing_plan pl = { .max_pairs = pairs, .block = block, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
-				  .cap_s = 60, .nsets = 3, .base_seed = 42, .ref_out = "/dev/null", .cand_out = "/dev/null",
+				  .cap_s = 60, .nsets = 3, .base_seed = 42,
 				  .cpu = -1 };
 	return pl;
 }
@@ -229,6 +242,121 @@ static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
 	stop_pair(&p);
 }
 
+/* The candidate reports a fifth of what its calls take: the parent's clock around its blocks holds the
+ * whole time, so the speedup by that clock stays near 1 and H08 fires; an honest candidate agrees. */
+static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct rt_findings found = { 0 };
+	start_pair_spinning(&p, "2000", "400", 0, "2000", "2000");
+	struct timing_plan pl = plan(20, 4, 0);
+	run_ok(&p, &pl, &t);
+	assert_true(t.trusted.measured && t.trusted.judged);
+	assert_true(fabs(t.speedup_eager - 5.0) < 1e-9);
+	assert_true(t.trusted.speedup > 0.6 && t.trusted.speedup < 1.5);
+	assert_true(t.trusted.excess_lo_us > 1000); /* 1600 us per call left out */
+	rt_rule_trusted_clock(t.speedup_eager, t.trusted.speedup, t.trusted.hi, t.trusted.cand_overhead_us,
+			      t.trusted.ref_overhead_us, &found);
+	assert_true(rt_findings_has(&found, "H08"));
+	rt_findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+
+	start_pair_spinning(&p, "2000", "1000", 0, "2000", "1000");
+	memset(&t, 0, sizeof(t));
+	run_ok(&p, &pl, &t);
+	assert_true(t.trusted.speedup > 1.4 && t.trusted.speedup < 2.8);
+	rt_rule_trusted_clock(t.speedup_eager, t.trusted.speedup, t.trusted.hi, t.trusted.cand_overhead_us,
+			      t.trusted.ref_overhead_us, &found);
+	assert_false(rt_findings_has(&found, "H08"));
+	rt_findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
+struct checked {
+	int rounds, calls, fail_at;
+	long next;
+};
+
+static int check_round(void *arg, long first_call, int m, json_t *ref_reply, json_t *cand_reply, struct sb_error *err)
+{
+	(void)err;
+	struct checked *c = arg;
+	assert_int_equal(first_call, c->next); /* every call, in order, the discarded round's too */
+	assert_int_equal((int)json_array_size(json_object_get(ref_reply, "us")), m);
+	assert_int_equal((int)json_array_size(json_object_get(cand_reply, "us")), m);
+	c->next += m;
+	c->calls += m;
+	return ++c->rounds == c->fail_at;
+}
+
+/* The check sees every round, once both sides are in; a failed check stops the loop with 1. */
+static void every_round_is_checked(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct checked c = { 0 };
+	struct timed_check chk = { .round = check_round, .arg = &c, .keep = TIMED_KEEP_NONE };
+	start_pair(&p, "80", "40", 0);
+	struct timing_plan pl = plan(12, 5, 0);
+	pl.check = &chk;
+	run_ok(&p, &pl, &t);
+	assert_int_equal(c.rounds, 4); /* the discarded round, then 5 + 5 + 2 */
+	assert_int_equal(c.calls, 17);
+	assert_int_equal((int)t.checked_calls, 17);
+	free_timing(&t);
+	stop_pair(&p);
+
+	struct worker_fault f;
+	int cand_failed = 0;
+	char *msg = NULL;
+	memset(&c, 0, sizeof(c));
+	c.fail_at = 2;
+	memset(&t, 0, sizeof(t));
+	start_pair(&p, "80", "40", 0);
+	assert_int_equal(timing_run(&p.ref, &p.cand, &pl, proc_now() + 60, &t, &f, &cand_failed, &msg), 1);
+	assert_int_equal(c.rounds, 2);
+	free(msg);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
+/* With fresh inputs, every fifth call from the fifth on has the seed (so the inputs) of the call two
+ * before it; the others are all different. */
+static void some_calls_repeat_earlier_inputs(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	start_pair(&p, "80", "40", 0);
+	struct timing_plan pl = plan(15, 5, 0);
+	pl.fresh = 1;
+	run_ok(&p, &pl, &t);
+	char *log = xstrfmt("%s/calls.log", p.dir), line[256], who[16], which[16], seed[32];
+	FILE *fl = fopen(log, "r");
+	assert_non_null(fl);
+	char seeds[64][32];
+	int n = 0, k;
+	while (fgets(line, sizeof(line), fl))
+		if (sscanf(line, "%15s %15s %d %31s", who, which, &k, seed) == 4 && !strcmp(who, "cand") && n < 64)
+			snprintf(seeds[n++], sizeof(seeds[0]), "%s", seed);
+	fclose(fl);
+	free(log);
+	assert_int_equal(n, 20);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++) {
+			int same = !strcmp(seeds[i], seeds[j]);
+			assert_int_equal(same, i >= 5 && i % 5 == 4 && j == i - 2);
+		}
+	assert_int_equal((int)t.repeats.n, 3); /* calls 9, 14, 19: the kept ones */
+	free_timing(&t);
+	stop_pair(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +366,9 @@ int main(void)
 		cmocka_unit_test(a_short_last_block_stops_at_the_pair_budget),
 		cmocka_unit_test(stops_once_the_ratio_is_known),
 		cmocka_unit_test(a_dead_candidate_is_blamed_on_the_candidate),
+		cmocka_unit_test(the_parents_clock_bounds_what_the_candidate_reports),
+		cmocka_unit_test(every_round_is_checked),
+		cmocka_unit_test(some_calls_repeat_earlier_inputs),
 	};
 	return cmocka_run_group_tests_name("timing", tests, NULL, NULL);
 }
