@@ -68,7 +68,11 @@ static int parse(int argc, char **argv, struct audit_args *a, struct sb_error *e
 			continue;
 		switch (c) {
 		case O_LEVEL: strvec_pushf(&a->cfg.sets, "problems.levels=%s", optarg); break;
-		case O_PROBLEMS: strvec_pushf(&a->cfg.sets, "problems.select=%s", optarg); break;
+		case O_PROBLEMS:
+			if (cli_list_arg("audit", "--problems", optarg, CLI_SELECTOR_EXAMPLE, NULL, err))
+				return SB_EINPUT;
+			strvec_pushf(&a->cfg.sets, "problems.select=%s", optarg);
+			break;
 		case O_DEVICE: strvec_pushf(&a->cfg.sets, "eval.device=%s", optarg); break;
 		case O_JSON: a->json = 1; break;
 		case O_RUN: a->run = optarg; break;

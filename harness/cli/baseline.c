@@ -61,7 +61,11 @@ static int parse(int argc, char **argv, struct baseline_args *a, struct sb_error
 			continue;
 		switch (c) {
 		case O_LEVEL: strvec_pushf(&a->sel.cfg.sets, "problems.levels=%s", optarg); break;
-		case O_PROBLEMS: strvec_pushf(&a->sel.cfg.sets, "problems.select=%s", optarg); break;
+		case O_PROBLEMS:
+			if (cli_list_arg("baseline", "--problems", optarg, CLI_SELECTOR_EXAMPLE, NULL, err))
+				return SB_EINPUT;
+			strvec_pushf(&a->sel.cfg.sets, "problems.select=%s", optarg);
+			break;
 		case O_DEVICE: strvec_pushf(&a->sel.cfg.sets, "eval.device=%s", optarg); break;
 		case O_PERF: strvec_pushf(&a->sel.cfg.sets, "eval.perf_trials=%s", optarg); break;
 		case O_NOCOMP: strvec_push(&a->sel.cfg.sets, "eval.compile=false"); break;

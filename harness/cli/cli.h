@@ -61,6 +61,12 @@ enum { CLI_OPT_SET = 900, CLI_OPT_KB_ROOT, CLI_OPT_PYTHON };
 	{ "kernelbench-root", required_argument, NULL, CLI_OPT_KB_ROOT }, \
 	{ "python", required_argument, NULL, CLI_OPT_PYTHON }
 int cli_config_option(int c, struct config_opts *o);
+/* A comma-separated option value (--problems L1/1-3,L2, --agents a,b) split into out (NULL: only
+ * checked). A value without any item ("", ",") is an error naming the option, since leaving the option
+ * out is how every item is chosen; example shows what to pass. */
+#define CLI_SELECTOR_EXAMPLE "L1/19, L1/1-10,L3/* or L2"
+int cli_list_arg(const char *cmd, const char *opt, const char *value, const char *example, struct strvec *out,
+		 struct sb_error *err);
 /* Fills an initialised (config_init) cfg: file, then --set, then flags, then validation.
  * Returns 0 or a negative code with err filled; cfg always needs config_release(). */
 int config_resolve(const struct config_opts *o, struct config *cfg, struct sb_error *err);

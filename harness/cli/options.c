@@ -74,6 +74,21 @@ int cli_config_option(int c, struct config_opts *o)
 	}
 }
 
+int cli_list_arg(const char *cmd, const char *opt, const char *value, const char *example, struct strvec *out,
+		 struct sb_error *err)
+{
+	char *copy = xstrdup(value), *save = NULL;
+	size_t n = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), n++)
+		if (out)
+			strvec_push(out, t);
+	free(copy);
+	if (!n)
+		return sb_error_set(err, SB_EINPUT, "%s: %s \"%s\" names nothing; give one or more, like %s, or leave the "
+				    "option out for the default", cmd, opt, value, example);
+	return 0;
+}
+
 /* getopt returns ':' for a missing value (the optstring starts with "+:"), '?' for an unknown option. */
 static int bad_option(const char *cmd, int c, char **argv, struct sb_error *err)
 {
@@ -121,13 +136,10 @@ int problems_parse_args(int argc, char **argv, struct problems_args *a, struct s
 			if ((rc = parse_levels(optarg, a->levels, err)))
 				return rc;
 			break;
-		case OPT_PROBLEMS: {
-			char *copy = xstrdup(optarg), *save = NULL;
-			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-				strvec_push(&a->selectors, t);
-			free(copy);
+		case OPT_PROBLEMS:
+			if ((rc = cli_list_arg("problems", "--problems", optarg, CLI_SELECTOR_EXAMPLE, &a->selectors, err)))
+				return rc;
 			break;
-		}
 		default:
 			return bad_option("problems", c, argv, err);
 		}

@@ -55,7 +55,9 @@ const char cmd_run_help[] =
 	"   -c, --config FILE        the experiment (docs/config.md); not with --resume\n"
 	"   --set KEY=VALUE          override one config key; --kernelbench-root PATH, --python PATH\n\n"
 	"A progress line (samples, attempts, passes, hacks, each agent's best speedup, ETA) is redrawn on a\n"
-	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log.\n"
+	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log. A\n"
+	"closed output (run ... | head) does not stop the run: it goes on, stores everything and writes its\n"
+	"lines to RUN/run.log only.\n"
 	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, or\n"
 	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n"
 	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those).\n";
@@ -68,14 +70,6 @@ struct run_args {
 };
 
 enum { OPT_AGENTS = 1000, OPT_PROBLEMS, OPT_SAMPLES, OPT_RESUME, OPT_RUN_ID, OPT_JOBS, OPT_DEVICE, OPT_SHARD, OPT_GPUS };
-
-static void split_into(const char *list, struct strvec *out)
-{
-	char *copy = xstrdup(list), *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		strvec_push(out, t);
-	free(copy);
-}
 
 static int positive(const char *opt, const char *v, int *out, struct sb_error *err)
 {
@@ -106,8 +100,14 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct sb_error
 			continue;
 		switch (c) {
 		case 'h': a->help = 1; break;
-		case OPT_AGENTS: split_into(optarg, &a->rq.agents); break;
-		case OPT_PROBLEMS: split_into(optarg, &a->rq.problems); break;
+		case OPT_AGENTS:
+			if ((rc = cli_list_arg("run", "--agents", optarg, "stitchcuda,oneshot", &a->rq.agents, err)))
+				return rc;
+			break;
+		case OPT_PROBLEMS:
+			if ((rc = cli_list_arg("run", "--problems", optarg, CLI_SELECTOR_EXAMPLE, &a->rq.problems, err)))
+				return rc;
+			break;
 		case OPT_SAMPLES:
 			if ((rc = positive("--samples", optarg, &a->rq.samples, err)))
 				return rc;
@@ -223,6 +223,10 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		goto out;
 	}
 
+	/* A reader that goes away (run | head) must not end the run: writes to it fail with EPIPE, the
+	 * progress stops writing there, and the run goes on, storing everything and logging to run.log.
+	 * Child processes get the default back before exec (proc.c). */
+	signal(SIGPIPE, SIG_IGN);
 	/* every thread inherits the blocked set; only the signal thread receives them */
 	struct sigwatch w = { .stop = &stop, .ctx = ctx };
 	sigemptyset(&w.set);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# test_run_recovery.sh - `stitchbench run` when things go wrong around it, on the CPU and mostly without
+# evaluations (a samples agent whose folder is empty: every attempt is a format_error): an empty
+# selection, a closed output, --set on --resume, a results store emptied, damaged or moved aside, a
+# narrowed resume, two processes on one run, output.report, and a problem whose reference raises.
+source "$(dirname "$0")/lib.sh"
+export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
+R="$TMP/results"
+sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
+check_eq() { # name got want
+	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
+want: $3"; fi
+}
+mkdir -p "$TMP/empty"
+cat >"$TMP/s.yaml" <<YAML
+name: s
+problems: {levels: [1], select: [L1/1-3]}
+agents:
+  - {name: sa, kind: samples, samples: 2, samples_dir: $TMP/empty}
+  - {name: sb, kind: samples, samples: 1, samples_dir: $TMP/empty}
+eval: {device: cpu}
+output: {dir: $R, report: false}
+YAML
+
+# ---------- the selection ----------
+run_sb run -c "$TMP/s.yaml" --problems ""
+check_rc "--problems \"\" is a usage error, not every problem" 2
+check_err "it says what to pass" 'run: --problems "" names nothing; give one or more, like L1/19'
+run_sb run -c "$TMP/s.yaml" --agents ,
+check_rc "--agents , is a usage error too" 2
+check_true "neither made a run" test ! -e "$R"
+
+# ---------- a closed output: the run goes on and stores everything ----------
+# the read end is closed before the run starts, so its first line meets EPIPE (SIGPIPE by default)
+closed_run() { python3 -c 'import os, subprocess, sys
+r, w = os.pipe(); os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=w, stderr=w).returncode)' "$SB" "$@"; }
+got=$(closed_run run -c "$TMP/s.yaml" --run-id pipe)
+check_eq "run with its output closed ends with exit 0, not SIGPIPE" "$got" 0
+check_eq "every sample was stored and ended" \
+	"$(sql "$R/pipe/results.db" "SELECT count(*) FROM verdicts") $(cat "$R/pipe/complete" 2>&1)" "9 9 samples ended"
+check_true "run.log has the final line" grep -q "finished: 9 of 9 samples ended" "$R/pipe/run.log"
