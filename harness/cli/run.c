@@ -40,7 +40,10 @@ const char cmd_run_help[] =
 	"   --samples N              samples per agent and problem (default each agent's samples)\n"
 	"   --run-id ID              the run directory's name (output.run_id; default <name>-<date>-<time>)\n"
 	"   --resume RUN             continue RUN (an id under output.dir, or a run directory); its own\n"
-	"                            config.yaml and selection are used, --set and the options above override\n"
+	"                            config.yaml and selection are used, --set and the options above override;\n"
+	"                            of models. and agents., --set may change only how an endpoint is reached:\n"
+	"                            models.NAME.api_base, api_key_env, headers, timeout_s, max_concurrent,\n"
+	"                            requests_per_minute, cassette (docs/agents.md \"Resume\")\n"
 	"   --jobs N                 samples worked on at once (default: the models' max_concurrent summed,\n"
 	"                            plus one per evaluation slot: one, or one per GPU of --gpus)\n"
 	"   --device cpu|cuda|cuda:N where candidates run (eval.device)\n"
@@ -176,12 +179,44 @@ static void *signal_thread(void *arg)
 	}
 }
 
+/* On --resume, the model keys that say how an endpoint is reached may change: the run goes on after a
+ * lost endpoint, a new key or a slower server. Every other models. and agents. key changes what the
+ * run measures, which its config.yaml fixed when it began (the store refuses eval., checks. and problem
+ * settings that change the numbers in the same spirit: docs/store.md). */
+static const char *const resume_model_keys[] = { "api_base",       "api_key_env",         "headers", "timeout_s",
+						 "max_concurrent", "requests_per_minute", "cassette", NULL };
+
+static int resume_set_allowed(const char *run, const char *assignment, struct sb_error *err)
+{
+	size_t klen = strcspn(assignment, "=");
+	int models = !strncmp(assignment, "models.", 7), agents = !strncmp(assignment, "agents.", 7);
+	if (!models && !agents)
+		return 0;
+	const char *field = memrchr(assignment, '.', klen);
+	size_t flen = (size_t)(assignment + klen - field - 1);
+	for (int i = 0; models && field > assignment + 6 && resume_model_keys[i]; i++)
+		if (strlen(resume_model_keys[i]) == flen && !strncmp(field + 1, resume_model_keys[i], flen))
+			return 0;
+	return sb_error_set(err, SB_EINPUT, "--resume %s: --set %.*s changes what the run measures, which its config.yaml "
+			    "fixed when it began; on a resume only how an endpoint is reached may change (models.NAME."
+			    "api_base, api_key_env, headers, timeout_s, max_concurrent, requests_per_minute, cassette); start "
+			    "a new run with -c for the rest", run, (int)klen, assignment);
+}
+
 static int resolve_config(struct run_args *a, struct config *cfg, struct sb_error *err)
 {
 	if (!a->resume)
 		return config_resolve(&a->cfg, cfg, err);
-	/* where the run is: output.dir from --set (or its default), then the run's own configuration */
-	int rc = config_resolve(&a->cfg, cfg, err);
+	/* where the run is: output.dir from --set (or its default); the other keys may name entries that only
+	 * the run's own config.yaml has (models.NAME.api_base), so they are applied on top of it */
+	struct config_opts where = CONFIG_OPTS_INIT;
+	for (size_t i = 0; i < a->cfg.sets.nr; i++)
+		if (!strncmp(a->cfg.sets.v[i], "output.dir=", 11))
+			strvec_push(&where.sets, a->cfg.sets.v[i]);
+	int rc = config_resolve(&where, cfg, err);
+	config_opts_release(&where);
+	for (size_t i = 0; !rc && i < a->cfg.sets.nr; i++)
+		rc = resume_set_allowed(a->resume, a->cfg.sets.v[i], err);
 	if (rc)
 		return rc;
 	char *dir = run_dir_for(cfg->output.dir, a->resume);

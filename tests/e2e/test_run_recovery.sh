@@ -41,3 +41,42 @@ check_eq "run with its output closed ends with exit 0, not SIGPIPE" "$got" 0
 check_eq "every sample was stored and ended" \
 	"$(sql "$R/pipe/results.db" "SELECT count(*) FROM verdicts") $(cat "$R/pipe/complete" 2>&1)" "9 9 samples ended"
 check_true "run.log has the final line" grep -q "finished: 9 of 9 samples ended" "$R/pipe/run.log"
+
+# ---------- --resume with --set: a lost endpoint ----------
+source "$SB_ROOT/tests/e2e/fake_llm.sh"
+trap 'stop_fakes; rm -rf "$TMP"' EXIT
+oneshot_config() { # file port samples
+	cat >"$1" <<YAML
+name: o
+problems: {levels: [1], select: [L1/2]}
+models:
+  - {name: m, provider: openai, api_base: "http://127.0.0.1:$2/v1", model: fake-model, api_key_env: SB_TEST_NO_KEY, max_concurrent: 1, timeout_s: 30}
+agents:
+  - {name: one, kind: oneshot, model: m, samples: $3}
+eval: {device: cpu}
+output: {dir: $R, report: false}
+YAML
+}
+python3 -c 'import json; print(json.dumps([{"content": "no code today", "delay": 2}, {"content": "no code today", "repeat": 8}]))' >"$TMP/a.script"
+start_fake a
+oneshot_config "$TMP/o.yaml" "$PORT_a" 3
+"$SB" run -c "$TMP/o.yaml" --run-id lost --jobs 1 >"$TMP/lost.out" 2>"$TMP/lost.err" &
+pid=$!
+for _ in $(seq 100); do [ "$(requests a 2>/dev/null)" = 1 ] && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+RC=$?
+check_eq "stopped after the first call: exit 1, 1 request" "$RC $(requests a)" "1 1"
+kill "$FAKEPID_a"
+python3 -c 'import json; print(json.dumps([{"content": "no code today", "repeat": 8}]))' >"$TMP/b.script"
+start_fake b
+run_sb run --resume lost --set "output.dir=$R" --set models.m.temperature=0.9
+check_rc "--set of a model key that changes what is measured is refused on --resume" 2
+check_err "it names the key and what may change" "--set models.m.temperature changes what the run measures"
+run_sb run --resume lost --set "output.dir=$R" --set agents.one.max_attempts=4
+check_rc "so is an agents. key" 2
+run_sb run --resume lost --set "output.dir=$R" --set "models.m.api_base=http://127.0.0.1:$PORT_b/v1"
+check_rc "--resume --set models.m.api_base (the endpoint moved) finishes the run" 0
+check_eq "the new endpoint got the two calls not recorded; the first was not sent again" \
+	"$(requests a) $(requests b) $(sql "$R/lost/results.db" "SELECT count(*) FROM llm_calls")" "1 2 3"
+check_true "the run's config.yaml still holds the address it began with" grep -q "127.0.0.1:$PORT_a/v1" "$R/lost/config.yaml"
