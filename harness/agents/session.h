@@ -129,7 +129,5 @@ int session_finish(struct agent_session *s, const char *stop_reason, struct sb_e
 const char *session_stop_reason(const struct agent_session *s);
 /* Where a file of this sample goes: <run>/<area>/<agent>/<problem>/s<sample>/<file>. */
 char *session_path(const struct agent_session *s, const char *area, const char *file);
-/* Whether summary.json exists for (agent, problem, sample) in run_dir: a finished sample. */
-int session_is_finished(const char *run_dir, const char *agent, const char *ref, int sample);
 
 #endif

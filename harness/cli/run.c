@@ -63,7 +63,10 @@ const char cmd_run_help[] =
 	"lines to RUN/run.log only.\n"
 	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, or\n"
 	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n"
-	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those).\n";
+	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those); after\n"
+	"a narrowed resume (--agents, --problems, --samples) only when the samples outside it have ended too.\n"
+	"On --resume a sample has ended when its summary.json exists and results.db holds its attempts; a\n"
+	"missing or empty results.db is made anew, one that cannot be read stops with how to move it aside.\n";
 
 struct run_args {
 	struct config_opts cfg;
@@ -291,7 +294,9 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		       r.run_id, r.finished, r.samples, unavail, r.unfinished, r.stopped ? " (stopped)" : "", r.attempts, r.pass);
 		printf("results: %s/ (results.db, config.yaml, run.json, hardware.json, run.log, transcripts/, prompts/, "
 		       "candidates/, samples/, best/)\n", r.run_dir);
-		if (r.unfinished)
+		if (r.outside)
+			printf("the run is not complete: %zu of its samples outside this selection have not ended\n", r.outside);
+		if (r.unfinished || r.outside)
 			printf("continue: stitchbench run --resume %s\n", r.run_dir);
 		printf("table:    stitchbench metrics %s\n", r.run_dir);
 		rc = r.unfinished ? SB_EXIT_FAILED : SB_EXIT_OK;

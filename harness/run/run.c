@@ -287,6 +287,13 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	slots_text(&st, devices, sizeof(devices));
 	progress_line(st.prog, "run %s in %s: %zu samples (%zu agents x %zu problems%s), %zu ended earlier; %s", st.run_id,
 		      st.run_dir, st.nsamples, st.nagents, st.nproblems, shard, st.finished_before, devices);
+	if (st.store_new)
+		progress_line(st.prog, "%s/%s was missing or empty: a new one is made, and every sample it does not hold "
+			      "runs again", st.run_dir, STORE_FILE);
+	if (st.rerun)
+		progress_line(st.prog, "%zu sample%s whose summary.json says ended but whose attempts %s lacks run again: "
+			      "recorded LLM calls are served from the transcripts, the candidates are judged again", st.rerun,
+			      st.rerun == 1 ? "" : "s", STORE_FILE);
 	log_unavailable(&st);
 
 	int nthreads = thread_count(&st);
@@ -319,16 +326,21 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	r->llm_failed = st.llm_failed;
 	r->attempts = c.attempts;
 	r->pass = c.pass;
+	r->outside = st.outside;
 	char unavail[48] = "";
 	if (skipped)
 		snprintf(unavail, sizeof(unavail), " (%zu unavailable)", skipped);
 	progress_line(st.prog, "%s: %zu of %zu samples ended%s, %zu unfinished; %zu attempts in this session, %zu pass",
 		      r->stopped ? "stopped" : "finished", r->finished, r->samples, unavail, r->unfinished, c.attempts, c.pass);
+	if (st.outside)
+		progress_line(st.prog, "the run is not complete: %zu of its samples outside this selection (--agents, "
+			      "--problems, --samples) have not ended; 'stitchbench run --resume %s' continues them",
+			      st.outside, st.run_dir);
 	progress_end(st.prog);
 	rc = st.fatal_rc;
 	if (rc)
 		*err = st.fatal;
-	else if (!r->unfinished)
+	else if (!r->unfinished && !st.outside)
 		mark_complete(complete, r->samples);
 	free(complete);
 	r->run_dir = st.run_dir;

@@ -46,6 +46,11 @@ struct run_state {
 	struct agent_task *skipped;        /* samples of unavailable agents, ended as "unavailable" unrun */
 	size_t nskipped;
 	size_t nsamples, finished_before;
+	size_t rerun;                      /* samples whose summary.json says ended but whose attempts the store
+	                                      lacks: they run again (resume) */
+	size_t outside;                    /* samples of the run (run.json) outside this process's selection that
+	                                      have not ended: the run is not complete while they wait */
+	int store_new;                     /* resume: results.db was missing or empty and is made anew */
 	struct { size_t agent; double best; } *seed_best;
 	size_t nseed;
 	pthread_mutex_t mu;                /* next, the counts below, fatal */

@@ -32,6 +32,11 @@ char *store_path_for(const char *run);
  * Returns 0 or SB_EINPUT naming the first problem. */
 int store_check(struct store *s, struct sb_error *err);
 
+/* Whether the file at path can serve as a store: 0 when it can, or when it is missing or empty (a new
+ * store is made there); 1 when it cannot be read as one (not an SQLite database, a damaged or truncated
+ * one, another program's database), err saying what is wrong. It does not judge the schema version. */
+int store_health(const char *path, struct sb_error *err);
+
 /* Test hook: called with an increasing step number after each statement of a verdict's transaction,
  * so a test can kill the process at every point of it. NULL removes it. */
 void store_set_step_hook(struct store *s, void (*fn)(void *arg, int step), void *arg);
@@ -133,6 +138,10 @@ int store_lookup(struct store *s, const struct store_key *k, char candidate_sha[
  * "" when none): 1 when stored, 0 when not (*out NULL), negative on error. A resumed run reads its
  * finished attempts back through this instead of evaluating them again. */
 int store_load_verdict(struct store *s, const struct store_key *k, json_t **out, char stage[32], struct sb_error *err);
+
+/* How many verdicts the store holds for one sample (agent, problem, sample). */
+int store_count_attempts(struct store *s, const char *agent, const char *problem, int sample, int *n,
+			 struct sb_error *err);
 
 /* One verdict as the readers see it; strings live until the callback returns. */
 struct store_verdict_row {

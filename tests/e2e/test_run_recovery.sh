@@ -80,3 +80,48 @@ check_rc "--resume --set models.m.api_base (the endpoint moved) finishes the run
 check_eq "the new endpoint got the two calls not recorded; the first was not sent again" \
 	"$(requests a) $(requests b) $(sql "$R/lost/results.db" "SELECT count(*) FROM llm_calls")" "1 2 3"
 check_true "the run's config.yaml still holds the address it began with" grep -q "127.0.0.1:$PORT_a/v1" "$R/lost/config.yaml"
+
+# ---------- the store is the truth of what ended ----------
+run_sb run -c "$TMP/s.yaml" --run-id st
+check_rc "a run of 9 format_error samples" 0
+S="$R/st"
+: >"$S/results.db"
+run_sb run --resume "$S"
+check_rc "resuming a run whose results.db was emptied ends with exit 0" 0
+check_err "it says the store was made anew" "results.db was missing or empty: a new one is made"
+check_err "and that the samples it lacks run again" "9 samples whose summary.json says ended but whose attempts results.db lacks run again"
+check_out "it ran them: 9 attempts in this session" "9 of 9 samples ended, 0 unfinished; 9 attempts in this session"
+check_eq "the store holds every verdict again" "$(sql "$S/results.db" "SELECT count(*) FROM verdicts")" 9
+head -c 3000 "$S/results.db" >"$TMP/trunc.db" && cp "$TMP/trunc.db" "$S/results.db"
+rm -f "$S/results.db-wal" "$S/results.db-shm"
+run_sb run --resume "$S"
+check_rc "a truncated store stops the resume with exit 2" 2
+check_err "saying what is wrong" "results.db is damaged (preparing a statement: database disk image is malformed)"
+check_err "the way forward" "move it aside (mkdir $S/damaged && mv $S/results.db* $S/damaged/) and resume again"
+check_true "and removing complete: the run's results are not all readable" test ! -e "$S/complete"
+echo garbage >"$S/results.db"
+run_sb run --resume "$S"
+check_err "a file that is no database is named as such" "results.db is not an SQLite database; move it aside"
+mkdir "$S/damaged" && mv "$S"/results.db* "$S/damaged/"
+run_sb run --resume "$S"
+check_rc "moved aside, the resume makes a new store and ends" 0
+check_eq "with every verdict" "$(sql "$S/results.db" "SELECT count(*) FROM verdicts") $(cat "$S/complete")" "9 9 samples ended"
+
+# a narrowed resume does not mark the run complete while samples outside it wait
+rm "$S/samples/sb/L1_3/s0/summary.json" "$S/complete"
+run_sb run --resume "$S" --agents sa --problems L1/1-3
+check_rc "a resume narrowed to ended samples ends with exit 0" 0
+check_out "it says the run is not complete" "the run is not complete: 1 of its samples outside this selection have not ended"
+check_true "and writes no complete" test ! -e "$S/complete"
+check_eq "run.json keeps the whole selection" \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["agents"], d["samples"])' "$S/run.json")" \
+	"['sa', 'sb'] {'sa': 2, 'sb': 1}"
+rm "$S/samples/sa/L1_2/s1/summary.json"
+run_sb run --resume "$S" --samples 1
+check_out "a resume with fewer --samples ends sb's sample but leaves sa's second one outside" \
+	"the run is not complete: 1 of its samples outside this selection have not ended"
+check_true "it does not shrink the run" grep -q '"sa": 2' "$S/run.json"
+check_true "nor mark it complete" test ! -e "$S/complete"
+run_sb run --resume "$S"
+check_rc "the whole resume ends the last sample" 0
+check_eq "and marks the run complete" "$(cat "$S/complete")" "9 samples ended"
