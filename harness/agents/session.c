@@ -189,6 +189,11 @@ enum llm_errkind session_llm_failure(const struct agent_session *s)
 	return s->llm_failed;
 }
 
+int session_eval_failure(const struct agent_session *s)
+{
+	return s->eval_failed;
+}
+
 int session_llm_kind_retryable(enum llm_errkind k)
 {
 	return k == LLM_ERR_HTTP || k == LLM_ERR_TIMEOUT || k == LLM_ERR_CONNECT || k == LLM_ERR_BAD_JSON ||

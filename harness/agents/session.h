@@ -98,6 +98,10 @@ int session_chat(struct agent_session *s, const struct llm_message *msgs, size_t
 		 struct sb_error *err);
 /* The kind of the LLM failure that made session_chat fail last; LLM_OK when none did. */
 enum llm_errkind session_llm_failure(const struct agent_session *s);
+/* The code of the evaluation that could not be carried out last (0 when none): SB_EINPUT when the
+ * problem's reference failed (evaluate() fails with it only then: the reference worker answered that
+ * the reference raised or cannot repeat its outputs), anything else when the machine did. */
+int session_eval_failure(const struct agent_session *s);
 /* The common call: system template `system` and user template `name` (with extra) rendered, asked with
  * session_chat. user, when not NULL, receives the rendered user prompt (for follow-up turns). */
 int session_ask(struct agent_session *s, const char *system, const char *name, const struct tvars *extra,

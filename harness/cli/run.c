@@ -61,8 +61,11 @@ const char cmd_run_help[] =
 	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log. A\n"
 	"closed output (run ... | head) does not stop the run: it goes on, stores everything and writes its\n"
 	"lines to RUN/run.log only.\n"
-	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, or\n"
-	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n"
+	"A problem whose reference fails (raises) leaves its samples unfinished, recorded as the problem's\n"
+	"failure (results.db table reference_failures), and the run goes on; --resume tries them again.\n"
+	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, the\n"
+	"LLM gave no answer, or the reference failed: --resume continues them), 2 usage or input error, 3\n"
+	"environment error.\n"
 	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those); after\n"
 	"a narrowed resume (--agents, --problems, --samples) only when the samples outside it have ended too.\n"
 	"On --resume a sample has ended when its summary.json exists and results.db holds its attempts; a\n"
@@ -292,6 +295,9 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 			snprintf(unavail, sizeof(unavail), " (%zu unavailable)", r.unavailable);
 		printf("run %s: %zu of %zu samples ended%s, %zu unfinished%s; %zu attempts in this session, %zu pass\n",
 		       r.run_id, r.finished, r.samples, unavail, r.unfinished, r.stopped ? " (stopped)" : "", r.attempts, r.pass);
+		if (r.ref_failed)
+			printf("reference failed: %s: %zu samples could not be judged (run.log says why); --resume tries them "
+			       "again\n", r.ref_failed_problems, r.ref_failed);
 		printf("results: %s/ (results.db, config.yaml, run.json, hardware.json, run.log, transcripts/, prompts/, "
 		       "candidates/, samples/, best/)\n", r.run_dir);
 		if (r.outside)

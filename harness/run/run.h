@@ -42,6 +42,8 @@ struct run_result {
 	size_t unavailable;            /* samples ended unrun because their agent cannot run here (in finished) */
 	size_t attempts, pass;
 	size_t outside;                /* samples of the run outside this selection not ended (a narrowed resume) */
+	size_t ref_failed;             /* unfinished because their problem's reference failed (in unfinished) */
+	char *ref_failed_problems;     /* those problems, "L1/1, L2/7"; NULL when none */
 	int stopped;                   /* *stop was set before every sample ended */
 };
 void run_result_release(struct run_result *r);

@@ -53,8 +53,12 @@ struct run_state {
 	int store_new;                     /* resume: results.db was missing or empty and is made anew */
 	struct { size_t agent; double best; } *seed_best;
 	size_t nseed;
-	pthread_mutex_t mu;                /* next, the counts below, fatal */
+	pthread_mutex_t mu;                /* next, the counts below, fatal, badref */
 	size_t finished, unfinished, llm_failed;
+	size_t ref_failed;                 /* samples left unfinished because their problem's reference failed */
+	struct run_badref { const struct problem *problem; char *why; } *badref; /* problems whose reference
+	                                      failed in this process: their other samples are not run */
+	size_t nbadref;
 	int fatal_rc;
 	struct sb_error fatal;
 	struct progress *prog;

@@ -136,6 +136,19 @@ void st_now(char out[32])
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int st_table_present(struct store *s, const char *name, int *present, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", err);
+	*present = 0;
+	if (rc)
+		return rc;
+	st_bind_text(st, 1, name);
+	*present = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
 void st_step_hook(struct store *s, int step)
 {
 	if (s->hook)

@@ -198,6 +198,26 @@ typedef int (*store_unavailable_fn)(void *arg, const char *agent, const char *re
 /* Every unavailable agent by name; a store without the table has none. */
 int store_each_unavailable(struct store *s, store_unavailable_fn fn, void *arg, struct sb_error *err);
 
+/* ---------- samples a problem's reference kept from being judged ---------- */
+
+/* Records that the sample could not be judged because its problem's reference failed (message: why), in
+ * the table `reference_failures`, created on first use, replacing what it held for the sample; agent and
+ * problem must be stored. Such a sample is unfinished, and its missing verdicts are the problem's
+ * failure, not the candidate's. */
+int store_put_reference_failure(struct store *s, const char *agent, const char *problem, int sample,
+				const char *message, struct sb_error *err);
+/* Forgets the sample's record (it ended after all); nothing to do when there is none. */
+int store_clear_reference_failure(struct store *s, const char *agent, const char *problem, int sample,
+				  struct sb_error *err);
+struct store_reference_failure {
+	const char *agent, *problem;
+	int sample;
+	const char *message, *created;
+};
+typedef int (*store_reference_failure_fn)(void *arg, const struct store_reference_failure *f, struct sb_error *err);
+/* Every record in (agent, problem, sample) order; a store without the table has none. */
+int store_each_reference_failure(struct store *s, store_reference_failure_fn fn, void *arg, struct sb_error *err);
+
 /* ---------- LLM calls (filled by the LLM client of a run) ---------- */
 
 struct store_llm_call {

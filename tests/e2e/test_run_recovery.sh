@@ -125,3 +125,70 @@ check_true "nor mark it complete" test ! -e "$S/complete"
 run_sb run --resume "$S"
 check_rc "the whole resume ends the last sample" 0
 check_eq "and marks the run complete" "$(cat "$S/complete")" "9 samples ended"
+
+# ---------- a problem whose reference raises ----------
+# L1/1 raises while the file $TMP/broken exists, so a resume can find it working again
+mkdir -p "$TMP/suite/level1"
+cat >"$TMP/suite/level1/1_Broken.py" <<PY
+# L1/1 Broken: raises while $TMP/broken exists.
+import os
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if os.path.exists("$TMP/broken"):
+            raise RuntimeError("this reference is broken")
+        return x * 2
+
+
+def get_inputs():
+    return [torch.rand(64, 64)]
+
+
+def get_init_inputs():
+    return []
+PY
+sed -e 's/L1\/1 Broken: raises while .* exists./L1\/2 Add_One./' -e '/os.path.exists/,+1d' -e 's/x \* 2/x + 1/' \
+	"$TMP/suite/level1/1_Broken.py" >"$TMP/suite/level1/2_Add_One.py"
+cat >"$TMP/rf.yaml" <<YAML
+name: rf
+problems: {root: $TMP/suite, levels: [1], select: [L1/1-2]}
+agents:
+  - {name: te, kind: torch-eager, samples: 2}
+  - {name: sa, kind: samples, samples: 1, samples_dir: $TMP/empty}
+eval: {device: cpu, trials: 2, perf_trials: 3, warmup_ms: 10, timing_cap_s: 10}
+output: {dir: $R, report: false}
+YAML
+touch "$TMP/broken"
+run_sb run -c "$TMP/rf.yaml" --run-id rf
+F="$R/rf"
+check_rc "a run with a problem whose reference raises goes on and ends with exit 1 (unfinished)" 1
+check_out "the final line says why" "3 of 6 samples ended, 3 unfinished"
+check_out "and names the problem" "reference failed: L1/1: 3 samples could not be judged"
+check_err "the failure is said once, with the reference's error" "L1/1: the reference failed while computing the expected outputs: runtime_error: RuntimeError: this reference is broken; its samples are left unfinished"
+check_err "the sample that met it was not judged" "te L1/1 s0: unfinished: reference_failed: not judged"
+check_err "the problem's other samples were not run" "te L1/1 s1: unfinished: reference_failed: not run"
+check_eq "the other problem's samples ran: te passed twice, sa a format_error" \
+	"$(sql "$F/results.db" "SELECT agent, sample, status FROM verdicts ORDER BY agent, sample")" "sa|0|format_error
+te|0|pass
+te|1|pass"
+check_eq "the store records the samples the reference kept from being judged, as the problem's failure" \
+	"$(sql "$F/results.db" "SELECT agent, problem, sample, message LIKE '%this reference is broken%' FROM reference_failures ORDER BY agent, sample")" \
+	"sa|L1/1|0|1
+te|L1/1|0|1
+te|L1/1|1|1"
+check_true "the run is not complete" test ! -e "$F/complete"
+run_sb run --resume "$F"
+check_rc "a resume tries the problem again (still broken: exit 1)" 1
+check_eq "its first sample met the reference again" "$(grep -c 'te L1/1 s0: unfinished: reference_failed: not judged' "$F/run.log")" 2
+rm "$TMP/broken"
+run_sb run --resume "$F"
+check_rc "once the reference works, the resume ends the run" 0
+check_eq "every sample of L1/1 was judged" "$(sql "$F/results.db" "SELECT count(*) FROM verdicts WHERE problem = 'L1/1'")" 3
+check_eq "and the records are gone" "$(sql "$F/results.db" "SELECT count(*) FROM reference_failures")" 0
+check_true "the run is complete" test -s "$F/complete"
