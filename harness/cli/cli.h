@@ -95,6 +95,14 @@ struct global_args {
 };
 int global_parse_args(int argc, char **argv, struct global_args *g, struct sb_error *err);
 
+/* What an evaluating command (eval, baseline, audit, profile) claims once its environment is known:
+ * its work folders' owner lock, the sweep of ended processes' leftovers, its device's lock
+ * (eval/sweep.h); says what it swept and warns when another process times on the same GPU. A failure
+ * to lock is a warning: the command can evaluate without it. Release with eval_claim_release(). */
+struct eval_env;
+struct eval_claim;
+void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c);
+
 /* Prints "stitchbench: error: ..." and returns the exit code for err->code. */
 int cli_fail(const struct sb_ctx *ctx, const struct sb_error *err);
 

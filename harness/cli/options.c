@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/log.h"
+#include "../eval/evaluate.h"
+#include "../eval/sweep.h"
 #include "cli.h"
 
 void config_opts_release(struct config_opts *o)
@@ -177,4 +180,23 @@ int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_er
 		return sb_error_set(err, SB_EINPUT, "doctor: unexpected argument '%s'; see 'stitchbench help doctor'",
 				    argv[optind]);
 	return 0;
+}
+
+void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c)
+{
+	struct strbuf warn = STRBUF_INIT;
+	struct sb_error err = { 0 };
+	if (eval_claim_begin(c, e->cache_root, &err))
+		sb_warn(ctx, "%s; work folders left by ended processes are not swept", err.msg);
+	else if (c->swept)
+		sb_info(ctx, "removed %zu work folders and temporary entries that ended processes left in %s", c->swept,
+			e->cache_root);
+	if (eval_claim_device(c, e->cache_root, e->device, &warn, &err))
+		sb_warn(ctx, "%s; other processes timing on %s are not noticed", err.msg, e->device);
+	for (const char *p = warn.buf; *p;) {
+		size_t len = strcspn(p, "\n");
+		sb_warn(ctx, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	strbuf_release(&warn);
 }

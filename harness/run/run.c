@@ -244,6 +244,9 @@ static void state_release(struct run_state *st)
 	store_close(st->sh.store);
 	if (st->env_ready)
 		eval_env_release(&st->env);
+	eval_claim_release(&st->claim);
+	lockfile_release(&st->lock);
+	strbuf_release(&st->notes);
 	free(st->agents);
 	free(st->problems);
 	free(st->tasks);
@@ -312,6 +315,8 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	struct run_state st;
 	memset(&st, 0, sizeof(st));
 	memset(r, 0, sizeof(*r));
+	st.lock.fd = st.claim.owner.fd = -1;
+	strbuf_init(&st.notes, 0);
 	st.rq = rq;
 	shared_init(&st);
 	int rc = run_setup(&st, err);
@@ -359,6 +364,11 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 			      "recorded LLM calls are served from the transcripts, the candidates are judged again", st.rerun,
 			      st.rerun == 1 ? "" : "s", STORE_FILE);
 	log_unavailable(&st);
+	for (const char *p = st.notes.buf; *p;) {
+		size_t len = strcspn(p, "\n");
+		progress_line(st.prog, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
 
 	int nthreads = thread_count(&st);
 	if ((size_t)nthreads > st.ntasks)

@@ -9,7 +9,9 @@
 #include "../agents/agent.h"
 #include "../agents/judge.h"
 #include "../agents/session.h"
+#include "../core/lockfile.h"
 #include "../eval/evaluate.h"
+#include "../eval/sweep.h"
 #include "progress.h"
 #include "run.h"
 
@@ -28,6 +30,9 @@ struct run_state {
 	struct shard shard;                /* the request's, or on resume the run's own (run.json) */
 	struct eval_env env;
 	int env_ready;
+	struct lockfile lock;              /* RUN/run.lock: one process at a time on a run */
+	struct eval_claim claim;           /* the cache's owner lock and the slots' GPU locks (eval/sweep.h) */
+	struct strbuf notes;               /* what setup found to say once the progress exists (a shared GPU) */
 	struct eval_env *gpu_envs;         /* --gpus: one per slot (shallow copies of env) */
 	int nslots;
 	struct hw_context hw;

@@ -215,20 +215,25 @@ static void generated_id(const struct config *cfg, char *out, size_t cap)
 /* The store of a resumed run is the truth of what ended: one that is missing or empty is made anew,
  * and the samples it does not hold run again (task_list); one that cannot be read stops the resume
  * with a way forward, since samples cannot be judged ended or not without it. */
-static int check_store(struct run_state *st, const char *db, int exists, struct sb_error *err)
+static int check_store(struct run_state *st, struct sb_error *err)
 {
 	struct stat sb;
-	st->store_new = !exists || (stat(db, &sb) == 0 && sb.st_size == 0);
-	if (store_health(db, err) == 0)
+	char *db = xstrfmt("%s/%s", st->run_dir, STORE_FILE);
+	st->store_new = st->store_new || (stat(db, &sb) == 0 && sb.st_size == 0);
+	int damaged = store_health(db, err);
+	if (!damaged) {
+		free(db);
 		return 0;
+	}
 	char what[SB_ERR_MAX], *complete = xstrfmt("%s/%s", st->run_dir, RUN_COMPLETE_FILE);
 	snprintf(what, sizeof(what), "%s", err->msg);
 	unlink(complete); /* what the run holds is not all readable: submit.sh must not skip it */
 	free(complete);
-	return sb_error_set(err, SB_EINPUT, "--resume %s: %s; move it aside (mkdir %s/damaged && mv %s* %s/damaged/) "
-			    "and resume again: the samples it held run again, every LLM call the run recorded served "
-			    "from its transcripts and every candidate judged again", st->run_id, what, st->run_dir, db,
-			    st->run_dir);
+	sb_error_set(err, SB_EINPUT, "--resume %s: %s; move it aside (mkdir %s/damaged && mv %s* %s/damaged/) and resume "
+		     "again: the samples it held run again, every LLM call the run recorded served from its transcripts "
+		     "and every candidate judged again", st->run_id, what, st->run_dir, db, st->run_dir);
+	free(db);
+	return SB_EINPUT;
 }
 
 /* The run directory: a new one must not hold a store yet; a resumed one must hold run.json. */
@@ -267,8 +272,7 @@ static int locate(struct run_state *st, struct sb_error *err)
 	else if (!rq->resume && (exists || begun))
 		rc = sb_error_set(err, SB_EINPUT, "run %s exists in %s; continue it with --resume %s, or choose another "
 				  "--run-id", st->run_id, st->run_dir, st->run_id);
-	else if (rq->resume)
-		rc = check_store(st, db, exists, err);
+	st->store_new = !exists;
 	free(db);
 	return rc;
 }
@@ -419,12 +423,48 @@ static void use_first_gpu(struct run_state *st)
 	st->env.l2_bytes = g->l2_bytes;
 }
 
+/* One process at a time on a run: two would judge the same samples at once and one's session would be
+ * lost from run.json. Taken before the store is opened (on a resume before anything else is done);
+ * held until the process ends. */
+static int lock_run(struct run_state *st, struct sb_error *err)
+{
+	char held[512], *path = xstrfmt("%s/run.lock", st->run_dir);
+	int rc = lockfile_take(&st->lock, path, 0, st->rq->resume ? "stitchbench run --resume" : "stitchbench run", held,
+			       sizeof(held), err);
+	free(path);
+	if (rc == 1)
+		rc = sb_error_set(err, SB_EINPUT, "run %s is in use by %s; wait for it to end, or stop it (Ctrl-C, or kill -INT "
+				  "with that pid) and resume then", st->run_id, held);
+	return rc;
+}
+
+/* The cache's owner lock and sweep, and a lock on each slot's GPU (eval/sweep.h). */
+static int claim_cache(struct run_state *st, struct sb_error *err)
+{
+	int rc = eval_claim_begin(&st->claim, st->env.cache_root, err);
+	if (!rc && st->claim.swept)
+		strbuf_addf(&st->notes, "removed %zu work folders and temporary entries that ended processes left in %s\n",
+			    st->claim.swept, st->env.cache_root);
+	struct strbuf warn = STRBUF_INIT;
+	for (int i = 0; !rc && i < (st->gpu_envs ? st->nslots : 1); i++)
+		rc = eval_claim_device(&st->claim, st->env.cache_root, st->gpu_envs ? st->gpu_envs[i].device : st->env.device,
+				       &warn, err);
+	if (warn.len)
+		strbuf_addf(&st->notes, "%s\n", warn.buf);
+	strbuf_release(&warn);
+	return rc;
+}
+
 int run_setup(struct run_state *st, struct sb_error *err)
 {
 	const struct run_request *rq = st->rq;
 	json_t *saved = NULL;
 	st->shard = rq->shard;
 	int rc = locate(st, err);
+	if (!rc && rq->resume) /* before anything else: a second process must not do any work */
+		rc = lock_run(st, err);
+	if (!rc && rq->resume)
+		rc = check_store(st, err);
 	if (!rc && rq->resume && !(saved = load_run_json(st->run_dir, err)))
 		rc = SB_EINPUT;
 	if (!rc && saved)
@@ -439,10 +479,14 @@ int run_setup(struct run_state *st, struct sb_error *err)
 	}
 	if (!rc && rq->gpus && (rc = gpus_resolve(rq->gpus, &st->env, rq->ctx->home, &st->gpu_envs, &st->nslots, err)) == 0)
 		use_first_gpu(st);
+	if (!rc)
+		rc = claim_cache(st, err);
 	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
 		rc = open_clients(st, err);
 	if (!rc) /* likewise a missing rubric file; the judge's transcripts go to the run like the agents' */
 		rc = judge_open(&st->judge, rq->cfg, st->run_dir, err);
+	if (!rc && !rq->resume) /* a new run's folder is made by rundir_open, just below */
+		rc = lock_run(st, err);
 	if (!rc) {
 		struct store_run run;
 		hw_context_fill(&st->hw, &st->env);

@@ -2,7 +2,8 @@
 # test_run_recovery.sh - `stitchbench run` when things go wrong around it, on the CPU and mostly without
 # evaluations (a samples agent whose folder is empty: every attempt is a format_error): an empty
 # selection, a closed output, --set on --resume, a results store emptied, damaged or moved aside, a
-# narrowed resume, two processes on one run, output.report, and a problem whose reference raises.
+# narrowed resume, a problem whose reference raises, two processes on one run, and what a process
+# killed with SIGKILL leaves in the cache.
 source "$(dirname "$0")/lib.sh"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
@@ -192,3 +193,50 @@ check_rc "once the reference works, the resume ends the run" 0
 check_eq "every sample of L1/1 was judged" "$(sql "$F/results.db" "SELECT count(*) FROM verdicts WHERE problem = 'L1/1'")" 3
 check_eq "and the records are gone" "$(sql "$F/results.db" "SELECT count(*) FROM reference_failures")" 0
 check_true "the run is complete" test -s "$F/complete"
+
+# ---------- two processes: the run lock; leftovers of a kill -9 swept, a live process's kept ----------
+descendants() { # pid: every process below it
+	local k
+	for k in $(ps -o pid= --ppid "$1" 2>/dev/null); do descendants "$k"; echo "$k"; done
+}
+kill_run() { # pid: SIGKILL it and what it had started (the workers do not notice their parent died)
+	local orphans
+	orphans=$(descendants "$1")
+	kill -KILL "$1"; wait "$1" 2>/dev/null
+	[ -n "$orphans" ] && kill -KILL $orphans 2>/dev/null
+	return 0
+}
+C=$STITCHBENCH_CACHE
+# L1/3 sleeps 3 s in forward, so that an evaluation (and its reference outputs) lasts long enough to be caught
+sed -e 's/L1\/2 Add_One./L1\/3 Slow: sleeps in forward./' -e 's/^import torch$/import time\nimport torch/' \
+	-e 's/        return x + 1/        time.sleep(3)\n        return x + 1/' \
+	"$TMP/suite/level1/2_Add_One.py" >"$TMP/suite/level1/3_Slow.py"
+sed -e 's/select: \[L1\/1-2\]/select: [L1\/3]/' -e '/kind: samples/d' -e 's/samples: 2/samples: 1/' "$TMP/rf.yaml" >"$TMP/slow.yaml"
+# a live run, evaluating (for 12 s and more: four forward calls for the reference outputs alone)
+"$SB" run -c "$TMP/slow.yaml" --run-id live >/dev/null 2>"$TMP/live.err" &
+L=$!
+for _ in $(seq 600); do compgen -G "$C/work/eval-$L-*" >/dev/null && break; sleep 0.05; done
+# a run killed with SIGKILL while it computes the reference outputs
+"$SB" run -c "$TMP/slow.yaml" --run-id dead >/dev/null 2>"$TMP/dead.err" &
+A=$!
+for _ in $(seq 600); do compgen -G "$C/work/eval-$A-*" >/dev/null && compgen -G "$C/ref/*.tmp-$A" >/dev/null && break; sleep 0.05; done
+check_true "a run killed while it computes the reference outputs leaves its work folder and ref/*.tmp-PID" \
+	bash -c "compgen -G '$C/work/eval-$A-*' && compgen -G '$C/ref/*.tmp-$A'"
+kill_run "$A"
+mkdir -p "$C/work/eval-AbC123" # an older build's name: no pid, so no owner to ask
+run_sb run --resume live --set "output.dir=$R"
+check_rc "a second process on a run that is in use is refused" 2
+check_err "it says who holds it" "run live is in use by pid $L on"
+check_eq "run.json keeps the one session" \
+	"$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sessions"]))' "$R/live/run.json")" 1
+run_sb run -c "$TMP/s.yaml" --run-id sweep
+check_rc "the next evaluating process starts" 0
+check_err "and says it swept" "work folders and temporary entries that ended processes left in $C"
+check_true "the killed run's work folder is gone" bash -c "! compgen -G '$C/work/eval-$A-*'"
+check_true "so are its reference outputs in the making and its owner lock" \
+	bash -c "! compgen -G '$C/ref/*.tmp-$A' && ! compgen -G '$C/locks/owner-$A-*'"
+check_true "the live run's work folder and reference outputs in the making are untouched" \
+	bash -c "compgen -G '$C/work/eval-$L-*' && compgen -G '$C/ref/*.tmp-$L'"
+check_true "a folder without an owner's pid is left alone" test -d "$C/work/eval-AbC123"
+kill_run "$L"
+
