@@ -54,9 +54,8 @@ demo: setup
 	@$(MAKE) --no-print-directory all
 	bin/stitchbench doctor
 	bin/stitchbench problems
+	@# the demo's run ends with its report (output.report: Markdown and HTML with gnuplot plots)
 	@bash scripts/demo.sh
-	@# the demo ends with the report of its run (Markdown and HTML with gnuplot plots)
-	bin/stitchbench report "results/$$(cat build/demo-run)"
 
 # One summary line at the end: "N passed, N failed". tests/run.sh runs the unit, end-to-end and
 # worker tests and adds them up.

@@ -8,8 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libgen.h>
+
 #include "../core/log.h"
 #include "../core/suite.h"
+#include "../report/report.h"
 #include "../run/run.h"
 #include "cli.h"
 
@@ -24,7 +27,9 @@ const char cmd_run_help[] =
 	"at a time on each GPU of --gpus, builds ahead of them on a GPU. Everything goes to\n"
 	"<output.dir>/RUN_ID/: config.yaml, run.json, hardware.json, results.db (docs/store.md),\n"
 	"transcripts/ and prompts/ of every LLM call, candidates/ of every attempt, samples/ (plans,\n"
-	"summary.json per sample), best/ (the best solution per agent, problem and sample) and run.log.\n"
+	"summary.json per sample), best/ (the best solution per agent, problem and sample) and run.log; with\n"
+	"output.report (the default) the run's report goes to reports/RUN_ID beside output.dir at the end, as\n"
+	"'stitchbench report' writes it.\n"
 	"With checks.rubric and checks.judge_model set, a judge model also scores each attempt that has\n"
 	"code against the rubric (verdict field rubric; transcripts/judge.AGENT/; docs/checks.md).\n\n"
 	"Ctrl-C or SIGTERM stops cleanly: calls and evaluations in flight finish and are stored, nothing new\n"
@@ -239,6 +244,28 @@ static int resolve_config(struct run_args *a, struct config *cfg, struct sb_erro
 	return rc;
 }
 
+/* output.report: the run's report, as 'stitchbench report RUN' writes it, in reports/RUN_ID beside the
+ * run's output.dir (results/RUN_ID -> reports/RUN_ID). A report that cannot be written is a warning:
+ * the run's results are there whatever the report does. */
+static void write_report(const struct sb_ctx *ctx, const struct run_result *r)
+{
+	char *copy = xstrdup(r->run_dir);
+	char *parent = dirname(dirname(copy));
+	char *dir = strcmp(parent, ".") ? xstrfmt("%s/reports/%s", parent, r->run_id) : xstrfmt("reports/%s", r->run_id);
+	char *runs[] = { r->run_dir };
+	struct report_opts o = { .runs = runs, .nruns = 1, .out_dir = dir, .by = METRICS_FIRST };
+	struct report_result res;
+	struct sb_error err = { 0 };
+	if (report_write(&o, &res, &err) == 0)
+		printf("report:   %s and %s (%zu plots; output.report)\n", res.md_path, res.html_path, res.plots_drawn);
+	else
+		sb_warn(ctx, "output.report: %s; the run's results are unaffected ('stitchbench report %s --no-plots' writes "
+			"the tables without gnuplot; output.report: false leaves the report out)", err.msg, r->run_dir);
+	report_result_release(&res);
+	free(dir);
+	free(copy);
+}
+
 int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 {
 	struct run_args a;
@@ -305,6 +332,8 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		if (r.unfinished || r.outside)
 			printf("continue: stitchbench run --resume %s\n", r.run_dir);
 		printf("table:    stitchbench metrics %s\n", r.run_dir);
+		if (cfg.output.report)
+			write_report(ctx, &r);
 		rc = r.unfinished ? SB_EXIT_FAILED : SB_EXIT_OK;
 	}
 	run_result_release(&r);

@@ -2,8 +2,8 @@
 # test_run_recovery.sh - `stitchbench run` when things go wrong around it, on the CPU and mostly without
 # evaluations (a samples agent whose folder is empty: every attempt is a format_error): an empty
 # selection, a closed output, --set on --resume, a results store emptied, damaged or moved aside, a
-# narrowed resume, a problem whose reference raises, two processes on one run, and what a process
-# killed with SIGKILL leaves in the cache.
+# narrowed resume, a problem whose reference raises, two processes on one run, what a process killed
+# with SIGKILL leaves in the cache, and output.report.
 source "$(dirname "$0")/lib.sh"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
@@ -240,3 +240,12 @@ check_true "the live run's work folder and reference outputs in the making are u
 check_true "a folder without an owner's pid is left alone" test -d "$C/work/eval-AbC123"
 kill_run "$L"
 
+# ---------- output.report ----------
+run_sb run -c "$TMP/s.yaml" --run-id rep --set output.report=true
+check_rc "a run with output.report ends with exit 0" 0
+check_out "it says where its report is" "report:   $TMP/reports/rep/report.md and $TMP/reports/rep/report.html"
+check_true "the report is beside the results folder" test -s "$TMP/reports/rep/report.html" -a -s "$TMP/reports/rep/report.md"
+check_true "it is the run's: its title, and a row for each agent" \
+	bash -c "grep -qx '# stitchbench report: rep' '$TMP/reports/rep/report.md' && grep -q '^| sa |' '$TMP/reports/rep/report.md' && grep -q '^| sb |' '$TMP/reports/rep/report.md'"
+run_sb run -c "$TMP/s.yaml" --run-id norep
+check_true "output.report: false writes none" test ! -e "$TMP/reports/norep"
