@@ -213,7 +213,7 @@ static void generated_id(const struct config *cfg, char *out, size_t cap)
 }
 
 /* The store of a resumed run is the truth of what ended: one that is missing or empty is made anew,
- * and the samples it does not hold run again (task_list); one that cannot be read stops the resume
+ * and the samples it does not hold run again (sample_ended); one that cannot be read stops the resume
  * with a way forward, since samples cannot be judged ended or not without it. */
 static int check_store(struct run_state *st, struct sb_error *err)
 {

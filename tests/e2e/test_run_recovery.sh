@@ -208,7 +208,8 @@ kill_run() { # pid: SIGKILL it and what it had started (the workers do not notic
 }
 C=$STITCHBENCH_CACHE
 # L1/3 sleeps 3 s in forward, so that an evaluation (and its reference outputs) lasts long enough to be caught
-sed -e 's/L1\/2 Add_One./L1\/3 Slow: sleeps in forward./' -e 's/^import torch$/import time\nimport torch/' \
+# (the folder's name in it makes its hash, and so its reference outputs, this test's own in a shared cache)
+sed -e "s|L1/2 Add_One.|L1/3 Slow: sleeps in forward (made in $TMP).|" -e 's/^import torch$/import time\nimport torch/' \
 	-e 's/        return x + 1/        time.sleep(3)\n        return x + 1/' \
 	"$TMP/suite/level1/2_Add_One.py" >"$TMP/suite/level1/3_Slow.py"
 sed -e 's/select: \[L1\/1-2\]/select: [L1\/3]/' -e '/kind: samples/d' -e 's/samples: 2/samples: 1/' "$TMP/rf.yaml" >"$TMP/slow.yaml"
