@@ -10,10 +10,11 @@ GITREV  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CPPFLAGS += -DSB_VERSION='"$(VERSION)"' -DSB_GIT='"$(GITREV)"'
 
 # libyaml, jansson and SQLite are linked statically so that a binary built on Debian also runs on
-# GPU nodes that lack them (DESIGN §3); libcurl stays dynamic.
+# GPU nodes that lack them (DESIGN §3); libcurl stays dynamic. Their paths are looked up when a link
+# runs ('=', not ':='): on a fresh machine `make demo` installs them (setup) after make read this file.
 static_lib = $(shell $(CC) -print-file-name=lib$(1).a)
-STATIC_LIBS := $(call static_lib,yaml) $(call static_lib,jansson) $(call static_lib,sqlite3)
-LDLIBS  := $(STATIC_LIBS) -lcurl -lm -ldl -lpthread
+STATIC_LIBS = $(call static_lib,yaml) $(call static_lib,jansson) $(call static_lib,sqlite3)
+LDLIBS  = $(STATIC_LIBS) -lcurl -lm -ldl -lpthread
 
 SRC      := $(shell find harness -name '*.c' -not -path 'harness/prof/*' | sort)
 # The baseline agents (baselines/*.c) link into the same library as harness/agents/ (docs/agents.md).
@@ -48,12 +49,13 @@ build/tests/%: tests/unit/%.c tests/unit/testutil.h build/libstitchbench.a
 setup:
 	@bash scripts/setup.sh
 
-demo: setup all
+# The build is a second make after setup: with -j, a prerequisite list would not wait for setup.
+demo: setup
+	@$(MAKE) --no-print-directory all
 	bin/stitchbench doctor
 	bin/stitchbench problems
+	@# the demo's run ends with its report (output.report: Markdown and HTML with gnuplot plots)
 	@bash scripts/demo.sh
-	@# the demo ends with the report of its run (Markdown and HTML with gnuplot plots)
-	bin/stitchbench report "results/$$(cat build/demo-run)"
 
 # One summary line at the end: "N passed, N failed". tests/run.sh runs the unit, end-to-end and
 # worker tests and adds them up.

@@ -103,19 +103,6 @@ char *session_path(const struct agent_session *s, const char *area, const char *
 	return out;
 }
 
-int session_is_finished(const char *run_dir, const char *agent, const char *ref, int sample)
-{
-	char *root = xstrfmt("%s/samples", run_dir);
-	char *p = transcript_path(root, agent, ref, sample, 0);
-	char *summary = xstrfmt("%s/summary.json", dirname(p));
-	struct stat st;
-	int done = stat(summary, &st) == 0;
-	free(summary);
-	free(p);
-	free(root);
-	return done;
-}
-
 void session_note(struct agent_session *s, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -200,6 +187,11 @@ int session_render(struct agent_session *s, const char *name, const struct tvars
 enum llm_errkind session_llm_failure(const struct agent_session *s)
 {
 	return s->llm_failed;
+}
+
+int session_eval_failure(const struct agent_session *s)
+{
+	return s->eval_failed;
 }
 
 int session_llm_kind_retryable(enum llm_errkind k)

@@ -98,6 +98,10 @@ int session_chat(struct agent_session *s, const struct llm_message *msgs, size_t
 		 struct sb_error *err);
 /* The kind of the LLM failure that made session_chat fail last; LLM_OK when none did. */
 enum llm_errkind session_llm_failure(const struct agent_session *s);
+/* The code of the evaluation that could not be carried out last (0 when none): SB_EINPUT when the
+ * problem's reference failed (evaluate() fails with it only then: the reference worker answered that
+ * the reference raised or cannot repeat its outputs), anything else when the machine did. */
+int session_eval_failure(const struct agent_session *s);
 /* The common call: system template `system` and user template `name` (with extra) rendered, asked with
  * session_chat. user, when not NULL, receives the rendered user prompt (for follow-up turns). */
 int session_ask(struct agent_session *s, const char *system, const char *name, const struct tvars *extra,
@@ -129,7 +133,5 @@ int session_finish(struct agent_session *s, const char *stop_reason, struct sb_e
 const char *session_stop_reason(const struct agent_session *s);
 /* Where a file of this sample goes: <run>/<area>/<agent>/<problem>/s<sample>/<file>. */
 char *session_path(const struct agent_session *s, const char *area, const char *file);
-/* Whether summary.json exists for (agent, problem, sample) in run_dir: a finished sample. */
-int session_is_finished(const char *run_dir, const char *agent, const char *ref, int sample);
 
 #endif

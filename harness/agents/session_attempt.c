@@ -77,6 +77,7 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 		}
 		int slot = slot_take(&sh->devices);
 		atomic_fetch_add(&sh->evaluating, 1);
+		*err = (struct sb_error){ 0 }; /* what a failure sets, below, is this evaluation's alone */
 		rc = judge_candidate(&sh->slot_env[slot], cfg, s->t.problem, path, &pb, &v, err);
 		atomic_fetch_sub(&sh->evaluating, 1);
 		slot_put(&sh->devices, slot);
@@ -86,6 +87,8 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 	}
 	if (!rc)
 		*out = verdict_to_json(&v);
+	else /* the code the failure was set with: some paths return -1 for it */
+		s->eval_failed = err->code ? err->code : rc;
 	verdict_release(&v);
 	free(abs);
 	return rc;

@@ -22,6 +22,7 @@ struct agent_session {
 	struct strvec notes;
 	int nplans;
 	enum llm_errkind llm_failed;     /* the kind of the last failed call */
+	int eval_failed;                 /* the code of the last evaluation that could not be carried out */
 	char stop_reason[32];            /* set by session_finish */
 };
 

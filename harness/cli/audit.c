@@ -12,6 +12,7 @@
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../store/store.h"
+#include "../eval/sweep.h"
 #include "cli.h"
 
 const char cmd_audit_help[] =
@@ -68,7 +69,11 @@ static int parse(int argc, char **argv, struct audit_args *a, struct sb_error *e
 			continue;
 		switch (c) {
 		case O_LEVEL: strvec_pushf(&a->cfg.sets, "problems.levels=%s", optarg); break;
-		case O_PROBLEMS: strvec_pushf(&a->cfg.sets, "problems.select=%s", optarg); break;
+		case O_PROBLEMS:
+			if (cli_list_arg("audit", "--problems", optarg, CLI_SELECTOR_EXAMPLE, NULL, err))
+				return SB_EINPUT;
+			strvec_pushf(&a->cfg.sets, "problems.select=%s", optarg);
+			break;
 		case O_DEVICE: strvec_pushf(&a->cfg.sets, "eval.device=%s", optarg); break;
 		case O_JSON: a->json = 1; break;
 		case O_RUN: a->run = optarg; break;
@@ -125,6 +130,7 @@ int cmd_audit(int argc, char **argv, struct sb_ctx *ctx)
 	size_t n = 0, flagged = 0, failed = 0;
 	json_t *all = json_array();
 	int rc = parse(argc, argv, &a, &err), have_env = 0;
+	struct eval_claim claim = EVAL_CLAIM_INIT;
 
 	config_init(&cfg);
 	if (rc == 0 && a.help) {
@@ -136,6 +142,7 @@ int cmd_audit(int argc, char **argv, struct sb_ctx *ctx)
 	    (rc = eval_env_init(&env, &cfg, ctx->home, &err)))
 		goto out;
 	have_env = 1;
+	cli_eval_claim(ctx, &env, &claim);
 	if (a.run && (rc = open_run(&cfg, a.run, &run, &err)))
 		goto out;
 	if (!a.json)
@@ -181,6 +188,7 @@ out:
 	json_decref(all);
 	store_close(run);
 	free(sel);
+	eval_claim_release(&claim);
 	if (have_env)
 		eval_env_release(&env);
 	suite_release(&s);

@@ -11,6 +11,7 @@
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../eval/reftime.h"
+#include "../eval/sweep.h"
 #include "cli.h"
 
 const char cmd_baseline_help[] =
@@ -61,7 +62,11 @@ static int parse(int argc, char **argv, struct baseline_args *a, struct sb_error
 			continue;
 		switch (c) {
 		case O_LEVEL: strvec_pushf(&a->sel.cfg.sets, "problems.levels=%s", optarg); break;
-		case O_PROBLEMS: strvec_pushf(&a->sel.cfg.sets, "problems.select=%s", optarg); break;
+		case O_PROBLEMS:
+			if (cli_list_arg("baseline", "--problems", optarg, CLI_SELECTOR_EXAMPLE, NULL, err))
+				return SB_EINPUT;
+			strvec_pushf(&a->sel.cfg.sets, "problems.select=%s", optarg);
+			break;
 		case O_DEVICE: strvec_pushf(&a->sel.cfg.sets, "eval.device=%s", optarg); break;
 		case O_PERF: strvec_pushf(&a->sel.cfg.sets, "eval.perf_trials=%s", optarg); break;
 		case O_NOCOMP: strvec_push(&a->sel.cfg.sets, "eval.compile=false"); break;
@@ -135,6 +140,7 @@ int cmd_baseline(int argc, char **argv, struct sb_ctx *ctx)
 	json_t *eager = json_object(), *comp = json_object();
 	char *dir = NULL;
 	int rc = parse(argc, argv, &a, &err), have_env = 0;
+	struct eval_claim claim = EVAL_CLAIM_INIT;
 
 	config_init(&cfg);
 	if (rc == 0 && a.sel.help) {
@@ -146,6 +152,7 @@ int cmd_baseline(int argc, char **argv, struct sb_ctx *ctx)
 	    (rc = eval_env_init(&env, &cfg, ctx->home, &err)))
 		goto out;
 	have_env = 1;
+	cli_eval_claim(ctx, &env, &claim);
 	const char *hardware = env.gpu[0] ? env.gpu : "cpu";
 	if (a.output) {
 		dir = xstrdup(a.output);
@@ -191,6 +198,7 @@ out:
 	json_decref(comp);
 	free(dir);
 	free(sel);
+	eval_claim_release(&claim);
 	if (have_env)
 		eval_env_release(&env);
 	suite_release(&s);

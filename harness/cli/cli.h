@@ -61,6 +61,12 @@ enum { CLI_OPT_SET = 900, CLI_OPT_KB_ROOT, CLI_OPT_PYTHON };
 	{ "kernelbench-root", required_argument, NULL, CLI_OPT_KB_ROOT }, \
 	{ "python", required_argument, NULL, CLI_OPT_PYTHON }
 int cli_config_option(int c, struct config_opts *o);
+/* A comma-separated option value (--problems L1/1-3,L2, --agents a,b) split into out (NULL: only
+ * checked). A value without any item ("", ",") is an error naming the option, since leaving the option
+ * out is how every item is chosen; example shows what to pass. */
+#define CLI_SELECTOR_EXAMPLE "L1/19, L1/1-10,L3/* or L2"
+int cli_list_arg(const char *cmd, const char *opt, const char *value, const char *example, struct strvec *out,
+		 struct sb_error *err);
 /* Fills an initialised (config_init) cfg: file, then --set, then flags, then validation.
  * Returns 0 or a negative code with err filled; cfg always needs config_release(). */
 int config_resolve(const struct config_opts *o, struct config *cfg, struct sb_error *err);
@@ -88,6 +94,14 @@ struct global_args {
 	int help, version, verbose, quiet;
 };
 int global_parse_args(int argc, char **argv, struct global_args *g, struct sb_error *err);
+
+/* What an evaluating command (eval, baseline, audit, profile) claims once its environment is known:
+ * its work folders' owner lock, the sweep of ended processes' leftovers, its device's lock
+ * (eval/sweep.h); says what it swept and warns when another process times on the same GPU. A failure
+ * to lock is a warning: the command can evaluate without it. Release with eval_claim_release(). */
+struct eval_env;
+struct eval_claim;
+void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c);
 
 /* Prints "stitchbench: error: ..." and returns the exit code for err->code. */
 int cli_fail(const struct sb_ctx *ctx, const struct sb_error *err);

@@ -20,6 +20,7 @@
 #include "../eval/evaluate.h"
 #include "../eval/seeds.h"
 #include "../store/store.h"
+#include "../eval/sweep.h"
 #include "cli.h"
 
 const char cmd_eval_help[] =
@@ -74,7 +75,9 @@ const char cmd_eval_help[] =
 	"reference worker, which compares them on the device (shared, a GPU's default; docs/config.md).\n"
 	"Caches live in $STITCHBENCH_CACHE (default ~/.cache/stitchbench): ref/ (expected outputs; meta only\n"
 	"when shared), ext/ (builds, keyed by source hash, arch and torch version), work/ (per-evaluation\n"
-	"folders).\n"
+	"folders, named with their process's pid; those of a process that died are removed when the next\n"
+	"one starts), locks/ (who owns which folders, who times on which GPU: a second process timing on\n"
+	"the same GPU gets a warning that the timings of both will interfere).\n"
 	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass,\n"
 	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked).\n";
 
@@ -206,11 +209,14 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		judge_close(&judge);
 		return cli_fail(ctx, &err);
 	}
+	struct eval_claim claim = EVAL_CLAIM_INIT;
+	cli_eval_claim(ctx, &env, &claim);
 	char *abs = realpath(a->candidate, NULL);
 	int rc = evaluate(&env, cfg, p, abs, &v, &err);
 	free(abs);
 	if (rc) {
 		verdict_release(&v);
+		eval_claim_release(&claim);
 		eval_env_release(&env);
 		judge_close(&judge);
 		return cli_fail(ctx, &err);
@@ -231,6 +237,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 	}
 	rc = v.status == V_PASS ? SB_EXIT_OK : SB_EXIT_FAILED;
 	verdict_release(&v);
+	eval_claim_release(&claim);
 	eval_env_release(&env);
 	return rc;
 }
@@ -432,6 +439,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
+	struct eval_claim claim = EVAL_CLAIM_INIT;
+	cli_eval_claim(ctx, &env, &claim);
 	struct store *run;
 	struct judge judge = { 0 };
 	char *run_dir = run_dir_of(cfg);
@@ -439,6 +448,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		free(run_dir);
 		store_close(run);
 		free(output);
+		eval_claim_release(&claim);
 		eval_env_release(&env);
 		return cli_fail(ctx, &err);
 	}
@@ -536,6 +546,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	free(pending);
 	free(output);
 	eval_prestart_drain(); /* before the env it points to goes */
+	eval_claim_release(&claim);
 	eval_env_release(&env);
 	return rc;
 }

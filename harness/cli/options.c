@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/log.h"
+#include "../eval/evaluate.h"
+#include "../eval/sweep.h"
 #include "cli.h"
 
 void config_opts_release(struct config_opts *o)
@@ -74,6 +77,21 @@ int cli_config_option(int c, struct config_opts *o)
 	}
 }
 
+int cli_list_arg(const char *cmd, const char *opt, const char *value, const char *example, struct strvec *out,
+		 struct sb_error *err)
+{
+	char *copy = xstrdup(value), *save = NULL;
+	size_t n = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), n++)
+		if (out)
+			strvec_push(out, t);
+	free(copy);
+	if (!n)
+		return sb_error_set(err, SB_EINPUT, "%s: %s \"%s\" names nothing; give one or more, like %s, or leave the "
+				    "option out for the default", cmd, opt, value, example);
+	return 0;
+}
+
 /* getopt returns ':' for a missing value (the optstring starts with "+:"), '?' for an unknown option. */
 static int bad_option(const char *cmd, int c, char **argv, struct sb_error *err)
 {
@@ -121,13 +139,10 @@ int problems_parse_args(int argc, char **argv, struct problems_args *a, struct s
 			if ((rc = parse_levels(optarg, a->levels, err)))
 				return rc;
 			break;
-		case OPT_PROBLEMS: {
-			char *copy = xstrdup(optarg), *save = NULL;
-			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-				strvec_push(&a->selectors, t);
-			free(copy);
+		case OPT_PROBLEMS:
+			if ((rc = cli_list_arg("problems", "--problems", optarg, CLI_SELECTOR_EXAMPLE, &a->selectors, err)))
+				return rc;
 			break;
-		}
 		default:
 			return bad_option("problems", c, argv, err);
 		}
@@ -165,4 +180,23 @@ int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_er
 		return sb_error_set(err, SB_EINPUT, "doctor: unexpected argument '%s'; see 'stitchbench help doctor'",
 				    argv[optind]);
 	return 0;
+}
+
+void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c)
+{
+	struct strbuf warn = STRBUF_INIT;
+	struct sb_error err = { 0 };
+	if (eval_claim_begin(c, e->cache_root, &err))
+		sb_warn(ctx, "%s; work folders left by ended processes are not swept", err.msg);
+	else if (c->swept)
+		sb_info(ctx, "removed %zu work folders and temporary entries that ended processes left in %s", c->swept,
+			e->cache_root);
+	if (eval_claim_device(c, e->cache_root, e->device, &warn, &err))
+		sb_warn(ctx, "%s; other processes timing on %s are not noticed", err.msg, e->device);
+	for (const char *p = warn.buf; *p;) {
+		size_t len = strcspn(p, "\n");
+		sb_warn(ctx, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	strbuf_release(&warn);
 }

@@ -13,6 +13,7 @@
 #include "../profile/ncu.h"
 #include "../profile/refprof.h"
 #include "../profile/session.h"
+#include "../eval/sweep.h"
 #include "cli.h"
 
 const char cmd_profile_help[] =
@@ -257,6 +258,7 @@ int cmd_profile(int argc, char **argv, struct sb_ctx *ctx)
 	struct prof_report ref;
 	struct outcome o = { .subject = "candidate" };
 	int level, id, have_env = 0, rc = parse(argc, argv, &a, &err);
+	struct eval_claim claim = EVAL_CLAIM_INIT;
 	const struct problem *p = NULL;
 	const struct prof_report *r = NULL;
 
@@ -288,6 +290,7 @@ int cmd_profile(int argc, char **argv, struct sb_ctx *ctx)
 	if ((rc = eval_env_init(&env, &cfg, ctx->home, &err)))
 		goto out;
 	have_env = 1;
+	cli_eval_claim(ctx, &env, &claim);
 	if (!strcmp(env.device, "cpu")) {
 		rc = sb_error_set(&err, SB_EENV, "profiling needs a CUDA GPU: torch sees none here (eval.device=%s); run it "
 				  "on a GPU node", cfg.eval.device);
@@ -343,6 +346,7 @@ out:
 done:
 	verdict_release(&v);
 	prof_report_release(&ref);
+	eval_claim_release(&claim);
 	if (have_env)
 		eval_env_release(&env);
 	suite_release(&s);

@@ -8,8 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libgen.h>
+
 #include "../core/log.h"
 #include "../core/suite.h"
+#include "../report/report.h"
 #include "../run/run.h"
 #include "cli.h"
 
@@ -24,7 +27,9 @@ const char cmd_run_help[] =
 	"at a time on each GPU of --gpus, builds ahead of them on a GPU. Everything goes to\n"
 	"<output.dir>/RUN_ID/: config.yaml, run.json, hardware.json, results.db (docs/store.md),\n"
 	"transcripts/ and prompts/ of every LLM call, candidates/ of every attempt, samples/ (plans,\n"
-	"summary.json per sample), best/ (the best solution per agent, problem and sample) and run.log.\n"
+	"summary.json per sample), best/ (the best solution per agent, problem and sample) and run.log; with\n"
+	"output.report (the default) the run's report goes to reports/RUN_ID beside output.dir at the end, as\n"
+	"'stitchbench report' writes it.\n"
 	"With checks.rubric and checks.judge_model set, a judge model also scores each attempt that has\n"
 	"code against the rubric (verdict field rubric; transcripts/judge.AGENT/; docs/checks.md).\n\n"
 	"Ctrl-C or SIGTERM stops cleanly: calls and evaluations in flight finish and are stored, nothing new\n"
@@ -40,7 +45,10 @@ const char cmd_run_help[] =
 	"   --samples N              samples per agent and problem (default each agent's samples)\n"
 	"   --run-id ID              the run directory's name (output.run_id; default <name>-<date>-<time>)\n"
 	"   --resume RUN             continue RUN (an id under output.dir, or a run directory); its own\n"
-	"                            config.yaml and selection are used, --set and the options above override\n"
+	"                            config.yaml and selection are used, --set and the options above override;\n"
+	"                            of models. and agents., --set may change only how an endpoint is reached:\n"
+	"                            models.NAME.api_base, api_key_env, headers, timeout_s, max_concurrent,\n"
+	"                            requests_per_minute, cassette (docs/agents.md \"Resume\")\n"
 	"   --jobs N                 samples worked on at once (default: the models' max_concurrent summed,\n"
 	"                            plus one per evaluation slot: one, or one per GPU of --gpus)\n"
 	"   --device cpu|cuda|cuda:N where candidates run (eval.device)\n"
@@ -55,10 +63,18 @@ const char cmd_run_help[] =
 	"   -c, --config FILE        the experiment (docs/config.md); not with --resume\n"
 	"   --set KEY=VALUE          override one config key; --kernelbench-root PATH, --python PATH\n\n"
 	"A progress line (samples, attempts, passes, hacks, each agent's best speedup, ETA) is redrawn on a\n"
-	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log.\n"
-	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, or\n"
-	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n"
-	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those).\n";
+	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log. A\n"
+	"closed output (run ... | head) does not stop the run: it goes on, stores everything and writes its\n"
+	"lines to RUN/run.log only.\n"
+	"A problem whose reference fails (raises) leaves its samples unfinished, recorded as the problem's\n"
+	"failure (results.db table reference_failures), and the run goes on; --resume tries them again.\n"
+	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, the\n"
+	"LLM gave no answer, or the reference failed: --resume continues them), 2 usage or input error, 3\n"
+	"environment error.\n"
+	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those); after\n"
+	"a narrowed resume (--agents, --problems, --samples) only when the samples outside it have ended too.\n"
+	"On --resume a sample has ended when its summary.json exists and results.db holds its attempts; a\n"
+	"missing or empty results.db is made anew, one that cannot be read stops with how to move it aside.\n";
 
 struct run_args {
 	struct config_opts cfg;
@@ -68,14 +84,6 @@ struct run_args {
 };
 
 enum { OPT_AGENTS = 1000, OPT_PROBLEMS, OPT_SAMPLES, OPT_RESUME, OPT_RUN_ID, OPT_JOBS, OPT_DEVICE, OPT_SHARD, OPT_GPUS };
-
-static void split_into(const char *list, struct strvec *out)
-{
-	char *copy = xstrdup(list), *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		strvec_push(out, t);
-	free(copy);
-}
 
 static int positive(const char *opt, const char *v, int *out, struct sb_error *err)
 {
@@ -106,8 +114,14 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct sb_error
 			continue;
 		switch (c) {
 		case 'h': a->help = 1; break;
-		case OPT_AGENTS: split_into(optarg, &a->rq.agents); break;
-		case OPT_PROBLEMS: split_into(optarg, &a->rq.problems); break;
+		case OPT_AGENTS:
+			if ((rc = cli_list_arg("run", "--agents", optarg, "stitchcuda,oneshot", &a->rq.agents, err)))
+				return rc;
+			break;
+		case OPT_PROBLEMS:
+			if ((rc = cli_list_arg("run", "--problems", optarg, CLI_SELECTOR_EXAMPLE, &a->rq.problems, err)))
+				return rc;
+			break;
 		case OPT_SAMPLES:
 			if ((rc = positive("--samples", optarg, &a->rq.samples, err)))
 				return rc;
@@ -176,12 +190,44 @@ static void *signal_thread(void *arg)
 	}
 }
 
+/* On --resume, the model keys that say how an endpoint is reached may change: the run goes on after a
+ * lost endpoint, a new key or a slower server. Every other models. and agents. key changes what the
+ * run measures, which its config.yaml fixed when it began (the store refuses eval., checks. and problem
+ * settings that change the numbers in the same spirit: docs/store.md). */
+static const char *const resume_model_keys[] = { "api_base",       "api_key_env",         "headers", "timeout_s",
+						 "max_concurrent", "requests_per_minute", "cassette", NULL };
+
+static int resume_set_allowed(const char *run, const char *assignment, struct sb_error *err)
+{
+	size_t klen = strcspn(assignment, "=");
+	int models = !strncmp(assignment, "models.", 7), agents = !strncmp(assignment, "agents.", 7);
+	if (!models && !agents)
+		return 0;
+	const char *field = memrchr(assignment, '.', klen);
+	size_t flen = (size_t)(assignment + klen - field - 1);
+	for (int i = 0; models && field > assignment + 6 && resume_model_keys[i]; i++)
+		if (strlen(resume_model_keys[i]) == flen && !strncmp(field + 1, resume_model_keys[i], flen))
+			return 0;
+	return sb_error_set(err, SB_EINPUT, "--resume %s: --set %.*s changes what the run measures, which its config.yaml "
+			    "fixed when it began; on a resume only how an endpoint is reached may change (models.NAME."
+			    "api_base, api_key_env, headers, timeout_s, max_concurrent, requests_per_minute, cassette); start "
+			    "a new run with -c for the rest", run, (int)klen, assignment);
+}
+
 static int resolve_config(struct run_args *a, struct config *cfg, struct sb_error *err)
 {
 	if (!a->resume)
 		return config_resolve(&a->cfg, cfg, err);
-	/* where the run is: output.dir from --set (or its default), then the run's own configuration */
-	int rc = config_resolve(&a->cfg, cfg, err);
+	/* where the run is: output.dir from --set (or its default); the other keys may name entries that only
+	 * the run's own config.yaml has (models.NAME.api_base), so they are applied on top of it */
+	struct config_opts where = CONFIG_OPTS_INIT;
+	for (size_t i = 0; i < a->cfg.sets.nr; i++)
+		if (!strncmp(a->cfg.sets.v[i], "output.dir=", 11))
+			strvec_push(&where.sets, a->cfg.sets.v[i]);
+	int rc = config_resolve(&where, cfg, err);
+	config_opts_release(&where);
+	for (size_t i = 0; !rc && i < a->cfg.sets.nr; i++)
+		rc = resume_set_allowed(a->resume, a->cfg.sets.v[i], err);
 	if (rc)
 		return rc;
 	char *dir = run_dir_for(cfg->output.dir, a->resume);
@@ -196,6 +242,28 @@ static int resolve_config(struct run_args *a, struct config *cfg, struct sb_erro
 	a->rq.resume = 1;
 	free(dir);
 	return rc;
+}
+
+/* output.report: the run's report, as 'stitchbench report RUN' writes it, in reports/RUN_ID beside the
+ * run's output.dir (results/RUN_ID -> reports/RUN_ID). A report that cannot be written is a warning:
+ * the run's results are there whatever the report does. */
+static void write_report(const struct sb_ctx *ctx, const struct run_result *r)
+{
+	char *copy = xstrdup(r->run_dir);
+	char *parent = dirname(dirname(copy));
+	char *dir = strcmp(parent, ".") ? xstrfmt("%s/reports/%s", parent, r->run_id) : xstrfmt("reports/%s", r->run_id);
+	char *runs[] = { r->run_dir };
+	struct report_opts o = { .runs = runs, .nruns = 1, .out_dir = dir, .by = METRICS_FIRST };
+	struct report_result res;
+	struct sb_error err = { 0 };
+	if (report_write(&o, &res, &err) == 0)
+		printf("report:   %s and %s (%zu plots; output.report)\n", res.md_path, res.html_path, res.plots_drawn);
+	else
+		sb_warn(ctx, "output.report: %s; the run's results are unaffected ('stitchbench report %s --no-plots' writes "
+			"the tables without gnuplot; output.report: false leaves the report out)", err.msg, r->run_dir);
+	report_result_release(&res);
+	free(dir);
+	free(copy);
 }
 
 int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
@@ -223,6 +291,10 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		goto out;
 	}
 
+	/* A reader that goes away (run | head) must not end the run: writes to it fail with EPIPE, the
+	 * progress stops writing there, and the run goes on, storing everything and logging to run.log.
+	 * Child processes get the default back before exec (proc.c). */
+	signal(SIGPIPE, SIG_IGN);
 	/* every thread inherits the blocked set; only the signal thread receives them */
 	struct sigwatch w = { .stop = &stop, .ctx = ctx };
 	sigemptyset(&w.set);
@@ -250,11 +322,18 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 			snprintf(unavail, sizeof(unavail), " (%zu unavailable)", r.unavailable);
 		printf("run %s: %zu of %zu samples ended%s, %zu unfinished%s; %zu attempts in this session, %zu pass\n",
 		       r.run_id, r.finished, r.samples, unavail, r.unfinished, r.stopped ? " (stopped)" : "", r.attempts, r.pass);
+		if (r.ref_failed)
+			printf("reference failed: %s: %zu samples could not be judged (run.log says why); --resume tries them "
+			       "again\n", r.ref_failed_problems, r.ref_failed);
 		printf("results: %s/ (results.db, config.yaml, run.json, hardware.json, run.log, transcripts/, prompts/, "
 		       "candidates/, samples/, best/)\n", r.run_dir);
-		if (r.unfinished)
+		if (r.outside)
+			printf("the run is not complete: %zu of its samples outside this selection have not ended\n", r.outside);
+		if (r.unfinished || r.outside)
 			printf("continue: stitchbench run --resume %s\n", r.run_dir);
 		printf("table:    stitchbench metrics %s\n", r.run_dir);
+		if (cfg.output.report)
+			write_report(ctx, &r);
 		rc = r.unfinished ? SB_EXIT_FAILED : SB_EXIT_OK;
 	}
 	run_result_release(&r);

@@ -154,7 +154,7 @@ int evalctx_ref_compiles(const struct eval_ctx *c)
 /* A new reference worker's folder under refw/ (NULL with errno when it cannot be made). */
 static char *new_ref_dir(const char *refw)
 {
-	char *dir = xstrfmt("%s/ref-XXXXXX", refw);
+	char *dir = xstrfmt("%s/ref-%d-XXXXXX", refw, (int)getpid());
 	if (mkdtemp(dir))
 		return dir;
 	int saved = errno;
@@ -209,7 +209,7 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
 	/* mkdtemp: evaluations run concurrently (parallel builds), each needs a folder of its own */
 	char *parent = xstrfmt("%s/work", c->e->cache_root);
 	fs_mkdirs(parent, 0700);
-	c->workdir = xstrfmt("%s/eval-XXXXXX", parent);
+	c->workdir = xstrfmt("%s/eval-%d-XXXXXX", parent, (int)getpid());
 	free(parent);
 	if (!mkdtemp(c->workdir))
 		return sb_error_set(err, SB_EENV, "cannot create a work folder under %s/work: %s", c->e->cache_root,

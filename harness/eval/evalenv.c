@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/fs.h"
 #include "../core/log.h"
@@ -134,7 +135,7 @@ struct forkserver *eval_fork_server(const struct eval_env *e)
 		char why[512] = "";
 		char *work = xstrfmt("%s/work", e->cache_root);
 		fs_mkdirs(work, 0700);
-		f->dir = xstrfmt("%s/forkserver-XXXXXX", work);
+		f->dir = xstrfmt("%s/forkserver-%d-XXXXXX", work, (int)getpid());
 		free(work);
 		if (!mkdtemp(f->dir)) {
 			snprintf(why, sizeof(why), "%s: %s", f->dir, strerror(errno));

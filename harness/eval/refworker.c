@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/fs.h"
 
@@ -15,7 +16,7 @@ int refworker_start(struct refworker *r, const struct eval_env *e, const char *t
 	memset(r, 0, sizeof(*r));
 	char *parent = xstrfmt("%s/work", e->cache_root);
 	fs_mkdirs(parent, 0700);
-	r->dir = xstrfmt("%s/%s-XXXXXX", parent, tag);
+	r->dir = xstrfmt("%s/%s-%d-XXXXXX", parent, tag, (int)getpid());
 	free(parent);
 	if (!mkdtemp(r->dir)) {
 		free(r->dir);

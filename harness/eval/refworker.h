@@ -8,7 +8,7 @@
 
 struct refworker {
 	struct worker w;
-	char *dir;                 /* <cache>/work/<tag>-XXXXXX, removed by refworker_stop */
+	char *dir;                 /* <cache>/work/<tag>-<pid>-XXXXXX, removed by refworker_stop */
 	struct strvec env;
 };
 

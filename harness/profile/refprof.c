@@ -29,7 +29,7 @@ static char *entry_dir(const struct eval_env *e, const struct config *cfg, const
 static int measure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *keep_dir,
 		   struct prof_report *out, struct sb_error *err)
 {
-	char *dir = xstrfmt("%s/work/refprof-XXXXXX", e->cache_root), *parent = xstrfmt("%s/work", e->cache_root);
+	char *dir = xstrfmt("%s/work/refprof-%d-XXXXXX", e->cache_root, (int)getpid()), *parent = xstrfmt("%s/work", e->cache_root);
 	struct strvec env = STRVEC_INIT;
 	struct worker w;
 	int rc = -1;

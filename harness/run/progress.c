@@ -18,7 +18,7 @@ struct progress {
 	size_t nagents;
 	double *best;
 	size_t total, done, done_before, attempts, pass, hacks;
-	double t0;
+	double t0, t_done;               /* the start, and when the last sample of this process ended */
 	int drawn;
 	int evaluating, llm;
 };
@@ -45,7 +45,7 @@ struct progress *progress_new(FILE *tty, FILE *log, FILE *file, const char *cons
 		p->best[i] = NAN;
 	p->total = total_samples;
 	p->done = p->done_before = finished_before;
-	p->t0 = now();
+	p->t0 = p->t_done = now();
 	return p;
 }
 
@@ -66,21 +66,36 @@ static void clear_line(struct progress *p)
 	}
 }
 
+/* The estimate is made when a sample ends (this process's time per ended sample, times the samples left)
+ * and counts down from there: between two ends nothing new is known, and an estimate that grew with every
+ * tick would say that the run gets further away while it works. Past that time the line says by how much
+ * the run is late instead of inventing a new figure. */
 static void eta_text(struct progress *p, char *out, size_t cap)
 {
 	size_t fresh = p->done - p->done_before, left = p->total - p->done;
-	double el = now() - p->t0;
 	if (!left) {
 		snprintf(out, cap, "done");
-	} else if (!fresh) {
-		snprintf(out, cap, "ETA --");
-	} else {
-		double s = el / (double)fresh * (double)left;
-		if (s >= 3600)
-			snprintf(out, cap, "ETA %dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
-		else
-			snprintf(out, cap, "ETA %dm%02ds", (int)(s / 60), (int)s % 60);
+		return;
 	}
+	if (!fresh) {
+		snprintf(out, cap, "ETA --");
+		return;
+	}
+	double s = (p->t_done - p->t0) / (double)fresh * (double)left - (now() - p->t_done);
+	const char *what = s >= 0 ? "ETA" : "ETA overdue";
+	s = fabs(s);
+	if (s >= 3600)
+		snprintf(out, cap, "%s %dh%02dm", what, (int)(s / 3600), (int)(s / 60) % 60);
+	else
+		snprintf(out, cap, "%s %dm%02ds", what, (int)(s / 60), (int)s % 60);
+}
+
+/* A stream the output went away from (run | head: EPIPE, SIGPIPE being ignored) is not written again:
+ * the run goes on, and run.log keeps every line. */
+static void check_stream(FILE **f)
+{
+	if (*f && (fflush(*f) != 0 || ferror(*f)))
+		*f = NULL;
 }
 
 static void draw(struct progress *p)
@@ -101,7 +116,7 @@ static void draw(struct progress *p)
 	if (sb.len > 200)
 		strbuf_setlen(&sb, 200);
 	fprintf(p->tty, "\r\033[K%s", sb.buf);
-	fflush(p->tty);
+	check_stream(&p->tty);
 	p->drawn = 1;
 	strbuf_release(&sb);
 }
@@ -120,7 +135,7 @@ static void emit(struct progress *p, const char *line, int on_tty)
 	}
 	if (p->log) {
 		fprintf(p->log, "%s %s\n", stamp, line);
-		fflush(p->log);
+		check_stream(&p->log);
 	}
 	if (p->tty && on_tty) {
 		clear_line(p);
@@ -161,6 +176,8 @@ void progress_sample(struct progress *p, size_t agent, const char *ref, int samp
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), ", %s", sp);
 	pthread_mutex_lock(&p->mu);
 	p->done += ended;
+	if (ended)
+		p->t_done = now();
 	emit(p, line, 1);
 	pthread_mutex_unlock(&p->mu);
 }

@@ -17,6 +17,7 @@
 void run_result_release(struct run_result *r)
 {
 	free(r->run_dir);
+	free(r->ref_failed_problems);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -44,6 +45,49 @@ static double sample_best(const struct agent_session *s)
 	return stage_best(in.hist, in.n, NULL);
 }
 
+/* Why the problem's reference failed in this process, or NULL. The caller holds st->mu. */
+static const char *badref_why(const struct run_state *st, const struct problem *p)
+{
+	for (size_t i = 0; i < st->nbadref; i++)
+		if (st->badref[i].problem == p)
+			return st->badref[i].why;
+	return NULL;
+}
+
+/* A sample its problem's reference kept from being judged (ran: it got as far as an evaluation; else it
+ * was not started). It is left unfinished, as the failure may pass (a resume tries it again), and it is
+ * recorded in the store, so that metrics and reports count it as the problem's failure, not the
+ * candidate's. The first one of a problem says so once; the run goes on with the other problems. */
+static void sample_ref_failed(struct run_state *st, const struct agent_task *t, const char *why, int ran, double best)
+{
+	struct sb_error serr;
+	pthread_mutex_lock(&st->sh.store_mu);
+	int src = store_put_reference_failure(st->sh.store, t->agent->name, t->ref, t->sample, why, &serr);
+	pthread_mutex_unlock(&st->sh.store_mu);
+	pthread_mutex_lock(&st->mu);
+	st->unfinished++;
+	st->ref_failed++;
+	int first = !badref_why(st, t->problem);
+	if (first) {
+		st->badref = xrealloc(st->badref, (st->nbadref + 1) * sizeof(*st->badref));
+		st->badref[st->nbadref].problem = t->problem;
+		st->badref[st->nbadref++].why = xstrdup(why);
+	}
+	if (src && !st->fatal_rc) { /* the store failing is the harness's: every other sample would fail alike */
+		st->fatal_rc = src;
+		st->fatal = serr;
+		atomic_store(st->rq->stop, 1);
+	}
+	pthread_mutex_unlock(&st->mu);
+	if (first)
+		progress_line(st->prog, "%s: %s; its samples are left unfinished and the run goes on (--resume tries "
+			      "them again: the failure may pass)", t->ref, why);
+	char outcome[SB_ERR_MAX + 96];
+	snprintf(outcome, sizeof(outcome), "unfinished: reference_failed: %s: the reference of %s failed",
+		 ran ? "not judged" : "not run", t->ref);
+	progress_sample(st->prog, agent_index(st, t->agent), t->ref, t->sample, outcome, best, 0);
+}
+
 /* After an agent returned: ended, stopped, ended by an LLM failure that asking again cannot fix, or
  * left unfinished (an endpoint that gave no answer; --resume asks again). A harness failure stops the run. */
 static void sample_done(struct run_state *st, struct agent_session *s, int rc, struct sb_error *err)
@@ -61,6 +105,9 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 		ended = 1;
 	} else if (rc == AGENT_ESTOPPED) {
 		snprintf(outcome, sizeof(outcome), "stopped before it ended; --resume continues it");
+	} else if (k == LLM_OK && session_eval_failure(s) == SB_EINPUT) {
+		sample_ref_failed(st, t, err->msg, 1, sample_best(s));
+		return;
 	} else if (k != LLM_OK && !session_llm_kind_retryable(k)) {
 		struct sb_error ferr;
 		session_note(s, "ended by an LLM failure: %s", err->msg);
@@ -75,6 +122,13 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 			 llm_errkind_name(k), err->msg);
 	} else {
 		snprintf(outcome, sizeof(outcome), "unfinished: %.900s", err->msg);
+	}
+	if (ended) { /* a record of an earlier reference failure no longer holds */
+		struct sb_error serr;
+		pthread_mutex_lock(&st->sh.store_mu);
+		if (store_clear_reference_failure(st->sh.store, t->agent->name, t->ref, t->sample, &serr))
+			session_note(s, "cannot forget an earlier reference failure: %s", serr.msg);
+		pthread_mutex_unlock(&st->sh.store_mu);
 	}
 	pthread_mutex_lock(&st->mu);
 	if (ended)
@@ -101,9 +155,16 @@ static void *sample_thread(void *arg)
 		size_t i = st->next;
 		if (!stop && i < st->ntasks)
 			st->next++;
+		const char *bad = !stop && i < st->ntasks ? badref_why(st, st->tasks[i].problem) : NULL;
+		char *why = bad ? xstrdup(bad) : NULL;
 		pthread_mutex_unlock(&st->mu);
 		if (stop || i >= st->ntasks)
 			return NULL;
+		if (why) { /* the same reference would fail again: its LLM calls would be spent for nothing */
+			sample_ref_failed(st, &st->tasks[i], why, 0, NAN);
+			free(why);
+			continue;
+		}
 		struct agent_session *s = session_new(&st->sh, &st->tasks[i]);
 		struct sb_error err = { 0 };
 		int rc = st->tasks[i].kind->run(s, &err);
@@ -183,11 +244,17 @@ static void state_release(struct run_state *st)
 	store_close(st->sh.store);
 	if (st->env_ready)
 		eval_env_release(&st->env);
+	eval_claim_release(&st->claim);
+	lockfile_release(&st->lock);
+	strbuf_release(&st->notes);
 	free(st->agents);
 	free(st->problems);
 	free(st->tasks);
 	free(st->skipped);
 	free(st->seed_best);
+	for (size_t i = 0; i < st->nbadref; i++)
+		free(st->badref[i].why);
+	free(st->badref);
 	progress_free(st->prog);
 	if (st->logfile)
 		fclose(st->logfile);
@@ -248,6 +315,8 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	struct run_state st;
 	memset(&st, 0, sizeof(st));
 	memset(r, 0, sizeof(*r));
+	st.lock.fd = st.claim.owner.fd = -1;
+	strbuf_init(&st.notes, 0);
 	st.rq = rq;
 	shared_init(&st);
 	int rc = run_setup(&st, err);
@@ -287,7 +356,19 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	slots_text(&st, devices, sizeof(devices));
 	progress_line(st.prog, "run %s in %s: %zu samples (%zu agents x %zu problems%s), %zu ended earlier; %s", st.run_id,
 		      st.run_dir, st.nsamples, st.nagents, st.nproblems, shard, st.finished_before, devices);
+	if (st.store_new)
+		progress_line(st.prog, "%s/%s was missing or empty: a new one is made, and every sample it does not hold "
+			      "runs again", st.run_dir, STORE_FILE);
+	if (st.rerun)
+		progress_line(st.prog, "%zu sample%s whose summary.json says ended but whose attempts %s lacks run again: "
+			      "recorded LLM calls are served from the transcripts, the candidates are judged again", st.rerun,
+			      st.rerun == 1 ? "" : "s", STORE_FILE);
 	log_unavailable(&st);
+	for (const char *p = st.notes.buf; *p;) {
+		size_t len = strcspn(p, "\n");
+		progress_line(st.prog, "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
 
 	int nthreads = thread_count(&st);
 	if ((size_t)nthreads > st.ntasks)
@@ -319,16 +400,32 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	r->llm_failed = st.llm_failed;
 	r->attempts = c.attempts;
 	r->pass = c.pass;
+	r->outside = st.outside;
+	r->ref_failed = st.ref_failed;
 	char unavail[48] = "";
 	if (skipped)
 		snprintf(unavail, sizeof(unavail), " (%zu unavailable)", skipped);
-	progress_line(st.prog, "%s: %zu of %zu samples ended%s, %zu unfinished; %zu attempts in this session, %zu pass",
-		      r->stopped ? "stopped" : "finished", r->finished, r->samples, unavail, r->unfinished, c.attempts, c.pass);
+	struct strbuf why = STRBUF_INIT;
+	for (size_t i = 0; i < st.nbadref; i++)
+		strbuf_addf(&why, "%sL%d/%d", i ? ", " : "", st.badref[i].problem->level, st.badref[i].problem->id);
+	if (st.nbadref)
+		r->ref_failed_problems = xstrdup(why.buf);
+	strbuf_reset(&why);
+	if (st.ref_failed)
+		strbuf_addf(&why, " (%zu because the reference of %s failed)", st.ref_failed, r->ref_failed_problems);
+	progress_line(st.prog, "%s: %zu of %zu samples ended%s, %zu unfinished%s; %zu attempts in this session, %zu pass",
+		      r->stopped ? "stopped" : "finished", r->finished, r->samples, unavail, r->unfinished, why.buf, c.attempts,
+		      c.pass);
+	strbuf_release(&why);
+	if (st.outside)
+		progress_line(st.prog, "the run is not complete: %zu of its samples outside this selection (--agents, "
+			      "--problems, --samples) have not ended; 'stitchbench run --resume %s' continues them",
+			      st.outside, st.run_dir);
 	progress_end(st.prog);
 	rc = st.fatal_rc;
 	if (rc)
 		*err = st.fatal;
-	else if (!r->unfinished)
+	else if (!r->unfinished && !st.outside)
 		mark_complete(complete, r->samples);
 	free(complete);
 	r->run_dir = st.run_dir;

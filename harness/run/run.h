@@ -15,7 +15,8 @@
 #include "shard.h"
 
 #define RUN_FILE "run.json"
-/* Written when a run process ends with every sample of its selection ended; removed when one starts. */
+/* Written when a run process ends with every sample of the run ended (of its selection, and of the run's
+ * whole selection in run.json when a resume narrowed it); removed when one starts. */
 #define RUN_COMPLETE_FILE "complete"
 
 struct run_request {
@@ -40,6 +41,9 @@ struct run_result {
 	size_t samples, finished, unfinished, llm_failed;
 	size_t unavailable;            /* samples ended unrun because their agent cannot run here (in finished) */
 	size_t attempts, pass;
+	size_t outside;                /* samples of the run outside this selection not ended (a narrowed resume) */
+	size_t ref_failed;             /* unfinished because their problem's reference failed (in unfinished) */
+	char *ref_failed_problems;     /* those problems, "L1/1, L2/7"; NULL when none */
 	int stopped;                   /* *stop was set before every sample ended */
 };
 void run_result_release(struct run_result *r);

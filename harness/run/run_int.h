@@ -9,7 +9,9 @@
 #include "../agents/agent.h"
 #include "../agents/judge.h"
 #include "../agents/session.h"
+#include "../core/lockfile.h"
 #include "../eval/evaluate.h"
+#include "../eval/sweep.h"
 #include "progress.h"
 #include "run.h"
 
@@ -28,6 +30,9 @@ struct run_state {
 	struct shard shard;                /* the request's, or on resume the run's own (run.json) */
 	struct eval_env env;
 	int env_ready;
+	struct lockfile lock;              /* RUN/run.lock: one process at a time on a run */
+	struct eval_claim claim;           /* the cache's owner lock and the slots' GPU locks (eval/sweep.h) */
+	struct strbuf notes;               /* what setup found to say once the progress exists (a shared GPU) */
 	struct eval_env *gpu_envs;         /* --gpus: one per slot (shallow copies of env) */
 	int nslots;
 	struct hw_context hw;
@@ -46,10 +51,19 @@ struct run_state {
 	struct agent_task *skipped;        /* samples of unavailable agents, ended as "unavailable" unrun */
 	size_t nskipped;
 	size_t nsamples, finished_before;
+	size_t rerun;                      /* samples whose summary.json says ended but whose attempts the store
+	                                      lacks: they run again (resume) */
+	size_t outside;                    /* samples of the run (run.json) outside this process's selection that
+	                                      have not ended: the run is not complete while they wait */
+	int store_new;                     /* resume: results.db was missing or empty and is made anew */
 	struct { size_t agent; double best; } *seed_best;
 	size_t nseed;
-	pthread_mutex_t mu;                /* next, the counts below, fatal */
+	pthread_mutex_t mu;                /* next, the counts below, fatal, badref */
 	size_t finished, unfinished, llm_failed;
+	size_t ref_failed;                 /* samples left unfinished because their problem's reference failed */
+	struct run_badref { const struct problem *problem; char *why; } *badref; /* problems whose reference
+	                                      failed in this process: their other samples are not run */
+	size_t nbadref;
 	int fatal_rc;
 	struct sb_error fatal;
 	struct progress *prog;

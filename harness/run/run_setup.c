@@ -136,7 +136,7 @@ static void add_unique(json_t *a, const char *s)
 
 /* run.json: the selection (agents, problems, samples per agent; a resume that adds some extends it) and
  * one entry per process that worked on the run. */
-static int write_run_json(struct run_state *st, json_t *saved, struct sb_error *err)
+static int write_run_json(struct run_state *st, json_t *saved, json_t **merged, struct sb_error *err)
 {
 	char now[32];
 	transcript_timestamp(now);
@@ -150,8 +150,13 @@ static int write_run_json(struct run_state *st, json_t *saved, struct sb_error *
 		json_object_set_new(j, "shard", json_string(text));
 	}
 	for (size_t i = 0; i < st->nagents; i++) {
+		/* a resume with fewer --samples works on fewer; the run keeps the ones it has */
+		json_t *had = json_object_get(json_object_get(j, "samples"), st->agents[i].cfg->name);
+		int n = st->agents[i].samples;
+		if (json_is_integer(had) && json_integer_value(had) > n)
+			n = (int)json_integer_value(had);
 		add_unique(json_object_get(j, "agents"), st->agents[i].cfg->name);
-		json_object_set_new(json_object_get(j, "samples"), st->agents[i].cfg->name, json_integer(st->agents[i].samples));
+		json_object_set_new(json_object_get(j, "samples"), st->agents[i].cfg->name, json_integer(n));
 	}
 	for (size_t i = 0; i < st->nproblems; i++) {
 		char ref[16];
@@ -168,7 +173,7 @@ static int write_run_json(struct run_state *st, json_t *saved, struct sb_error *
 		sb_error_set(err, SB_EIO, "cannot write %s: %s", path, strerror(-rc));
 	free(text);
 	free(path);
-	json_decref(j);
+	*merged = j;
 	return rc ? SB_EIO : 0;
 }
 
@@ -207,7 +212,31 @@ static void generated_id(const struct config *cfg, char *out, size_t cap)
 			*p = '_';
 }
 
-/* The run directory: a new one must not hold a store yet; a resumed one must. */
+/* The store of a resumed run is the truth of what ended: one that is missing or empty is made anew,
+ * and the samples it does not hold run again (sample_ended); one that cannot be read stops the resume
+ * with a way forward, since samples cannot be judged ended or not without it. */
+static int check_store(struct run_state *st, struct sb_error *err)
+{
+	struct stat sb;
+	char *db = xstrfmt("%s/%s", st->run_dir, STORE_FILE);
+	st->store_new = st->store_new || (stat(db, &sb) == 0 && sb.st_size == 0);
+	int damaged = store_health(db, err);
+	if (!damaged) {
+		free(db);
+		return 0;
+	}
+	char what[SB_ERR_MAX], *complete = xstrfmt("%s/%s", st->run_dir, RUN_COMPLETE_FILE);
+	snprintf(what, sizeof(what), "%s", err->msg);
+	unlink(complete); /* what the run holds is not all readable: submit.sh must not skip it */
+	free(complete);
+	sb_error_set(err, SB_EINPUT, "--resume %s: %s; move it aside (mkdir %s/damaged && mv %s* %s/damaged/) and resume "
+		     "again: the samples it held run again, every LLM call the run recorded served from its transcripts "
+		     "and every candidate judged again", st->run_id, what, st->run_dir, db, st->run_dir);
+	free(db);
+	return SB_EINPUT;
+}
+
+/* The run directory: a new one must not hold a store yet; a resumed one must hold run.json. */
 static int locate(struct run_state *st, struct sb_error *err)
 {
 	const struct run_request *rq = st->rq;
@@ -234,16 +263,18 @@ static int locate(struct run_state *st, struct sb_error *err)
 	int rc = run_id_check(st->run_id, err);
 	if (rc)
 		return rc;
-	char *db = xstrfmt("%s/%s", st->run_dir, STORE_FILE);
-	int exists = stat(db, &sb) == 0;
+	char *db = xstrfmt("%s/%s", st->run_dir, STORE_FILE), *rj = xstrfmt("%s/%s", st->run_dir, RUN_FILE);
+	int exists = stat(db, &sb) == 0, begun = stat(rj, &sb) == 0;
+	free(rj);
+	if (rq->resume && !exists && !begun)
+		rc = sb_error_set(err, SB_EINPUT, "--resume %s: %s holds no %s nor %s; start it with 'stitchbench run' first",
+				  id, st->run_dir, STORE_FILE, RUN_FILE);
+	else if (!rq->resume && (exists || begun))
+		rc = sb_error_set(err, SB_EINPUT, "run %s exists in %s; continue it with --resume %s, or choose another "
+				  "--run-id", st->run_id, st->run_dir, st->run_id);
+	st->store_new = !exists;
 	free(db);
-	if (rq->resume && !exists)
-		return sb_error_set(err, SB_EINPUT, "--resume %s: %s holds no %s; start it with 'stitchbench run' first",
-				    id, st->run_dir, STORE_FILE);
-	if (!rq->resume && exists)
-		return sb_error_set(err, SB_EINPUT, "run %s exists in %s; continue it with --resume %s, or choose another "
-				    "--run-id", st->run_id, st->run_dir, st->run_id);
-	return 0;
+	return rc;
 }
 
 static int open_clients(struct run_state *st, struct sb_error *err)
@@ -299,20 +330,67 @@ static int register_all(struct run_state *st, struct sb_error *err)
 	return rc;
 }
 
-/* The best speedup a finished sample's summary.json records (resume); NAN when none. */
-static double finished_best(const char *run_dir, const char *agent, const char *ref, int sample)
+/* Whether a sample ended: its summary.json exists (session_finish) and the store holds every attempt it
+ * lists, since the store, not the summary, is what the numbers come from; an emptied or replaced store
+ * makes the sample run again (*stale), its LLM calls served from the run's transcripts. best: the best
+ * speedup the summary records (NAN when none). Returns 1 ended, 0 not, negative on a store error. */
+static int sample_ended(struct run_state *st, const char *agent, const char *ref, int sample, double *best, int *stale,
+			struct sb_error *err)
 {
-	char *root = xstrfmt("%s/samples", run_dir);
+	char *root = xstrfmt("%s/samples", st->run_dir);
 	char *p = transcript_path(root, agent, ref, sample, 0);
-	char *slash = strrchr(p, '/');
-	strcpy(slash + 1, "summary.json");
+	strcpy(strrchr(p, '/') + 1, "summary.json");
 	json_t *j = json_load_file(p, 0, NULL);
-	json_t *b = json_object_get(json_object_get(j, "best"), "speedup_eager");
-	double best = json_is_number(b) ? json_number_value(b) : NAN;
-	json_decref(j);
 	free(p);
 	free(root);
-	return best;
+	*stale = 0;
+	if (best) {
+		json_t *b = json_object_get(json_object_get(j, "best"), "speedup_eager");
+		*best = json_is_number(b) ? json_number_value(b) : NAN;
+	}
+	int listed = (int)json_integer_value(json_object_get(j, "attempts")), stored = 0, rc = 0;
+	if (j && listed > 0 && (rc = store_count_attempts(st->sh.store, agent, ref, sample, &stored, err)) == 0)
+		*stale = stored < listed;
+	json_decref(j);
+	return rc ? rc : j && !*stale;
+}
+
+/* The samples of the run's whole selection (run.json after this process joined it) that lie outside this
+ * process's selection and have not ended: a narrowed resume (--agents, --problems, --samples) leaves
+ * them waiting, so the run is not complete when it ends. */
+static int count_outside(struct run_state *st, json_t *run, struct sb_error *err)
+{
+	static const int all_levels[4] = { 1, 1, 1, 1 };
+	struct strvec sel = STRVEC_INIT;
+	const struct problem **probs = NULL;
+	size_t nprobs = 0;
+	push_strings(json_object_get(run, "problems"), &sel);
+	int rc = suite_select(st->rq->suite, all_levels, (char *const *)sel.v, sel.nr, &probs, &nprobs, err);
+	strvec_clear(&sel);
+	json_t *agents = json_object_get(run, "agents"), *samples = json_object_get(run, "samples"), *v;
+	size_t i;
+	for (size_t p = 0; !rc && p < nprobs; p++) {
+		int mine = 0;
+		for (size_t q = 0; q < st->nproblems && !mine; q++)
+			mine = st->problems[q] == probs[p];
+		char ref[16];
+		snprintf(ref, sizeof(ref), "L%d/%d", probs[p]->level, probs[p]->id);
+		json_array_foreach(agents, i, v) {
+			const char *name = json_string_value(v) ?: "";
+			int total = (int)json_integer_value(json_object_get(samples, name)), from = 0;
+			for (size_t a = 0; mine && a < st->nagents; a++) /* samples 0..from-1 are this process's */
+				if (!strcmp(st->agents[a].cfg->name, name))
+					from = st->agents[a].samples < total ? st->agents[a].samples : total;
+			for (int k = from; !rc && k < total; k++) {
+				int stale, ended = sample_ended(st, name, ref, k, NULL, &stale, err);
+				if (ended < 0)
+					rc = ended;
+				st->outside += ended == 0;
+			}
+		}
+	}
+	free(probs);
+	return rc;
 }
 
 /* A resumed run keeps the shard its run.json records; its selection must stay as it was, since the
@@ -345,12 +423,48 @@ static void use_first_gpu(struct run_state *st)
 	st->env.l2_bytes = g->l2_bytes;
 }
 
+/* One process at a time on a run: two would judge the same samples at once and one's session would be
+ * lost from run.json. Taken before the store is opened (on a resume before anything else is done);
+ * held until the process ends. */
+static int lock_run(struct run_state *st, struct sb_error *err)
+{
+	char held[512], *path = xstrfmt("%s/run.lock", st->run_dir);
+	int rc = lockfile_take(&st->lock, path, 0, st->rq->resume ? "stitchbench run --resume" : "stitchbench run", held,
+			       sizeof(held), err);
+	free(path);
+	if (rc == 1)
+		rc = sb_error_set(err, SB_EINPUT, "run %s is in use by %s; wait for it to end, or stop it (Ctrl-C, or kill -INT "
+				  "with that pid) and resume then", st->run_id, held);
+	return rc;
+}
+
+/* The cache's owner lock and sweep, and a lock on each slot's GPU (eval/sweep.h). */
+static int claim_cache(struct run_state *st, struct sb_error *err)
+{
+	int rc = eval_claim_begin(&st->claim, st->env.cache_root, err);
+	if (!rc && st->claim.swept)
+		strbuf_addf(&st->notes, "removed %zu work folders and temporary entries that ended processes left in %s\n",
+			    st->claim.swept, st->env.cache_root);
+	struct strbuf warn = STRBUF_INIT;
+	for (int i = 0; !rc && i < (st->gpu_envs ? st->nslots : 1); i++)
+		rc = eval_claim_device(&st->claim, st->env.cache_root, st->gpu_envs ? st->gpu_envs[i].device : st->env.device,
+				       &warn, err);
+	if (warn.len)
+		strbuf_addf(&st->notes, "%s\n", warn.buf);
+	strbuf_release(&warn);
+	return rc;
+}
+
 int run_setup(struct run_state *st, struct sb_error *err)
 {
 	const struct run_request *rq = st->rq;
 	json_t *saved = NULL;
 	st->shard = rq->shard;
 	int rc = locate(st, err);
+	if (!rc && rq->resume) /* before anything else: a second process must not do any work */
+		rc = lock_run(st, err);
+	if (!rc && rq->resume)
+		rc = check_store(st, err);
 	if (!rc && rq->resume && !(saved = load_run_json(st->run_dir, err)))
 		rc = SB_EINPUT;
 	if (!rc && saved)
@@ -365,10 +479,14 @@ int run_setup(struct run_state *st, struct sb_error *err)
 	}
 	if (!rc && rq->gpus && (rc = gpus_resolve(rq->gpus, &st->env, rq->ctx->home, &st->gpu_envs, &st->nslots, err)) == 0)
 		use_first_gpu(st);
+	if (!rc)
+		rc = claim_cache(st, err);
 	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
 		rc = open_clients(st, err);
 	if (!rc) /* likewise a missing rubric file; the judge's transcripts go to the run like the agents' */
 		rc = judge_open(&st->judge, rq->cfg, st->run_dir, err);
+	if (!rc && !rq->resume) /* a new run's folder is made by rundir_open, just below */
+		rc = lock_run(st, err);
 	if (!rc) {
 		struct store_run run;
 		hw_context_fill(&st->hw, &st->env);
@@ -377,13 +495,17 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		rc = rundir_open(&st->sh.store, st->run_dir, rq->cfg, &run, err);
 		store_run_release(&run);
 	}
+	json_t *run = NULL;
 	if (!rc)
-		rc = write_run_json(st, saved, err);
+		rc = write_run_json(st, saved, &run, err);
 	if (!rc)
 		rc = write_hardware(st, err);
 	if (!rc)
 		rc = register_all(st, err);
+	if (!rc && rq->resume)
+		rc = count_outside(st, run, err);
 	json_decref(saved);
+	json_decref(run);
 	if (rc)
 		return rc;
 
@@ -400,11 +522,16 @@ int run_setup(struct run_state *st, struct sb_error *err)
 							st->problems[p], "", k };
 				snprintf(t.ref, sizeof(t.ref), "L%d/%d", st->problems[p]->level, st->problems[p]->id);
 				st->nsamples++;
-				if (session_is_finished(st->run_dir, t.agent->name, t.ref, k)) {
+				double best;
+				int stale, ended = sample_ended(st, t.agent->name, t.ref, k, &best, &stale, err);
+				if (ended < 0)
+					return ended;
+				st->rerun += stale;
+				if (ended) {
 					st->finished_before++;
 					st->seed_best = xrealloc(st->seed_best, (st->nseed + 1) * sizeof(*st->seed_best));
 					st->seed_best[st->nseed].agent = a;
-					st->seed_best[st->nseed++].best = finished_best(st->run_dir, t.agent->name, t.ref, k);
+					st->seed_best[st->nseed++].best = best;
 					continue;
 				}
 				if (st->agents[a].unavailable) {

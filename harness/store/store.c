@@ -136,6 +136,19 @@ void st_now(char out[32])
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int st_table_present(struct store *s, const char *name, int *present, struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", err);
+	*present = 0;
+	if (rc)
+		return rc;
+	st_bind_text(st, 1, name);
+	*present = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
 void st_step_hook(struct store *s, int step)
 {
 	if (s->hook)
@@ -362,4 +375,31 @@ int store_check(struct store *s, struct sb_error *err)
 			   " OR ntrials != json_array_length(json, '$.trials')"
 			   " OR nfindings != json_array_length(json, '$.findings') LIMIT 1",
 			   "a verdict lacks some of its trials or findings", 0, err);
+}
+
+int store_health(const char *path, struct sb_error *err)
+{
+	struct stat stt;
+	if (stat(path, &stt) != 0 || stt.st_size == 0)
+		return 0;
+	/* as a reader that may write (store_open's STORE_READ): quick_check needs no schema, only pages */
+	struct store s = { .path = (char *)path, .readonly = 1 };
+	int version, rc = sqlite3_open_v2(path, &s.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
+				  ? st_fail(&s, err, SB_EIO, "cannot open")
+				  : set_pragmas(&s, err);
+	if (!rc)
+		rc = check_query(&s, "PRAGMA quick_check", "it is damaged", 1, err);
+	if (!rc)
+		rc = read_version(&s, &version, err);
+	if (rc && sqlite3_errcode(s.db) == SQLITE_NOTADB) {
+		sb_error_set(err, SB_EINPUT, "%s is not an SQLite database", path);
+	} else if (rc) {
+		char why[SB_ERR_MAX];
+		size_t n = strlen(path);
+		snprintf(why, sizeof(why), "%s", strncmp(err->msg, path, n) || strncmp(err->msg + n, ": ", 2) ? err->msg
+											 : err->msg + n + 2);
+		sb_error_set(err, SB_EINPUT, "%s is damaged (%s)", path, why);
+	}
+	sqlite3_close(s.db);
+	return rc ? 1 : 0;
 }

@@ -32,6 +32,11 @@ char *store_path_for(const char *run);
  * Returns 0 or SB_EINPUT naming the first problem. */
 int store_check(struct store *s, struct sb_error *err);
 
+/* Whether the file at path can serve as a store: 0 when it can, or when it is missing or empty (a new
+ * store is made there); 1 when it cannot be read as one (not an SQLite database, a damaged or truncated
+ * one, another program's database), err saying what is wrong. It does not judge the schema version. */
+int store_health(const char *path, struct sb_error *err);
+
 /* Test hook: called with an increasing step number after each statement of a verdict's transaction,
  * so a test can kill the process at every point of it. NULL removes it. */
 void store_set_step_hook(struct store *s, void (*fn)(void *arg, int step), void *arg);
@@ -134,6 +139,10 @@ int store_lookup(struct store *s, const struct store_key *k, char candidate_sha[
  * finished attempts back through this instead of evaluating them again. */
 int store_load_verdict(struct store *s, const struct store_key *k, json_t **out, char stage[32], struct sb_error *err);
 
+/* How many verdicts the store holds for one sample (agent, problem, sample). */
+int store_count_attempts(struct store *s, const char *agent, const char *problem, int sample, int *n,
+			 struct sb_error *err);
+
 /* One verdict as the readers see it; strings live until the callback returns. */
 struct store_verdict_row {
 	int64_t run;
@@ -188,6 +197,26 @@ int store_put_unavailable(struct store *s, const char *agent, const char *reason
 typedef int (*store_unavailable_fn)(void *arg, const char *agent, const char *reason, struct sb_error *err);
 /* Every unavailable agent by name; a store without the table has none. */
 int store_each_unavailable(struct store *s, store_unavailable_fn fn, void *arg, struct sb_error *err);
+
+/* ---------- samples a problem's reference kept from being judged ---------- */
+
+/* Records that the sample could not be judged because its problem's reference failed (message: why), in
+ * the table `reference_failures`, created on first use, replacing what it held for the sample; agent and
+ * problem must be stored. Such a sample is unfinished, and its missing verdicts are the problem's
+ * failure, not the candidate's. */
+int store_put_reference_failure(struct store *s, const char *agent, const char *problem, int sample,
+				const char *message, struct sb_error *err);
+/* Forgets the sample's record (it ended after all); nothing to do when there is none. */
+int store_clear_reference_failure(struct store *s, const char *agent, const char *problem, int sample,
+				  struct sb_error *err);
+struct store_reference_failure {
+	const char *agent, *problem;
+	int sample;
+	const char *message, *created;
+};
+typedef int (*store_reference_failure_fn)(void *arg, const struct store_reference_failure *f, struct sb_error *err);
+/* Every record in (agent, problem, sample) order; a store without the table has none. */
+int store_each_reference_failure(struct store *s, store_reference_failure_fn fn, void *arg, struct sb_error *err);
 
 /* ---------- LLM calls (filled by the LLM client of a run) ---------- */
 

@@ -48,6 +48,11 @@ int st_copy_audit(struct store *from, struct store *to, struct sb_error *err);
 /* Copies the unavailable table of `from`, if it has one, into `to` (agents already there are kept). */
 int st_copy_unavailable(struct store *from, struct store *to, struct sb_error *err);
 
+/* Whether the store has a table of that name (the tables created on first use, outside the schema). */
+int st_table_present(struct store *s, const char *name, int *present, struct sb_error *err);
+/* Copies the reference_failures table of `from`, if it has one, into `to` (samples already there are kept). */
+int st_copy_reference_failures(struct store *from, struct store *to, struct sb_error *err);
+
 /* ISO 8601 UTC, second resolution. */
 void st_now(char out[32]);
 /* Calls the test hook, if any. */

@@ -174,8 +174,8 @@ static int copy_all(struct copy *c, size_t n, struct sb_error *err)
 			rc = store_each_verdict(x->s, copy_verdict, c, err);
 		if (!rc)
 			rc = store_each_llm_call(x->s, copy_call, c, err);
-		if (!rc && (rc = st_copy_audit(x->s, c->out, err)) == 0)
-			rc = st_copy_unavailable(x->s, c->out, err);
+		if (!rc && (rc = st_copy_audit(x->s, c->out, err)) == 0 && (rc = st_copy_unavailable(x->s, c->out, err)) == 0)
+			rc = st_copy_reference_failures(x->s, c->out, err);
 		if (rc)
 			sb_error_prefix(err, "%s", c->v[c->i].name);
 	}

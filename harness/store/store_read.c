@@ -39,6 +39,25 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 	return rc;
 }
 
+int store_count_attempts(struct store *s, const char *agent, const char *problem, int sample, int *n,
+			 struct sb_error *err)
+{
+	sqlite3_stmt *st;
+	int rc = st_prepare(s, &st, "SELECT count(*) FROM verdicts WHERE agent = ? AND problem = ? AND sample = ?", err);
+	*n = 0;
+	if (rc)
+		return rc;
+	st_bind_text(st, 1, agent);
+	st_bind_text(st, 2, problem);
+	sqlite3_bind_int(st, 3, sample);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*n = sqlite3_column_int(st, 0);
+	else
+		rc = st_fail(s, err, SB_EIO, "counting a sample's verdicts");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int store_each_llm_call(struct store *s, store_call_fn fn, void *arg, struct sb_error *err)
 {
 	sqlite3_stmt *st;

@@ -8,17 +8,6 @@
 static const char unavailable_table[] =
 	"CREATE TABLE IF NOT EXISTS unavailable (agent TEXT PRIMARY KEY REFERENCES agents(name), reason TEXT NOT NULL)";
 
-static int table_present(struct store *s, int *present, struct sb_error *err)
-{
-	sqlite3_stmt *st;
-	int rc = st_prepare(s, &st, "SELECT count(*) FROM sqlite_master WHERE name = 'unavailable'", err);
-	if (rc)
-		return rc;
-	*present = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-	sqlite3_finalize(st);
-	return 0;
-}
-
 int store_put_unavailable(struct store *s, const char *agent, const char *reason, struct sb_error *err)
 {
 	sqlite3_stmt *st;
@@ -33,7 +22,7 @@ int store_put_unavailable(struct store *s, const char *agent, const char *reason
 int store_each_unavailable(struct store *s, store_unavailable_fn fn, void *arg, struct sb_error *err)
 {
 	sqlite3_stmt *st;
-	int present, rc = table_present(s, &present, err);
+	int present, rc = st_table_present(s, "unavailable", &present, err);
 	if (rc || !present)
 		return rc;
 	if ((rc = st_prepare(s, &st, "SELECT agent, reason FROM unavailable ORDER BY agent", err)))
@@ -61,7 +50,7 @@ static int copy_one(void *arg, const char *agent, const char *reason, struct sb_
 
 int st_copy_unavailable(struct store *from, struct store *to, struct sb_error *err)
 {
-	int present, rc = table_present(from, &present, err);
+	int present, rc = st_table_present(from, "unavailable", &present, err);
 	if (rc || !present)
 		return rc;
 	if ((rc = st_exec(to, unavailable_table, err)))

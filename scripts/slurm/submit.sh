@@ -120,7 +120,7 @@ set -u
 I=\${SLURM_ARRAY_TASK_ID:?not in a job array}
 D=$(q "$OUTPUT")/$(q "$RUN_ID")-shard\${I}of$SHARDS
 if [ -f "\$D/complete" ]; then echo "shard \$I/$SHARDS is complete already (\$D)"; exit 0; fi
-if [ -f "\$D/results.db" ]; then
+if [ -f "\$D/results.db" ] || [ -f "\$D/run.json" ]; then
 	exec $(q "$SB") run --resume "\$D" $(q "${GPU_OPT[@]}" "${RUN_EXTRA[@]}")
 fi
 exec $(q "$SB") run -c $(q "$EXP") --shard "\$I/$SHARDS" --run-id $(q "$RUN_ID") --set output.dir=$(q "$OUTPUT") $(q "${GPU_OPT[@]}" "${RUN_EXTRA[@]}")

@@ -75,14 +75,7 @@ check_rc "starting a run whose id exists is refused" 2
 check_err "it points at --resume" "continue it with --resume loop"
 
 # ---------- the fake LLM server ----------
-FAKE_PID=""
-start_fake() { # name script.json: starts server.py, sets PORT_<name>
-	python3 "$SB_ROOT/tests/fake_llm/server.py" "$TMP/$1.script" "$TMP/$1.log" >"$TMP/$1.out" 2>&1 &
-	FAKE_PID="$FAKE_PID $!"
-	for _ in $(seq 100); do grep -q PORT "$TMP/$1.out" 2>/dev/null && break; sleep 0.1; done
-	printf -v "PORT_$1" '%s' "$(awk '/PORT/ {print $2}' "$TMP/$1.out")"
-}
-requests() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["requests"]))' "$TMP/$1.log"; }
+source "$SB_ROOT/tests/e2e/fake_llm.sh"
 # A script serving the answers of a cassette folder in order; extra JSON fields per call: "N:{...}".
 script_of() { # dir [call:json]...
 	python3 - "$@" <<'PY'
@@ -206,4 +199,4 @@ check_eq "attempt 0 is the one stored before the kill; attempt 1 passed" \
 check_eq "no LLM call is stored twice and none is missing" "$(sql "$K/results.db" "SELECT group_concat(call) FROM llm_calls")" "0,1,2"
 check_true "the store is intact" python3 -c 'import sqlite3,sys; sys.exit(sqlite3.connect(sys.argv[1]).execute("PRAGMA integrity_check").fetchone()[0] != "ok")' "$K/results.db"
 
-for p in $FAKE_PID; do kill "$p" 2>/dev/null; done
+stop_fakes

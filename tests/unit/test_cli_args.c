@@ -60,6 +60,11 @@ static void problems_arguments(void **state)
 	assert_int_equal(problems_parse_args(ARGC(extra), extra, &a, &err), SB_EINPUT);
 	assert_non_null(strstr(err.msg, "unexpected argument 'stray'"));
 	problems_args_release(&a);
+	/* an empty selection is not "every problem", which leaving the option out already says */
+	char *empty[] = { "problems", "--problems", "," };
+	assert_int_equal(problems_parse_args(ARGC(empty), empty, &a, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "--problems \",\" names nothing"));
+	problems_args_release(&a);
 	char *help[] = { "problems", "-h" };
 	assert_int_equal(problems_parse_args(ARGC(help), help, &a, &err), 0);
 	assert_int_equal(a.help, 1);
