@@ -75,14 +75,24 @@ void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf
 
 void run_inputs_coverage(const struct metrics *m, const struct run_input *v, size_t n, struct strbuf *out)
 {
-	for (size_t a = 0; a < m->nagents; a++)
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < v[i].nagents; j++) {
-				char *name = xstrfmt("%s%s", v[i].agents[j].name, v[i].suffix ? v[i].suffix : "");
-				size_t have = m->agents[a].cells[0].problems;
-				if (!strcmp(name, m->agents[a].name) && have < v[i].nproblems)
-					strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; its rates are "
-						    "over those %zu\n", name, have, v[i].nproblems, v[i].arg, have);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < v[i].nagents; j++) {
+			char *name = xstrfmt("%s%s", v[i].agents[j].name, v[i].suffix ? v[i].suffix : "");
+			size_t missing = 0;
+			for (size_t k = 0; k < m->nmissing; k++)
+				missing += !strcmp(m->missing[k].agent, name);
+			if (!missing) {
 				free(name);
+				continue;
 			}
+			size_t have = v[i].nproblems - missing;
+			if (m->denominator == METRICS_ALL)
+				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; the %zu without one count "
+					    "as failures (--denominator judged leaves them out)\n", name, have, v[i].nproblems,
+					    v[i].arg, missing);
+			else
+				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; its rates are over those "
+					    "%zu (--denominator judged)\n", name, have, v[i].nproblems, v[i].arg, have);
+			free(name);
+		}
 }

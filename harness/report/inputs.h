@@ -30,8 +30,8 @@ int run_inputs_load(struct run_input *v, size_t n, struct metric_input *in, stru
 /* One line per setting that changes the numbers and differs between the inputs' runs (see
  * store_compare_runs); nothing when they agree. */
 void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf *out);
-/* One line per agent that has verdicts for fewer problems than its run holds (its rates leave the others
- * out); nothing when every agent covers its runs. */
+/* One line per agent that has verdicts for fewer problems than its run holds, saying whether the others
+ * count as failures or are left out (m->denominator); nothing when every agent covers its runs. */
 void run_inputs_coverage(const struct metrics *m, const struct run_input *v, size_t n, struct strbuf *out);
 
 #endif

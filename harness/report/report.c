@@ -145,7 +145,7 @@ int report_write(const struct report_opts *o, struct report_result *res, struct 
 		c.g = &g;
 		snprintf(res->png_terminal, sizeof(res->png_terminal), "%s", g.png_terminal);
 	}
-	if ((rc = report_data_load(&d, o->runs, o->nruns, o->by, err))) {
+	if ((rc = report_data_load(&d, o->runs, o->nruns, o->by, o->denominator, err))) {
 		report_data_release(&d);
 		gnuplot_release(&g);
 		return rc;

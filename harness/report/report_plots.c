@@ -314,7 +314,7 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 	free(probs);
 	p->caption = xstrdup("Per-problem speedup vs eager of each agent's representative candidate, log scale: a bar "
 			     "up from the 1x line is faster than eager, down is slower, a dot ends each bar. x on the 1x line: not correct "
-			     "(did not compile, wrong, crashed or a hack); o: correct but not timed.");
+			     "(did not compile, wrong, crashed, a hack, or no verdict); o: correct but not timed.");
 }
 
 /* ---------- best speedup by attempt (iterative agents) ---------- */

@@ -39,8 +39,10 @@ void report_section_runs(const struct report_data *d, struct doc *doc)
 		doc_note(doc, "These runs were made with settings that change the numbers, so their rows are not strictly "
 			      "comparable: %s", d->settings_diff.buf);
 	if (d->coverage.len)
-		doc_note(doc, "Some agents lack verdicts for problems of their run; their rates are over the problems they "
-			      "have: %s", d->coverage.buf);
+		doc_note(doc, "Some agents lack verdicts for problems of their run; %s: %s",
+			 d->m.denominator == METRICS_ALL ? "those problems count as failures in their rates"
+							 : "their rates are over the problems they have",
+			 d->coverage.buf);
 }
 
 void report_section_summary(const struct report_data *d, struct doc *doc)
@@ -51,11 +53,11 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		doc_para(doc, "No verdicts are stored in these runs yet.");
 		return;
 	}
+	struct strbuf scope = STRBUF_INIT;
+	metrics_scope_note(m, &scope);
 	doc_para(doc, "Each cell: correct %% / fast_1 %% / geometric-mean speedup vs eager over the correct problems, "
-		      "agents as rows and levels as columns. Each problem is represented by %s (--by %s); rates are over "
-		      "the problems each agent has verdicts for (docs/metrics.md).",
-		 m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
-		 metrics_by_name(m->by));
+		      "agents as rows and levels as columns. %s See docs/metrics.md.", scope.buf);
+	strbuf_release(&scope);
 	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
 	for (size_t a = 0; a < m->nagents; a++) {
 		char id[32];
@@ -102,7 +104,8 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 		return;
 	}
 	doc_para(doc, "Each problem's representative candidate per agent: its status, and its speedup vs eager "
-		      "when it is correct and timed. '(hack)': a finding rejected it.");
+		      "when it is correct and timed. '(hack)': a finding rejected it; 'no verdict': the run selected the "
+		      "problem and the agent has no verdict for it.");
 	struct table *t = doc_table(doc, "problems-table", m->nagents + 2);
 	table_cell(t, "problem");
 	table_cell(t, "name");

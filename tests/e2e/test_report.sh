@@ -19,6 +19,7 @@ run_sb report "$R/one" -o "$TMP/rep1"
 check_rc "report writes a report" 0
 check_out "it says what it wrote" "wrote $TMP/rep1/report.md and $TMP/rep1/report.html: 4 plots drawn (svg and pngcairo png), 2 without data left out"
 check_err "and warns about the agent that covers only some problems" "has verdicts for 3 of the 7 problems"
+check_err "whose problems without a verdict count as failures" "the 4 without one count as failures (--denominator judged leaves them out)"
 for p in fast_p speedups per_problem findings; do
 	check_true "plot $p: data, gnuplot script, SVG and PNG" test -s "$TMP/rep1/plots/$p.dat" -a -s "$TMP/rep1/plots/$p.gp" \
 		-a -s "$TMP/rep1/plots/$p.svg" -a -s "$TMP/rep1/plots/$p.png"
@@ -34,7 +35,7 @@ if [ "$(grep -o '<svg' <<<"$html" | wc -l)" = 4 ] && ! grep -q '<?xml\|<!DOCTYPE
 	_report fail "the four SVGs are inlined without their prolog, doctype or namespace URLs" "$(grep -o '<svg\|<?xml\|xmlns[^ ]*' <<<"$html" | sort | uniq -c)"; fi
 if ! grep -qF '<img src=x' <<<"$html" && grep -qF '&lt;img src=x onerror=alert(1)&gt;|x_y' <<<"$html"; then
 	_report ok "the hostile agent name is text in the HTML"; else _report fail "the hostile agent name is text in the HTML" "$(grep -o '.\{20\}img src=x.\{20\}' <<<"$html" | head -3)"; fi
-if ! grep -qF '<img' <<<"$md" && grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |' <<<"$md"; then
+if ! grep -qF '<img' <<<"$md" && grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |' <<<"$md"; then
 	_report ok "and in the Markdown, where its '|' cannot add a column"; else _report fail "and in the Markdown, where its '|' cannot add a column" "$(grep -F 'img' <<<"$md" | head -3)"; fi
 check_true "the Markdown shows the PNGs" grep -qF '](plots/per_problem.png)' "$TMP/rep1/report.md"
 check_true "the Markdown has the metrics table" grep -qF '| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |' "$TMP/rep1/report.md"
@@ -43,6 +44,13 @@ check_true "no audit table: the report says so" grep -qF 'No audit data' "$TMP/r
 check_true "a plot's script redraws it in its folder" test -s "$TMP/rep1/plots/fast_p.svg"
 
 run_sb report "$R/one" -o "$TMP/rep2" --by best
+check_true "the report says what the rates are over" grep -qF 'a problem without a verdict counting as a failure (--denominator all)' "$TMP/rep1/report.md"
+check_true "and is marked 'no verdict' there" grep -qE '^\| L[0-9]/[0-9]+ \| [^|]* \| no verdict \|' "$TMP/rep1/report.md"
+run_sb report "$R/one" -o "$TMP/rep5" --no-plots --denominator judged
+check_true "--denominator judged rates the agent over its own problems" \
+	grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |' "$TMP/rep5/report.md"
+run_sb report "$R/one" -o "$TMP/rep5" --denominator most
+check_rc "a bad --denominator is a usage error" 2
 check_true "--by best changes the represented candidates" grep -qF '| samples | 75.0 / 50.0 / 1.957x |' "$TMP/rep2/report.md"
 (cd "$TMP" && "$SB" report "$R/one" >/dev/null 2>&1)
 check_true "the default folder is reports/RUN in the current folder" test -s "$TMP/reports/one/report.html"

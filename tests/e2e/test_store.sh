@@ -111,8 +111,27 @@ check_err "metrics warns when runs were made with other settings" "eval.trials: 
 run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model qwen3-32b
 run_sb import "$R/two" "$FIX/shard_b.jsonl"
 run_sb metrics "$R/two"
-check_out "two agents of one run are two rows" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
-check_err "an agent that lacks verdicts for some problems of its run is named" "agent base has verdicts for 3 of the 7 problems in $R/two"
+check_out "two agents of one run are two rows; base's 4 problems without a verdict count as failures" \
+	"| base | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |"
+check_out "the table says what the rates are over" "a problem without a verdict counting as a failure (--denominator all)"
+check_out "and how many problems had no verdict" "| no verdict (counted as failed) | 1 | 3 | 4 |"
+check_err "an agent that lacks verdicts for some problems of its run is named" \
+	"agent base has verdicts for 3 of the 7 problems in $R/two; the 4 without one count as failures"
+run_sb metrics "$R/two" --denominator judged
+check_out "--denominator judged rates base over its 3 problems" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
+check_out "and says so" "problems without one are left out (--denominator judged)"
+run_sb metrics "$R/two" --json
+check_eq_json() { # name python-expression-on-j want
+	local got
+	got=$(python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2" <<<"$OUT_TXT" 2>&1)
+	if [ "$got" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got: $got, want: $3"; fi
+}
+check_eq_json "--json names the denominator and counts the problems without a verdict" \
+	'j["denominator"], j["agents"][0]["levels"]["all"]["problems"], j["agents"][0]["levels"]["all"]["problems_without_verdict"]' \
+	"('all', 7, 4)"
+run_sb metrics "$R/two" --denominator some
+check_rc "a bad --denominator is a usage error" 2
+check_err "naming both choices" "--denominator some: use all or judged"
 run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model gpt
 check_rc "one agent name cannot stand for two models" 2
 check_err "it says which" "agent base is stored in $R/two/results.db as kind samples, model qwen3-32b"

@@ -47,7 +47,7 @@ static void add(struct regress_run *r, const char *agent, const char *problem, i
 	int compiled = strcmp(status, "compile_error") != 0;
 	int level = problem[1] - '0';
 	r->mi.rows[i] = (struct metric_row){ agent, problem, level, sample, attempt, compiled, correct,
-					     !strcmp(status, "rejected"), speedup, NAN };
+					     !strcmp(status, "rejected"), speedup, NAN, 0 };
 	r->noise[i] = (struct regress_noise){ status, noise, isnan(noise) ? NULL : "ci95" };
 }
 

@@ -299,9 +299,9 @@ static void fastp_steps(void **state)
 	(void)state;
 	/* 5 problems: correct 0.5, 1.0, 1.0, 3.0, one correct untimed; one wrong (6 problems) */
 	struct metric_row rows[6] = {
-		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN },
-		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN },
-		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN },
+		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN, 0 }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0 },
+		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0 }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN, 0 },
+		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN, 0 }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN, 0 },
 	};
 	struct metric_problem probs[6];
 	for (int i = 0; i < 6; i++)
@@ -325,7 +325,7 @@ static void attempt_curves(void **state)
 	char *run = xstrfmt("%s/rich", dir);
 	char *runs[] = { run };
 	struct report_data d;
-	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
 		fail_msg("%s", err.msg);
 	int a = report_agent_index(&d, STITCH);
 	assert_true(a >= 0);
@@ -381,7 +381,7 @@ static void audit_table_when_present(void **state)
 					  "INSERT INTO audit VALUES ('L1/2', 'H17', 'ReLU of inputs in [0,1) is the identity', 1);",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
-	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(d.audit_inputs, 1);
 	assert_int_equal(d.naudit, 1);
@@ -410,7 +410,7 @@ static void audit_table_when_present(void **state)
 					  "INSERT INTO audit VALUES ('L1/2', 'integer_inputs', 'input 1 is int64', 1);",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
-	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(d.naudit, 2);
 	doc_init(&doc, "t");
@@ -429,7 +429,7 @@ static void audit_table_when_present(void **state)
 	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h, "DROP TABLE audit; CREATE TABLE audit (x TEXT);", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
-	assert_int_equal(report_data_load(&d, runs, 1, METRICS_FIRST, &err), SB_EINPUT);
+	assert_int_equal(report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err), SB_EINPUT);
 	assert_non_null(strstr(err.msg, "audit table lacks the column problem"));
 	report_data_release(&d);
 	free(db);
