@@ -159,12 +159,14 @@ for line in open(sys.argv[1]):
 PY
 }
 speed='v["speedup"]["vs_eager"] = S; v["speedup"]["vs_eager_ci95"] = [S * LO, S * HI]'
+# a changed candidate: another file, so another sha256 (the same file on both sides is a re-measurement)
+changed='v["candidate"]["sha256"] = "e" * 64; '
 run_sb import "$R/base" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/base"
 check_rc "identical runs: exit 0" 0
 check_out "no regressions" "**No regressions** in 9 compared candidates; 0 improvements."
 
-variant "$TMP/flip.jsonl" 'v["status"] = "incorrect"; v["speedup"] = None'
+variant "$TMP/flip.jsonl" "$changed"'v["status"] = "incorrect"; v["speedup"] = None'
 run_sb import "$R/flip" "$TMP/flip.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/flip"
 check_rc "correct -> incorrect: exit 1" 1
@@ -173,20 +175,20 @@ run_sb compare "$R/flip" "$R/base"
 check_rc "incorrect -> correct is an improvement: exit 0" 0
 check_out "it is listed as one" "| samples | L1/1 | 0 | incorrect (attempt 0) | pass 1.500x ±1.0% (attempt 0) | - | - | not correct → correct |"
 
-variant "$TMP/slow.jsonl" "S = 1.2; LO = 0.99; HI = 1.01; $speed"
+variant "$TMP/slow.jsonl" "${changed}S = 1.2; LO = 0.99; HI = 1.01; $speed"
 run_sb import "$R/slow" "$TMP/slow.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/slow" -o "$TMP/slow.md"
 check_rc "1.5x -> 1.2x with 1% intervals (-20%, threshold 5%): exit 1" 1
 check_out "-o writes the Markdown and says so" "1 regressions, 0 improvements; wrote $TMP/slow.md"
 check_true "the slowdown is in the Markdown with its ratio and threshold" grep -qF '| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.200x ±1.0% (attempt 0) | 0.800x (-20.0%) | ±5.0% | slower beyond the threshold |' "$TMP/slow.md"
 
-variant "$TMP/noisy.jsonl" "S = 1.35; LO = 0.75; HI = 1.3; $speed"
+variant "$TMP/noisy.jsonl" "${changed}S = 1.35; LO = 0.75; HI = 1.3; $speed"
 run_sb import "$R/noisy" "$TMP/noisy.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/noisy"
 check_rc "the same -10% when NEW's timing spread is wide: within noise, exit 0" 0
 check_out "it says within noise, with the threshold from the spread" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.350x ±31.7% (attempt 0) | 0.900x (-10.0%) | ±31.7% | within noise |"
 
-variant "$TMP/small.jsonl" "S = 1.46; LO = 0.99; HI = 1.01; $speed"
+variant "$TMP/small.jsonl" "${changed}S = 1.46; LO = 0.99; HI = 1.01; $speed"
 run_sb import "$R/small" "$TMP/small.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/small"
 check_rc "-2.7% with tight intervals is within the 5% floor: exit 0" 0
@@ -194,6 +196,31 @@ run_sb compare "$R/base" "$R/small" --threshold 1%
 check_rc "--threshold 1% makes the same change a regression" 1
 run_sb compare "$R/base" "$R/small" --threshold 0.01
 check_rc "--threshold takes a fraction too" 1
+
+# the same file measured again on a loaded machine: 1.5x -> 1.1x is a re-measurement, never a regression;
+# its spread (one pair, ln(1.1/1.5), among 5 candidates evaluated twice) widens every other threshold
+variant "$TMP/again.jsonl" "S = 1.1; LO = 0.99; HI = 1.01; $speed"
+run_sb import "$R/again" "$TMP/again.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/again"
+check_rc "the same candidate slower by 27%: a re-measurement, exit 0" 0
+check_out "listed with its ratio as a re-measurement" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.100x ±1.0% (attempt 0) | 0.733x (-26.7%) |"
+check_out "whose outcome says so" "| same candidate: re-measured |"
+check_out "the spread between evaluations is reported" "The spread between evaluations, from the "
+# and L1/2 changed too, 1.0x -> 0.85x with a tight interval: -15% is beyond 5%, within that spread
+python3 - "$TMP/again.jsonl" >"$TMP/again2.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    if v["problem"]["ref"] == "L1/2":
+        v["candidate"]["sha256"] = "e" * 64
+        v["speedup"]["vs_eager"], v["speedup"]["vs_eager_ci95"] = 0.85, [0.85 * 0.99, 0.85 * 1.01]
+    print(json.dumps(v))
+PY
+run_sb import "$R/again2" "$TMP/again2.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/again2"
+check_rc "a -15% change within the spread the re-measured candidate showed: exit 0" 0
+# 4 candidates evaluated twice, one pair apart by d = ln(1.1/1.5): s^2 = (d^2 / 2) / 4, h = 1.96 sqrt(2) s = 0.304
+check_out "its threshold is that spread, e^0.304 - 1" "| samples | L1/2 | 0 | pass 1.000x ±1.0% (attempt 0) | pass 0.850x ±1.0% (attempt 0) | 0.850x (-15.0%) | ±35.5% | within noise |"
 
 run_sb import "$R/part" "$FIX/shard_a.jsonl"
 run_sb compare "$R/base" "$R/part"
