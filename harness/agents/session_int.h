@@ -22,6 +22,8 @@ struct agent_session {
 	struct strvec notes;
 	int nplans;
 	enum llm_errkind llm_failed;     /* the kind of the last failed call */
+	enum llm_errkind last_kind;      /* how the last call ended (LLM_ERR_TRUNCATED: cut at the limit) */
+	long last_completion_tokens;
 	char stop_reason[32];            /* set by session_finish */
 };
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../agents/session.h"
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../run/run.h"
@@ -56,6 +57,8 @@ const char cmd_run_help[] =
 	"   --set KEY=VALUE          override one config key; --kernelbench-root PATH, --python PATH\n\n"
 	"A progress line (samples, attempts, passes, hacks, each agent's best speedup, ETA) is redrawn on a\n"
 	"terminal; otherwise one line per attempt and per sample goes to stderr. Both go to RUN/run.log.\n"
+	"A call to an LLM endpoint with nothing listening (connection refused, unknown host) is not retried;\n"
+	"after 3 such calls in a row the run stops cleanly and says how to continue once it answers.\n"
 	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, or\n"
 	"the LLM gave no answer: --resume continues them), 2 usage or input error, 3 environment error.\n"
 	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those).\n";
@@ -164,7 +167,7 @@ static void *signal_thread(void *arg)
 			continue;
 		if (sig == SIGUSR1) /* run_execute returned: nothing left to stop */
 			return NULL;
-		if (!atomic_exchange(w->stop, 1)) {
+		if (!(atomic_fetch_or(w->stop, RUN_STOP_SIGNAL) & RUN_STOP_SIGNAL)) {
 			sb_warn(w->ctx, "%s: stopping cleanly: LLM calls and evaluations in flight finish and are stored; "
 				"signal again to end at once (their results are lost; --resume repeats them)",
 				sig == SIGINT ? "interrupt" : "terminated");
@@ -252,6 +255,11 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		       r.run_id, r.finished, r.samples, unavail, r.unfinished, r.stopped ? " (stopped)" : "", r.attempts, r.pass);
 		printf("results: %s/ (results.db, config.yaml, run.json, hardware.json, run.log, transcripts/, prompts/, "
 		       "candidates/, samples/, best/)\n", r.run_dir);
+		if (atomic_load(&stop) & RUN_STOP_ENDPOINT)
+			sb_warn(ctx, "run %s stopped: an LLM endpoint has nothing listening (refused or unknown host on "
+				"several calls in a row; the lines above name the model and URL). Start it, or point the "
+				"model at one that answers with --set models.NAME.api_base=URL, then continue with: "
+				"stitchbench run --resume %s", r.run_id, r.run_dir);
 		if (r.unfinished)
 			printf("continue: stitchbench run --resume %s\n", r.run_dir);
 		printf("table:    stitchbench metrics %s\n", r.run_dir);

@@ -27,8 +27,9 @@ struct llm_client {
 	struct retry_policy policy;
 	long timeout_ms;
 	struct gate gate;
-	pthread_mutex_t rng_mu;
+	pthread_mutex_t mu;            /* guards rng and health */
 	uint64_t rng;                  /* backoff jitter; per client, so there is no global generator */
+	struct endpoint_health health; /* shared by every caller: the endpoint is down for all of them */
 };
 
 static const char *const kind_names[] = {
@@ -110,7 +111,7 @@ int llm_client_new(const struct model_cfg *m, const char *run_dir, const struct 
 					   c->o.max_attempts > 0 ? c->o.max_attempts : 1 };
 	c->timeout_ms = c->o.timeout_ms > 0 ? c->o.timeout_ms : (long)m->timeout_s * 1000;
 	gate_init(&c->gate, m->max_concurrent, m->requests_per_minute, c->o.rpm_burst);
-	pthread_mutex_init(&c->rng_mu, NULL);
+	pthread_mutex_init(&c->mu, NULL);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)c;
@@ -128,7 +129,7 @@ void llm_client_free(struct llm_client *c)
 	free(c->url);
 	free(c->url_shown);
 	gate_destroy(&c->gate);
-	pthread_mutex_destroy(&c->rng_mu);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
@@ -222,9 +223,9 @@ static enum llm_errkind ask_endpoint(struct llm_client *c, const struct llm_requ
 		kind = judge_attempt(c, &res, out, &retry, &detail);
 		double wait = 0;
 		if (retry && attempt < c->policy.max_attempts) {
-			pthread_mutex_lock(&c->rng_mu);
+			pthread_mutex_lock(&c->mu);
 			wait = retry_backoff_s(&c->policy, attempt, res.retry_after_s, &c->rng);
-			pthread_mutex_unlock(&c->rng_mu);
+			pthread_mutex_unlock(&c->mu);
 		}
 		struct strbuf brief = STRBUF_INIT;
 		transcript_add_utf8(&brief, detail.buf, detail.len < 500 ? detail.len : 500);
@@ -238,9 +239,17 @@ static enum llm_errkind ask_endpoint(struct llm_client *c, const struct llm_requ
 		strbuf_release(&st->raw);
 		st->raw = res.body; /* moved, not copied: it may be megabytes */
 		strbuf_init(&res.body, 0);
+		int unreachable = retry_curl_unreachable(res.curl_code);
 		http_res_release(&res);
-		if (!retry || attempt >= c->policy.max_attempts)
+		if (!retry || attempt >= c->policy.max_attempts) {
+			pthread_mutex_lock(&c->mu);
+			out->endpoint_down = retry_note_call(&c->health, unreachable, c->o.down_after);
+			int in_a_row = c->health.unreachable_in_a_row;
+			pthread_mutex_unlock(&c->mu);
+			if (out->endpoint_down)
+				strbuf_addf(&detail, "; nothing answered %d calls in a row there: the endpoint is down", in_a_row);
 			break;
+		}
 		retry_sleep(wait);
 	}
 	if (kind != LLM_OK) {
