@@ -59,6 +59,19 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		      "agents as rows and levels as columns. %s See docs/metrics.md.", scope.buf);
 	strbuf_release(&scope);
 	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
+	struct strbuf note = STRBUF_INIT;
+	metrics_intervals_note(&note);
+	doc_para(doc, "Every metric per agent and level, with its interval, is in \"Results per agent\" after the plots. "
+		      "%s", note.buf);
+	strbuf_release(&note);
+}
+
+void report_section_details(const struct report_data *d, struct doc *doc)
+{
+	const struct metrics *m = &d->m;
+	if (!m->nagents && !m->nunavailable)
+		return;
+	doc_heading(doc, 2, "details", "Results per agent");
 	for (size_t a = 0; a < m->nagents; a++) {
 		char id[32];
 		snprintf(id, sizeof(id), "agent-%zu", a + 1);
@@ -75,10 +88,6 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		doc_para(doc, "%s", note.buf);
 		strbuf_release(&note);
 	}
-	struct strbuf note = STRBUF_INIT;
-	metrics_intervals_note(&note);
-	doc_para(doc, "%s", note.buf);
-	strbuf_release(&note);
 }
 
 static void outcome(struct strbuf *out, const struct report_data *d, const struct metric_row *r)
@@ -103,6 +112,7 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 		free(probs);
 		return;
 	}
+	doc_heading(doc, 2, "outcomes", "Outcome per problem");
 	doc_para(doc, "Each problem's representative candidate per agent: its status, and its speedup vs eager "
 		      "when it is correct and timed. '(hack)': a finding rejected it; 'no verdict': the run selected the "
 		      "problem and the agent has no verdict for it.");
@@ -164,6 +174,7 @@ void report_section_stages(const struct report_data *d, struct doc *doc)
 			v[j].logsum += log(r->speedup_eager);
 		}
 	}
+	doc_heading(doc, 2, "stages", "Attempts by stage");
 	if (!nv) {
 		doc_note(doc, "No attempt in these runs records an agent stage (samples and single-shot agents have none), "
 			      "so there is no table of attempts by stage.");
@@ -215,6 +226,7 @@ void report_section_findings(const struct report_data *d, struct doc *doc)
 		free(ids);
 		return;
 	}
+	doc_heading(doc, 2, "findings-by-agent", "Hack findings by agent");
 	doc_para(doc, "Candidates with a finding, per hack id (DESIGN §7) and agent, with the first one as an example. "
 		      "Found by: S from the source, R at run time, D a property of the problem.");
 	struct table *t = doc_table(doc, "findings-table", 7);

@@ -111,6 +111,11 @@ check(summary.get("head", [])[:1] == ["agent"] and summary.get("first_col") == a
       "the results table has agents as rows, named literally", summary.get("first_col"))
 got = [x["id"] for x in f.get("figures", [])]
 check(got == ["plot-" + x for x in figs], "exactly the plots with data are there", got)
+tops = [x["top"] for x in f.get("figures", [])]
+long_tables = [t["top"] for t in f.get("tables", []) if t["id"] != "summary-table"]
+check(tops and tops[0] < 1200 and long_tables and min(long_tables) > max(tops),
+      "the first plot starts within 1200 px and every table but the results summary comes after the plots",
+      {"figures": tops, "tables": {t["id"]: t["top"] for t in f.get("tables", [])}})
 for x in f.get("figures", []):
     need = int(points.get(x["id"][5:], 0))
     check(x["svg"] and x["width"] > 300 and x["height"] > 200 and x["drawn"] > 20 and x["points"] >= need,
