@@ -136,7 +136,7 @@ struct metric_input {
 	size_t ncalls;
 	struct metric_unavailable *unavailable; /* the stores' unavailable agents (suffixed like rows) */
 	size_t nunavailable;
-	struct metric_expect *expect; /* every stored problem for each stored agent that is not unavailable */
+	struct metric_expect *expect; /* the problems each agent's run selected (run_inputs_load fills them) */
 	size_t nexpect;
 	struct strvec strings;        /* owns the strings the rows point at */
 	/* Optional: called for each verdict as its row is appended (rows[index]), for readers that need more
@@ -144,10 +144,11 @@ struct metric_input {
 	int (*on_row)(void *arg, size_t index, const struct store_verdict_row *v, struct sb_error *err);
 	void *on_row_arg;
 };
-/* Appends the store's verdicts, calls, unavailable agents and expected problems (each of its agents times
- * each of its problems, leaving out an agent the store marks unavailable that has no verdict there); agent
- * names get `suffix` appended when it is not NULL (two runs with an agent of the same name). */
+/* Appends the store's verdicts, calls and unavailable agents; agent names get `suffix` appended when it is
+ * not NULL (two runs with an agent of the same name). */
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err);
+/* Adds that the agent (suffix appended when not NULL) was to solve problem (a ref such as "L1/19"). */
+void metric_input_expect(struct metric_input *in, const char *agent, const char *suffix, const char *problem);
 void metric_input_release(struct metric_input *in);
 /* The scope that counts in's expected problems with denominator d. */
 struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d);

@@ -70,53 +70,22 @@ static int load_unavailable(void *arg, const char *agent, const char *reason, st
 	return 0;
 }
 
-/* 1 when agent (as the rows name it) is among the unavailable ones from index `from` on and has no row
- * from index `rows_from` on: the store's run could not run it at all. */
-static int never_ran(const struct metric_input *in, const char *agent, size_t from, size_t rows_from)
+void metric_input_expect(struct metric_input *in, const char *agent, const char *suffix, const char *problem)
 {
-	int unavailable = 0;
-	for (size_t i = from; i < in->nunavailable && !unavailable; i++)
-		unavailable = !strcmp(in->unavailable[i].agent, agent);
-	for (size_t i = rows_from; unavailable && i < in->nrows; i++)
-		if (!strcmp(in->rows[i].agent, agent))
-			return 0;
-	return unavailable;
-}
-
-/* Each stored agent times each stored problem: what the run selected (docs/metrics.md). */
-static int load_expected(struct store *s, struct load_ctx *c, size_t unavailable_from, size_t rows_from,
-			 struct sb_error *err)
-{
-	struct metric_input *in = c->in;
-	struct store_agent *agents = NULL;
-	struct store_problem *probs = NULL;
-	size_t na = 0, np = 0;
-	int rc = store_load_agents(s, &agents, &na, err);
-	if (!rc)
-		rc = store_load_problems(s, &probs, &np, err);
-	for (size_t a = 0; !rc && a < na; a++) {
-		const char *name = keep(in, agents[a].name, c->suffix);
-		if (never_ran(in, name, unavailable_from, rows_from))
-			continue;
-		in->expect = xrealloc(in->expect, (in->nexpect + np) * sizeof(*in->expect));
-		for (size_t p = 0; p < np; p++)
-			in->expect[in->nexpect++] = (struct metric_expect){ name, keep(in, probs[p].ref, NULL), probs[p].level };
-	}
-	free(agents);
-	free(probs);
-	return rc;
+	int level = 0, id = 0;
+	if (sscanf(problem, "L%d/%d", &level, &id) != 2)
+		level = 0; /* metrics_compute refuses it, naming the problem */
+	in->expect = xrealloc(in->expect, (in->nexpect + 1) * sizeof(*in->expect));
+	in->expect[in->nexpect++] = (struct metric_expect){ keep(in, agent, suffix), keep(in, problem, NULL), level };
 }
 
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err)
 {
 	struct load_ctx c = { in, suffix };
-	size_t rows_from = in->nrows, unavailable_from = in->nunavailable;
 	int rc = store_each_verdict(s, load_row, &c, err);
 	if (!rc)
 		rc = store_each_llm_call(s, load_call, &c, err);
-	if (!rc)
-		rc = store_each_unavailable(s, load_unavailable, &c, err);
-	return rc ? rc : load_expected(s, &c, unavailable_from, rows_from, err);
+	return rc ? rc : store_each_unavailable(s, load_unavailable, &c, err);
 }
 
 struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d)

@@ -677,6 +677,67 @@ static void tokens_plot_says_why_it_is_missing(void **state)
 	plot_release(&p);
 }
 
+/* The cell of agent `name` over all levels in d; fails when the agent is not listed. */
+static const struct metric_cell *all_cell(const struct report_data *d, const char *name)
+{
+	int a = report_agent_index(d, name);
+	if (a < 0)
+		fail_msg("agent %s is not listed", name);
+	return &d->m.agents[a].cells[0];
+}
+
+/* Which problems count: run.json's selection (a shard: the pairs it holds), never a problem only the audit
+ * added to the store; without run.json the problems some agent has a verdict for. */
+static void denominator_is_the_runs_selection(void **state)
+{
+	(void)state;
+	const struct cand two[] = { { "a", "L1/1", 0, 0, NULL, "pass", 1.2, 0 }, { "b", "L1/1", 0, 0, NULL, "pass", 1.1, 0 } };
+	struct sb_error err = { 0 };
+	char *dir = tmpdir_make(), *run = xstrfmt("%s/r", dir), *db = xstrfmt("%s/results.db", run);
+	char *runs[] = { run };
+	struct store *s;
+	json_t *flags = json_pack("[{s:s, s:s}]", "id", "H16", "message", "tiny");
+	if (make_store(run, "r", two, 2, &err) || store_open(&s, db, STORE_WRITE, &err) ||
+	    store_put_audit(s, "L1/3", "Sum", "00", flags, &err))
+		fail_msg("%s", err.msg);
+	json_decref(flags);
+	store_close(s);
+	struct report_data d;
+	/* no run.json: only L1/1 was judged; the audited L1/3 is no problem of the run */
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(all_cell(&d, "a")->problems, 1);
+	assert_int_equal(d.m.nmissing, 0);
+	report_data_release(&d);
+	/* run.json selected L1/1 and L1/2 for both: L1/2 counts as a failure, L1/3 still does not count */
+	write_file(run, "run.json", "{\"agents\": [\"a\", \"b\"], \"problems\": [\"L1/1\", \"L1/2\"], "
+				    "\"samples\": {\"a\": 1, \"b\": 1}}");
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(all_cell(&d, "a")->problems, 2);
+	assert_int_equal(all_cell(&d, "a")->missing, 1);
+	assert_int_equal(all_cell(&d, "b")->problems, 2);
+	report_data_release(&d);
+	/* shard 2/2 of items (L1/1 a, L1/1 b, L1/2 a, L1/2 b) holds b's two: a has only its own verdict */
+	write_file(run, "run.json", "{\"agents\": [\"a\", \"b\"], \"problems\": [\"L1/1\", \"L1/2\"], "
+				    "\"samples\": {\"a\": 1, \"b\": 1}, \"shard\": \"2/2\"}");
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(all_cell(&d, "a")->problems, 1);
+	assert_int_equal(all_cell(&d, "a")->missing, 0);
+	assert_int_equal(all_cell(&d, "b")->problems, 2);
+	assert_int_equal(all_cell(&d, "b")->missing, 1);
+	report_data_release(&d);
+	/* a run.json that is not JSON is an error naming it, not a silent guess */
+	write_file(run, "run.json", "{\"agents\": [");
+	assert_int_equal(report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "run.json:1:"));
+	report_data_release(&d);
+	free(db);
+	free(run);
+	tmpdir_remove(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--make-store")) {
@@ -701,6 +762,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(equal_attempt_curves_stay_apart),
 		cmocka_unit_test(findings_bars_are_centred),
 		cmocka_unit_test(tokens_plot_says_why_it_is_missing),
+		cmocka_unit_test(denominator_is_the_runs_selection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
