@@ -257,9 +257,9 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		       "candidates/, samples/, best/)\n", r.run_dir);
 		if (atomic_load(&stop) & RUN_STOP_ENDPOINT)
 			sb_warn(ctx, "run %s stopped: an LLM endpoint has nothing listening (refused or unknown host on "
-				"several calls in a row; the lines above name the model and URL). Start it, or point the "
-				"model at one that answers with --set models.NAME.api_base=URL, then continue with: "
-				"stitchbench run --resume %s", r.run_id, r.run_dir);
+				"several calls in a row; the sample lines above and run.log name the model and URL). Start "
+				"it, or point the model at one that answers with --set models.NAME.api_base=URL, then "
+				"continue with: stitchbench run --resume %s", r.run_id, r.run_dir);
 		if (r.unfinished)
 			printf("continue: stitchbench run --resume %s\n", r.run_dir);
 		printf("table:    stitchbench metrics %s\n", r.run_dir);
