@@ -14,9 +14,9 @@
 const char cmd_metrics_help[] =
 	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged] [--json]\n\n"
 	"Computes, per agent and level and over all levels: problems, compiled %, correct %, hack %,\n"
-	"fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (correct and speedup vs eager > p, over all problems;\n"
-	"fast_0 = correct %), the geometric-mean speedup over correct problems vs\n"
-	"eager and vs torch.compile, attempts and LLM tokens to the first correct candidate, and LLM cost.\n"
+	"fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (correct and speedup vs eager > p, over all problems of\n"
+	"--denominator; fast_0 = correct %), the geometric-mean speedup over correct problems vs eager and\n"
+	"vs torch.compile, attempts and LLM tokens to the first correct candidate, and LLM cost.\n"
 	"correct %, fast_1 and the eager geomean carry percentile-bootstrap 95% intervals (problems resampled\n"
 	"with replacement, 2000 times, fixed seed). docs/metrics.md defines every number.\n\n"
 	"RUN is a run directory or a results.db file. With several RUNs, their verdicts are pooled; an agent\n"
