@@ -12,7 +12,7 @@ case $dev in cpu|cuda) ;; *) echo "demo: SB_DEMO_DEVICE must be cpu or cuda, not
 cassette=build/cassettes/demo-$dev.jsonl
 python3 scripts/cassette.py "kernelbench/cassettes/demo-$dev" "$cassette" || exit 3
 id=${SB_DEMO_RUN_ID:-demo-$dev-$(date +%Y%m%d-%H%M%S)}
-echo "demo: run $id on the $dev with $cassette (a few minutes: every candidate is built and timed)"
+echo "demo: run $id on the $dev with $cassette (two to three minutes on 2 CPU cores: every candidate is built and timed)"
 bin/stitchbench run -c configs/demo.yaml --device "$dev" --set "models.cassette.cassette=$cassette" --run-id "$id"
 rc=$?
 echo "$id" >build/demo-run

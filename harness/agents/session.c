@@ -287,6 +287,10 @@ int session_chat(struct agent_session *s, const struct llm_message *msgs, size_t
 	}
 	s->tokens += out->prompt_tokens + out->completion_tokens;
 	s->seconds += out->wall_s;
+	s->last_kind = out->kind;
+	s->last_completion_tokens = out->completion_tokens;
+	if (out->endpoint_down) /* every other sample would find it down too: the run stops, --resume asks again */
+		atomic_fetch_or(s->sh->stop, RUN_STOP_ENDPOINT);
 	if (out->kind == LLM_OK || out->kind == LLM_ERR_EMPTY || out->kind == LLM_ERR_TRUNCATED)
 		return 0;
 	s->llm_failed = out->kind;

@@ -20,6 +20,10 @@
 struct store;
 struct judge;
 
+/* The bits of run_shared.stop: why the run stops (any bit: end at the next call or attempt). */
+#define RUN_STOP_SIGNAL 1   /* Ctrl-C or SIGTERM */
+#define RUN_STOP_ENDPOINT 2 /* an LLM endpoint has nothing listening (llm_response.endpoint_down) */
+
 /* What every session of a run shares; filled by the run (harness/run/run.c). */
 struct run_shared {
 	const char *run_dir;
@@ -37,7 +41,8 @@ struct run_shared {
 	pthread_cond_t build_cv;
 	int build_slots;
 	int prebuild;                      /* build before taking the device (GPU runs) */
-	atomic_int *stop;                  /* set by the signal thread: end at the next call or attempt */
+	atomic_int *stop;                  /* RUN_STOP_* bits, set by the signal thread and by a session that
+	                                      finds its endpoint down: end at the next call or attempt */
 	atomic_int evaluating;             /* evaluations in progress, for the progress line */
 	atomic_int llm_in_flight;
 	/* Called after each attempt (stored or read back) and each finished sample; may be NULL. */
@@ -112,7 +117,8 @@ void session_history_text(const struct agent_session *s, struct strbuf *out);
 int session_llm_kind_retryable(enum llm_errkind k);
 
 /* Submits an answer as the next attempt: the candidate is extracted (extract_code); none is a
- * format_error attempt. The verdict is read back when the store holds this attempt already, else the
+ * format_error attempt, whose message says to raise the token limit when the session's last call was cut
+ * there (finish_reason=length). The verdict is read back when the store holds this attempt already, else the
  * candidate is judged (prebuilt outside the device lock on a GPU) and stored with its stage. */
 int session_submit_answer(struct agent_session *s, enum agent_stage stage, const char *answer,
 			  const struct attempt **out, struct sb_error *err);

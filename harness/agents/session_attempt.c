@@ -204,21 +204,48 @@ static int submit(struct agent_session *s, enum agent_stage stage, const char *c
 	return 0;
 }
 
+/* What to say about an answer cut at the token limit: it names the limit to raise. */
+static void truncation_text(const struct agent_session *s, struct strbuf *out)
+{
+	const struct model_cfg *m = s->t.model ? config_find_model(s->sh->cfg, s->t.model) : NULL;
+	strbuf_addf(out, "the answer was cut at the token limit (finish_reason=length, %ld completion tokens)",
+		    s->last_completion_tokens);
+	if (m && m->max_completion_tokens > 0)
+		strbuf_addf(out, "; raise models.%s.max_completion_tokens (now %d)", m->name, m->max_completion_tokens);
+	else if (m)
+		strbuf_addf(out, "; raise models.%s.max_tokens (now %d)", m->name, m->max_tokens);
+	else
+		strbuf_addstr(out, "; raise the model's max_tokens");
+}
+
 int session_submit_answer(struct agent_session *s, enum agent_stage stage, const char *answer,
 			  const struct attempt **out, struct sb_error *err)
 {
 	struct strbuf code = STRBUF_INIT;
 	enum extract_how how = extract_code(answer ? answer : "", &code);
 	int rc;
-	if (how == EXTRACT_NONE) {
+	struct strbuf cut = STRBUF_INIT;
+	if (s->last_kind == LLM_ERR_TRUNCATED)
+		truncation_text(s, &cut);
+	if (how == EXTRACT_NONE && cut.len) {
+		struct strbuf msg = STRBUF_INIT;
+		strbuf_addf(&msg, "the answer holds no code defining class ModelNew: %s; answer with one ```python block "
+			    "holding the whole file and little else", cut.buf);
+		session_note(s, "attempt %zu: %s", s->natt, cut.buf);
+		rc = submit(s, stage, NULL, answer ? answer : "", msg.buf, out, err);
+		strbuf_release(&msg);
+	} else if (how == EXTRACT_NONE) {
 		rc = submit(s, stage, NULL, answer ? answer : "",
 			    "the answer holds no code defining class ModelNew (looked for a ```python block, any fenced "
 			    "block, then the raw text); answer with one ```python block holding the whole file", out, err);
 	} else {
+		if (cut.len) /* the code may stop mid-way: its build or trials will say how */
+			session_note(s, "attempt %zu: %s; its code may be incomplete", s->natt, cut.buf);
 		if (how != EXTRACT_PYTHON_FENCE)
 			session_note(s, "attempt %zu: code taken from %s", s->natt, extract_how_name(how));
 		rc = submit(s, stage, code.buf, NULL, NULL, out, err);
 	}
+	strbuf_release(&cut);
 	strbuf_release(&code);
 	return rc;
 }

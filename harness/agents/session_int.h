@@ -23,6 +23,8 @@ struct agent_session {
 	int nplans;
 	enum llm_errkind llm_failed;     /* the kind of the last failed call */
 	int eval_failed;                 /* the code of the last evaluation that could not be carried out */
+	enum llm_errkind last_kind;      /* how the last call ended (LLM_ERR_TRUNCATED: cut at the limit) */
+	long last_completion_tokens;
 	char stop_reason[32];            /* set by session_finish */
 };
 

@@ -1,5 +1,5 @@
-/* export.c - `stitchbench export`: a run's verdicts as JSONL (each exactly as stored) or as CSV (RFC 4180)
- * for spreadsheets and pandas, in the store's stable order. */
+/* export.c - `stitchbench export`: a run's verdicts as JSONL (each with its key, the verdict exactly as
+ * stored) or as CSV (RFC 4180) for spreadsheets and pandas, in the store's stable order. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -15,7 +15,9 @@ const char cmd_export_help[] =
 	"usage: stitchbench export RUN [--format jsonl|csv] [-o FILE]\n\n"
 	"Writes every verdict of a run, ordered by agent, level, problem, sample and attempt. RUN is a run\n"
 	"directory (results/RUN_ID) or its results.db file.\n\n"
-	"   jsonl   one verdict JSON per line, exactly as stored (docs/verdict.md); the default\n"
+	"   jsonl   one JSON object per verdict and line: its key and stage, then the verdict exactly as\n"
+	"           stored (docs/verdict.md): {\"agent\", \"problem\", \"sample\", \"attempt\", \"stage\",\n"
+	"           \"verdict\"}; the default\n"
 	"   csv     RFC 4180 (CRLF line ends, fields quoted when needed), a header line, then one row per\n"
 	"           verdict: run_id, agent, agent_kind, model, problem, level, sample, attempt, stage,\n"
 	"           status, compiled, correct, hack (0/1), speedup_eager, speedup_eager_ci95_lo,\n"
@@ -126,7 +128,17 @@ static int export_row(void *arg, const struct store_verdict_row *r, struct sb_er
 	struct strbuf *out = &x->line;
 	strbuf_reset(out);
 	if (!x->csv) {
-		strbuf_addf(out, "%s\n", r->json);
+		/* the key as its own JSON, the stored verdict spliced in as text: byte for byte what was stored */
+		json_t *key = json_pack("{s:s, s:s, s:i, s:i, s:s?}", "agent", r->agent, "problem", r->problem, "sample",
+					r->sample, "attempt", r->attempt, "stage", r->stage);
+		char *text = key ? json_dumps(key, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(key);
+		if (!text)
+			return sb_error_set(err, SB_EINPUT, "the key of a verdict of %s %s is not valid UTF-8; the store is "
+					    "damaged", r->agent, r->problem);
+		text[strlen(text) - 1] = '\0'; /* its closing brace: the verdict comes last */
+		strbuf_addf(out, "%s,\"verdict\":%s}\n", text, r->json);
+		free(text);
 	} else {
 		json_t *v = json_loads(r->json, 0, NULL), *sp = json_object_get(v, "speedup");
 		json_t *ci = json_object_get(sp, "vs_eager_ci95");

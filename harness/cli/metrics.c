@@ -12,11 +12,11 @@
 #include "cli.h"
 
 const char cmd_metrics_help[] =
-	"usage: stitchbench metrics RUN... [--by first|best] [--json]\n\n"
+	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged] [--json]\n\n"
 	"Computes, per agent and level and over all levels: problems, compiled %, correct %, hack %,\n"
-	"fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (correct and speedup vs eager > p, over all problems the\n"
-	"agent has verdicts for; fast_0 = correct %), the geometric-mean speedup over correct problems vs\n"
-	"eager and vs torch.compile, attempts and LLM tokens to the first correct candidate, and LLM cost.\n"
+	"fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (correct and speedup vs eager > p, over all problems of\n"
+	"--denominator; fast_0 = correct %), the geometric-mean speedup over correct problems vs eager and\n"
+	"vs torch.compile, attempts and LLM tokens to the first correct candidate, and LLM cost.\n"
 	"correct %, fast_1 and the eager geomean carry percentile-bootstrap 95% intervals (problems resampled\n"
 	"with replacement, 2000 times, fixed seed). docs/metrics.md defines every number.\n\n"
 	"RUN is a run directory or a results.db file. With several RUNs, their verdicts are pooled; an agent\n"
@@ -26,10 +26,15 @@ const char cmd_metrics_help[] =
 	"   --by first   a problem is represented by the best attempt of its first (lowest) sample:\n"
 	"                KernelBench's pass@1 with one sample (the default)\n"
 	"   --by best    by the best candidate of any sample (best-of-n)\n"
+	"   --denominator all     rates are over every problem each agent's run selected; a problem\n"
+	"                         without a verdict counts as a failure (KernelBench's convention; the\n"
+	"                         default)\n"
+	"   --denominator judged  rates are over the problems each agent has a verdict for\n"
 	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown\n\n"
 	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
-	"columns, then one table of every metric per agent. A warning names agents that lack verdicts for\n"
-	"some problems of their run (those problems are not in their rates).\n"
+	"columns, saying which denominator it used, then one table of every metric per agent ('no verdict'\n"
+	"counts the problems without one). A warning names agents that lack verdicts for some problems of\n"
+	"their run.\n"
 	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store, 3 a read failed.\n";
 
 /* Each line of lines as one warning (the first one may be introduced by intro). */
@@ -53,10 +58,12 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 {
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
+		{ "denominator", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct sb_error err = { 0 };
 	enum metrics_by by = METRICS_FIRST;
+	enum metrics_denominator den = METRICS_ALL;
 	int c, json = 0, rc = 0;
 	optind = 0;
 	opterr = 0;
@@ -70,6 +77,11 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			by = !strcmp(optarg, "best") ? METRICS_BEST : METRICS_FIRST;
 		} else if (c == 'b') {
 			sb_error_set(&err, SB_EINPUT, "metrics: --by %s: use first or best", optarg);
+			return cli_fail(ctx, &err);
+		} else if (c == 'd') {
+			if (metrics_denominator_parse(optarg, &den) == 0)
+				continue;
+			sb_error_set(&err, SB_EINPUT, "metrics: --denominator %s: use all or judged", optarg);
 			return cli_fail(ctx, &err);
 		} else {
 			sb_error_set(&err, SB_EINPUT, "metrics: option '%s' %s; see 'stitchbench help metrics'",
@@ -88,8 +100,10 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	rc = run_inputs_open(&v, argv + optind, n, &err);
 	if (!rc)
 		rc = run_inputs_load(v, n, &in, &err);
-	if (!rc)
-		rc = metrics_compute(in.rows, in.nrows, in.calls, in.ncalls, by, &m, &err);
+	if (!rc) {
+		struct metric_scope scope = metric_input_scope(&in, den);
+		rc = metrics_compute(in.rows, in.nrows, in.calls, in.ncalls, by, &scope, &m, &err);
+	}
 	if (!rc) {
 		metrics_add_unavailable(&m, in.unavailable, in.nunavailable);
 		struct strbuf diff = STRBUF_INIT, coverage = STRBUF_INIT;

@@ -11,7 +11,7 @@
 #include "cli.h"
 
 const char cmd_report_help[] =
-	"usage: stitchbench report RUN... [-o DIR] [--by first|best] [--no-plots]\n\n"
+	"usage: stitchbench report RUN... [-o DIR] [--by first|best] [--denominator all|judged] [--no-plots]\n\n"
 	"Writes DIR/report.md (Markdown) and DIR/report.html: one self-contained page (styles and plots inline,\n"
 	"nothing fetched from anywhere) with the runs and their settings; the results table (agents as rows,\n"
 	"levels as columns: correct % / fast_1 % / geomean speedup) and every metric per agent with bootstrap\n"
@@ -29,6 +29,8 @@ const char cmd_report_help[] =
 	"                      by '+'); created when missing, an earlier report there is replaced\n"
 	"   --by first|best    which candidate represents a problem: the best attempt of the first sample\n"
 	"                      (default), or the best of any sample (docs/metrics.md)\n"
+	"   --denominator all|judged  rates over every problem of each agent's run, a problem without a\n"
+	"                      verdict counting as a failure (default), or over the problems with a verdict\n"
 	"   --no-plots         tables only: no gnuplot needed\n\n"
 	"gnuplot (Debian package gnuplot-nox, installed by scripts/setup.sh) draws the plots, as SVG (inlined\n"
 	"into the HTML) and PNG (pngcairo terminal; the libgd png terminal where gnuplot lacks cairo).\n"
@@ -68,7 +70,8 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "by", required_argument, NULL, 'b' },
-		{ "no-plots", no_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "no-plots", no_argument, NULL, 'n' }, { "denominator", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct sb_error err = { 0 };
 	struct report_opts o = { .by = METRICS_FIRST, .progress = progress, .progress_arg = ctx };
@@ -88,6 +91,11 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 			o.by = !strcmp(optarg, "best") ? METRICS_BEST : METRICS_FIRST;
 		} else if (c == 'b') {
 			sb_error_set(&err, SB_EINPUT, "report: --by %s: use first or best", optarg);
+			return cli_fail(ctx, &err);
+		} else if (c == 'd') {
+			if (metrics_denominator_parse(optarg, &o.denominator) == 0)
+				continue;
+			sb_error_set(&err, SB_EINPUT, "report: --denominator %s: use all or judged", optarg);
 			return cli_fail(ctx, &err);
 		} else {
 			sb_error_set(&err, SB_EINPUT, "report: option '%s' %s; see 'stitchbench help report'",

@@ -10,6 +10,7 @@
 
 #include <libgen.h>
 
+#include "../agents/session.h"
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../report/report.h"
@@ -68,6 +69,8 @@ const char cmd_run_help[] =
 	"lines to RUN/run.log only.\n"
 	"A problem whose reference fails (raises) leaves its samples unfinished, recorded as the problem's\n"
 	"failure (results.db table reference_failures), and the run goes on; --resume tries them again.\n"
+	"A call to an LLM endpoint with nothing listening (connection refused, unknown host) is not retried;\n"
+	"after 3 such calls in a row the run stops cleanly and says how to continue once it answers.\n"
 	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, the\n"
 	"LLM gave no answer, or the reference failed: --resume continues them), 2 usage or input error, 3\n"
 	"environment error.\n"
@@ -178,7 +181,7 @@ static void *signal_thread(void *arg)
 			continue;
 		if (sig == SIGUSR1) /* run_execute returned: nothing left to stop */
 			return NULL;
-		if (!atomic_exchange(w->stop, 1)) {
+		if (!(atomic_fetch_or(w->stop, RUN_STOP_SIGNAL) & RUN_STOP_SIGNAL)) {
 			sb_warn(w->ctx, "%s: stopping cleanly: LLM calls and evaluations in flight finish and are stored; "
 				"signal again to end at once (their results are lost; --resume repeats them)",
 				sig == SIGINT ? "interrupt" : "terminated");
@@ -329,6 +332,11 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		       "candidates/, samples/, best/)\n", r.run_dir);
 		if (r.outside)
 			printf("the run is not complete: %zu of its samples outside this selection have not ended\n", r.outside);
+		if (atomic_load(&stop) & RUN_STOP_ENDPOINT)
+			sb_warn(ctx, "run %s stopped: an LLM endpoint has nothing listening (refused or unknown host on "
+				"several calls in a row; the sample lines above and run.log name the model and URL). Start "
+				"it, or point the model at one that answers with --set models.NAME.api_base=URL, then "
+				"continue with: stitchbench run --resume %s", r.run_id, r.run_dir);
 		if (r.unfinished || r.outside)
 			printf("continue: stitchbench run --resume %s\n", r.run_dir);
 		printf("table:    stitchbench metrics %s\n", r.run_dir);

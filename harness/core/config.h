@@ -38,6 +38,8 @@ struct model_cfg {
 	char *reasoning_effort;  /* low | medium | high; NULL = not sent */
 	struct header_kv *headers;
 	size_t nheaders;
+	struct header_kv *headers_env; /* header name -> the environment variable that holds its value */
+	size_t nheaders_env;
 	int timeout_s;
 	int max_concurrent;
 	int requests_per_minute; /* 0 = unlimited */
@@ -148,8 +150,14 @@ int config_load_string(struct config *c, const char *name, const char *yaml, siz
 int config_set(struct config *c, const char *assignment, struct sb_error *err);
 /* Checks what no single field can: references between sections, unique names. */
 int config_validate(const struct config *c, struct sb_error *err);
-/* Writes the resolved configuration as YAML that config_load_string() accepts. */
+/* Writes the resolved configuration as YAML that config_load_string() accepts, except that the value of a
+ * header whose name looks secret (config_header_secret) is written as CONFIG_REDACTED: what it writes is
+ * shown by doctor and stored with a run. */
 void config_dump(const struct config *c, struct strbuf *out);
+#define CONFIG_REDACTED "[REDACTED]"
+/* 1 when a header of this name carries a credential: Authorization, Proxy-Authorization, Cookie, or a name
+ * holding "key", "token", "secret" or "password" (any case). */
+int config_header_secret(const char *name);
 
 const char *tolerance_name(enum tolerance_preset t);
 /* checks.policy for a hack id ("H10"): "reject" or "flag"; NULL for a string that is no id. */

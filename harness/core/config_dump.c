@@ -9,6 +9,15 @@
 
 /* ---------- dumping ---------- */
 
+int config_header_secret(const char *name)
+{
+	static const char *const words[] = { "authorization", "cookie", "key", "token", "secret", "password" };
+	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+		if (strcasestr(name, words[i]))
+			return 1;
+	return 0;
+}
+
 static void dump_string(struct strbuf *out, const char *s)
 {
 	if (!s) {
@@ -103,7 +112,7 @@ static void dump_value(const struct field *f, const void *base, struct strbuf *o
 			strbuf_addchars(out, ' ', (size_t)indent + 2);
 			dump_string(out, h[i].name);
 			strbuf_addstr(out, ": ");
-			dump_string(out, h[i].value);
+			dump_string(out, f->redact && config_header_secret(h[i].name) ? CONFIG_REDACTED : h[i].value);
 			strbuf_addch(out, '\n');
 		}
 		break;

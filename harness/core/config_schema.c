@@ -43,6 +43,11 @@ static void model_release(void *p)
 		free(m->headers[i].value);
 	}
 	free(m->headers);
+	for (size_t i = 0; i < m->nheaders_env; i++) {
+		free(m->headers_env[i].name);
+		free(m->headers_env[i].value);
+	}
+	free(m->headers_env);
 }
 
 static void agent_init(void *p)
@@ -81,8 +86,11 @@ static const struct field model_fields[] = {
 	  .doc = "sent instead of max_tokens when > 0 (reasoning models)" },
 	{ "reasoning_effort", FT_CHOICE, F(model_cfg, reasoning_effort), .choices = efforts,
 	  .doc = "reasoning effort for models that take it; null = not sent" },
-	{ "headers", FT_HEADERS, F(model_cfg, headers), F(model_cfg, nheaders),
-	  .doc = "extra HTTP headers (name: value)" },
+	{ "headers", FT_HEADERS, F(model_cfg, headers), F(model_cfg, nheaders), .redact = 1,
+	  .doc = "extra HTTP headers (name: value); a secret-looking one is never printed or stored: use headers_env" },
+	{ "headers_env", FT_HEADERS, F(model_cfg, headers_env), F(model_cfg, nheaders_env),
+	  .doc = "extra HTTP headers whose values come from environment variables (name: VARIABLE), read when the "
+		 "client starts, never written anywhere" },
 	{ "timeout_s", FT_INT, F(model_cfg, timeout_s), .min = 1, .max = 86400, .doc = "per-request timeout" },
 	{ "max_concurrent", FT_INT, F(model_cfg, max_concurrent), .min = 1, .max = 1024,
 	  .doc = "requests in flight at once" },

@@ -35,6 +35,7 @@ struct field {
 	void (*elem_init)(void *elem);     /* FT_LIST: defaults for one element */
 	void (*elem_release)(void *elem);
 	const char *doc;                   /* one line, shown by `doctor --config` comments and docs */
+	int redact;                        /* FT_HEADERS: dump the values of secret-looking names redacted */
 };
 
 extern const struct field config_schema[];

@@ -62,19 +62,21 @@ int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strb
 		return sb_error_set(err, SB_EINPUT, "model %s: no endpoint to check (provider %s, api_base %s)",
 				    m->name ? m->name : "?", m->provider ? m->provider : "null",
 				    m->api_base ? m->api_base : "null");
-	char *key = secret_read(m->api_key_env);
+	struct secrets sec;
+	int rc = secrets_read(m, &sec, err);
+	if (rc)
+		return rc;
 	char *url = provider_url(m, "/models");
 	struct strvec headers = STRVEC_INIT;
-	provider_headers(m, p, key, &headers);
+	provider_headers(m, p, &sec, &headers);
 	long timeout = m->timeout_s > 0 && m->timeout_s * 1000L < PROBE_TIMEOUT_MS ? m->timeout_s * 1000L
 										    : PROBE_TIMEOUT_MS;
 	struct http_req q = { "GET", url, NULL, 0, headers.v, timeout, (size_t)16 << 20 };
 	struct http_res res;
-	int rc = 0;
 	http_res_init(&res);
 	http_perform(&q, &res);
-	secret_scrub(&res.body, key);
-	secret_scrub_buf(res.curl_msg, sizeof(res.curl_msg), key);
+	secrets_scrub(&sec, &res.body);
+	secrets_scrub_buf(&sec, res.curl_msg, sizeof(res.curl_msg));
 	*latency_s = res.latency_s;
 	if (res.curl_code) {
 		rc = sb_error_set(err, SB_EENV, "GET %s: %s", url,
@@ -89,10 +91,10 @@ int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strb
 		describe_models(m, &res.body, detail);
 	}
 	if (rc)
-		secret_scrub_buf(err->msg, sizeof(err->msg), key);
+		secrets_scrub_buf(&sec, err->msg, sizeof(err->msg));
 	http_res_release(&res);
 	strvec_clear(&headers);
 	free(url);
-	secret_free(key);
+	secrets_release(&sec);
 	return rc;
 }

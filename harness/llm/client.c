@@ -19,7 +19,7 @@ struct llm_client {
 	const struct model_cfg *m;
 	const struct llm_provider *p;  /* NULL for replay */
 	struct replay *replay;
-	char *key;                     /* the API key; scrubbed from everything that leaves this client */
+	struct secrets secrets;        /* the API key and secret headers; scrubbed from everything that leaves */
 	char *transcripts;             /* run_dir/transcripts, or NULL */
 	char *url;                     /* chat endpoint */
 	char *url_shown;               /* the same, key-scrubbed, for messages and transcripts */
@@ -27,8 +27,9 @@ struct llm_client {
 	struct retry_policy policy;
 	long timeout_ms;
 	struct gate gate;
-	pthread_mutex_t rng_mu;
+	pthread_mutex_t mu;            /* guards rng and health */
 	uint64_t rng;                  /* backoff jitter; per client, so there is no global generator */
+	struct endpoint_health health; /* shared by every caller: the endpoint is down for all of them */
 };
 
 static const char *const kind_names[] = {
@@ -94,11 +95,15 @@ int llm_client_new(const struct model_cfg *m, const char *run_dir, const struct 
 			return rc;
 		}
 	} else {
-		c->key = secret_read(m->api_key_env);
+		int rc = secrets_read(m, &c->secrets, err);
+		if (rc) {
+			free(c);
+			return rc;
+		}
 		c->url = provider_url(m, p->chat_path);
 		struct strbuf shown = STRBUF_INIT;
 		strbuf_addstr(&shown, c->url);
-		secret_scrub(&shown, c->key);
+		secrets_scrub(&c->secrets, &shown);
 		c->url_shown = strbuf_detach(&shown, NULL);
 	}
 	c->transcripts = run_dir ? xstrfmt("%s/transcripts", run_dir) : NULL;
@@ -106,7 +111,7 @@ int llm_client_new(const struct model_cfg *m, const char *run_dir, const struct 
 					   c->o.max_attempts > 0 ? c->o.max_attempts : 1 };
 	c->timeout_ms = c->o.timeout_ms > 0 ? c->o.timeout_ms : (long)m->timeout_s * 1000;
 	gate_init(&c->gate, m->max_concurrent, m->requests_per_minute, c->o.rpm_burst);
-	pthread_mutex_init(&c->rng_mu, NULL);
+	pthread_mutex_init(&c->mu, NULL);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)c;
@@ -119,12 +124,12 @@ void llm_client_free(struct llm_client *c)
 	if (!c)
 		return;
 	replay_close(c->replay);
-	secret_free(c->key);
+	secrets_release(&c->secrets);
 	free(c->transcripts);
 	free(c->url);
 	free(c->url_shown);
 	gate_destroy(&c->gate);
-	pthread_mutex_destroy(&c->rng_mu);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
@@ -177,7 +182,7 @@ static enum llm_errkind judge_attempt(struct llm_client *c, struct http_res *res
 	strbuf_addf(detail, "HTTP %ld: ", res->status);
 	transcript_add_snippet(detail, res->body.buf, res->body.len, 300);
 	if ((res->status == 401 || res->status == 403) && c->m->api_key_env)
-		strbuf_addf(detail, " (check the key in $%s%s)", c->m->api_key_env, c->key ? "" : ", which is not set");
+		strbuf_addf(detail, " (check the key in $%s%s)", c->m->api_key_env, c->secrets.key ? "" : ", which is not set");
 	return LLM_ERR_HTTP;
 }
 
@@ -199,7 +204,7 @@ static enum llm_errkind ask_endpoint(struct llm_client *c, const struct llm_requ
 		strbuf_addf(&st->why, "model %s: the request body could not be built", c->m->name);
 		return LLM_ERR_INVALID;
 	}
-	provider_headers(c->m, c->p, c->key, &headers);
+	provider_headers(c->m, c->p, &c->secrets, &headers);
 	struct http_req q = { "POST", c->url, body, strlen(body), headers.v, c->timeout_ms, c->o.max_response_bytes };
 	struct strbuf detail = STRBUF_INIT;
 	for (int attempt = 1;; attempt++) {
@@ -209,8 +214,8 @@ static enum llm_errkind ask_endpoint(struct llm_client *c, const struct llm_requ
 		double queued = gate_enter(&c->gate);
 		http_perform(&q, &res);
 		gate_leave(&c->gate);
-		secret_scrub(&res.body, c->key);
-		secret_scrub_buf(res.curl_msg, sizeof(res.curl_msg), c->key);
+		secrets_scrub(&c->secrets, &res.body);
+		secrets_scrub_buf(&c->secrets, res.curl_msg, sizeof(res.curl_msg));
 		out->attempts = attempt;
 		out->latency_s = res.latency_s;
 		out->http_status = res.status;
@@ -218,9 +223,9 @@ static enum llm_errkind ask_endpoint(struct llm_client *c, const struct llm_requ
 		kind = judge_attempt(c, &res, out, &retry, &detail);
 		double wait = 0;
 		if (retry && attempt < c->policy.max_attempts) {
-			pthread_mutex_lock(&c->rng_mu);
+			pthread_mutex_lock(&c->mu);
 			wait = retry_backoff_s(&c->policy, attempt, res.retry_after_s, &c->rng);
-			pthread_mutex_unlock(&c->rng_mu);
+			pthread_mutex_unlock(&c->mu);
 		}
 		struct strbuf brief = STRBUF_INIT;
 		transcript_add_utf8(&brief, detail.buf, detail.len < 500 ? detail.len : 500);
@@ -234,9 +239,17 @@ static enum llm_errkind ask_endpoint(struct llm_client *c, const struct llm_requ
 		strbuf_release(&st->raw);
 		st->raw = res.body; /* moved, not copied: it may be megabytes */
 		strbuf_init(&res.body, 0);
+		int unreachable = retry_curl_unreachable(res.curl_code);
 		http_res_release(&res);
-		if (!retry || attempt >= c->policy.max_attempts)
+		if (!retry || attempt >= c->policy.max_attempts) {
+			pthread_mutex_lock(&c->mu);
+			out->endpoint_down = retry_note_call(&c->health, unreachable, c->o.down_after);
+			int in_a_row = c->health.unreachable_in_a_row;
+			pthread_mutex_unlock(&c->mu);
+			if (out->endpoint_down)
+				strbuf_addf(&detail, "; nothing answered %d calls in a row there: the endpoint is down", in_a_row);
 			break;
+		}
 		retry_sleep(wait);
 	}
 	if (kind != LLM_OK) {
@@ -280,7 +293,7 @@ static int persist(struct llm_client *c, const struct llm_request *req, const ch
 					     out->kind == LLM_OK ? NULL : st->why.buf, st->attempt_log, started };
 		rec = transcript_record(&t);
 	}
-	int rc = transcript_write(path, rec, c->key, err);
+	int rc = transcript_write(path, rec, &c->secrets, err);
 	json_decref(rec);
 	if (rc) {
 		free(path);
@@ -324,7 +337,7 @@ int llm_chat(struct llm_client *c, const struct llm_request *req, struct llm_res
 	if (!rc && out->kind != LLM_OK)
 		rc = sb_error_set(err, code_for(out->kind), "%s", st.why.buf);
 	if (err && rc)
-		secret_scrub_buf(err->msg, sizeof(err->msg), c->key);
+		secrets_scrub_buf(&c->secrets, err->msg, sizeof(err->msg));
 	if (c->o.accounts)
 		llm_accounts_add(c->o.accounts, req->agent, req->problem, out);
 	json_decref(replayed);

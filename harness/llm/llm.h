@@ -60,6 +60,8 @@ struct llm_response {
 	int attempts;           /* HTTP requests made (0 for a replayed call) */
 	long http_status;       /* of the final attempt; 0 when there was no HTTP response */
 	int replayed;           /* 1 when served from a recording: tokens, latency and cost are the recorded ones */
+	int endpoint_down;      /* 1 when this call made llm_opts.down_after calls in a row that found nothing
+	                           listening at the endpoint: asking again now is pointless */
 	char *transcript_path;  /* where this call was persisted; NULL without a run directory */
 };
 void llm_response_release(struct llm_response *r);
@@ -73,11 +75,12 @@ struct llm_opts {
 	int timeout_ms;             /* per request; 0 = the model's timeout_s */
 	int rpm_burst;              /* requests the rate limiter lets through back to back */
 	size_t max_response_bytes;  /* a larger body is LLM_ERR_TOO_LARGE */
+	int down_after;             /* calls in a row finding nothing listening that mark the endpoint down; 0 = never */
 	struct llm_accounts *accounts; /* calls are added here; NULL = not accounted */
 };
 #define LLM_OPTS_INIT { .backoff_base_s = 1.0, .backoff_cap_s = 60.0, .max_attempts = 6, \
 			.retry_after_cap_s = 300.0, .timeout_ms = 0, .rpm_burst = 1, \
-			.max_response_bytes = (size_t)64 << 20, .accounts = NULL }
+			.max_response_bytes = (size_t)64 << 20, .down_after = 3, .accounts = NULL }
 
 struct llm_client;
 

@@ -15,16 +15,21 @@ const struct llm_provider *provider_find(const char *name)
 	return NULL;
 }
 
-static int config_sets(const struct model_cfg *m, const char *line)
+static int names(const struct header_kv *v, size_t n, const char *line)
 {
-	size_t n = strcspn(line, ":");
-	for (size_t i = 0; i < m->nheaders; i++)
-		if (strlen(m->headers[i].name) == n && !strncasecmp(m->headers[i].name, line, n))
+	size_t len = strcspn(line, ":");
+	for (size_t i = 0; i < n; i++)
+		if (strlen(v[i].name) == len && !strncasecmp(v[i].name, line, len))
 			return 1;
 	return 0;
 }
 
-void provider_headers(const struct model_cfg *m, const struct llm_provider *p, const char *key,
+static int config_sets(const struct model_cfg *m, const char *line)
+{
+	return names(m->headers, m->nheaders, line) || names(m->headers_env, m->nheaders_env, line);
+}
+
+void provider_headers(const struct model_cfg *m, const struct llm_provider *p, const struct secrets *s,
 		      struct strvec *h)
 {
 	struct strvec auth = STRVEC_INIT;
@@ -32,9 +37,12 @@ void provider_headers(const struct model_cfg *m, const struct llm_provider *p, c
 	strvec_push(h, "Accept: application/json");
 	strvec_push(h, "Expect:"); /* no 100-continue round trip before large prompts */
 	for (size_t i = 0; i < m->nheaders; i++)
-		strvec_pushf(h, "%s: %s", m->headers[i].name, m->headers[i].value ? m->headers[i].value : "");
+		if (!secrets_env_header(s, m->headers[i].name))
+			strvec_pushf(h, "%s: %s", m->headers[i].name, m->headers[i].value ? m->headers[i].value : "");
+	for (size_t i = 0; i < s->nenv; i++)
+		strvec_pushf(h, "%s: %s", s->env[i].name, s->env[i].value);
 	if (p)
-		p->auth(key, &auth);
+		p->auth(s->key, &auth);
 	for (size_t i = 0; i < auth.nr; i++)
 		if (!config_sets(m, auth.v[i]))
 			strvec_push(h, auth.v[i]);

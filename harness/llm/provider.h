@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "llm.h"
+#include "secret.h"
 
 struct llm_provider {
 	const char *name;
@@ -23,9 +24,10 @@ extern const struct llm_provider provider_openai, provider_anthropic;
 
 /* The provider for a config's provider name; NULL for replay and unknown names. */
 const struct llm_provider *provider_find(const char *name);
-/* Every header of a request: JSON content type, the config's extra headers, then the provider's
- * authentication headers except those the config already sets. */
-void provider_headers(const struct model_cfg *m, const struct llm_provider *p, const char *key,
+/* Every header of a request: JSON content type, the config's extra headers (a header headers_env gives
+ * takes its value from there), then the provider's authentication headers with s->key except those the
+ * config already sets. */
+void provider_headers(const struct model_cfg *m, const struct llm_provider *p, const struct secrets *s,
 		      struct strvec *h);
 /* {api_base}{path}, without a doubled slash. */
 char *provider_url(const struct model_cfg *m, const char *path);

@@ -26,6 +26,7 @@ enum llm_errkind retry_classify_curl(int curl_code, int too_large, int *retryabl
 	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_CONNECT:
+		return LLM_ERR_CONNECT; /* nothing listening: the call fails now, retry_note_call counts it */
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
@@ -39,6 +40,18 @@ enum llm_errkind retry_classify_curl(int curl_code, int too_large, int *retryabl
 		/* a malformed URL, an unsupported protocol, a bad certificate: the same next time */
 		return LLM_ERR_CONNECT;
 	}
+}
+
+int retry_curl_unreachable(int curl_code)
+{
+	return curl_code == CURLE_COULDNT_CONNECT || curl_code == CURLE_COULDNT_RESOLVE_HOST ||
+	       curl_code == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
+int retry_note_call(struct endpoint_health *h, int unreachable, int down_after)
+{
+	h->unreachable_in_a_row = unreachable ? h->unreachable_in_a_row + 1 : 0;
+	return down_after > 0 && h->unreachable_in_a_row >= down_after;
 }
 
 static double uniform01(uint64_t *s)

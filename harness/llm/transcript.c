@@ -177,7 +177,7 @@ json_t *transcript_record(const struct transcript_call *t)
 			 "error", error ? error : json_null());
 }
 
-int transcript_write(const char *path, json_t *record, const char *key, struct sb_error *err)
+int transcript_write(const char *path, json_t *record, const struct secrets *sec, struct sb_error *err)
 {
 	struct strbuf text = STRBUF_INIT;
 	char *s = json_dumps(record, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
@@ -186,7 +186,8 @@ int transcript_write(const char *path, json_t *record, const char *key, struct s
 	strbuf_addstr(&text, s);
 	strbuf_addch(&text, '\n');
 	free(s);
-	secret_scrub(&text, key);
+	if (sec)
+		secrets_scrub(sec, &text);
 
 	int rc = fs_write_atomic(path, text.buf, text.len);
 	strbuf_release(&text);

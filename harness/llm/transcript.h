@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "llm.h"
+#include "secret.h"
 
 #define TRANSCRIPT_FORMAT "stitchbench-transcript/1"
 
@@ -34,8 +35,9 @@ json_t *transcript_messages(const struct llm_request *req);
  * what a replayed call without a recording stores as its request. */
 json_t *transcript_canonical_request(const struct llm_request *req);
 /* Writes the record to path: folders created, temp file, fsync, rename, fsync of the folder. The
- * serialised text is scrubbed of key once more, whatever its fields hold. */
-int transcript_write(const char *path, json_t *record, const char *key, struct sb_error *err);
+ * serialised text is scrubbed of s's secrets once more (s may be NULL: a replayed record), whatever its
+ * fields hold. */
+int transcript_write(const char *path, json_t *record, const struct secrets *s, struct sb_error *err);
 /* Fills out from a record (text, finish_reason, tokens, latency, cost, status, kind) and returns the
  * recorded kind; msg receives the recorded error message, if any. -1 when the record is malformed. */
 int transcript_to_response(json_t *record, struct llm_response *out, char *msg, size_t cap);

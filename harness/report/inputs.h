@@ -25,13 +25,16 @@ struct run_input {
 /* Opens every arg; on failure the ones opened are closed and *out is NULL. */
 int run_inputs_open(struct run_input **out, char *const *args, size_t n, struct sb_error *err);
 void run_inputs_close(struct run_input *v, size_t n);
-/* Appends every input's verdicts and LLM calls to in, agent names with their input's suffix. */
+/* Appends every input's verdicts, LLM calls and unavailable agents to in, agent names with their input's
+ * suffix, and the problems each input's run selected for each agent (in->expect): run.json's selection
+ * beside the store (a shard's own pairs of it), else the problems with a verdict there. SB_EINPUT when a
+ * run.json is not a run's. */
 int run_inputs_load(struct run_input *v, size_t n, struct metric_input *in, struct sb_error *err);
 /* One line per setting that changes the numbers and differs between the inputs' runs (see
  * store_compare_runs); nothing when they agree. */
 void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf *out);
-/* One line per agent that has verdicts for fewer problems than its run holds (its rates leave the others
- * out); nothing when every agent covers its runs. */
+/* One line per agent that has verdicts for fewer problems than its run holds, saying whether the others
+ * count as failures or are left out (m->denominator); nothing when every agent covers its runs. */
 void run_inputs_coverage(const struct metrics *m, const struct run_input *v, size_t n, struct strbuf *out);
 
 #endif

@@ -16,6 +16,20 @@ const char *metrics_by_name(enum metrics_by by)
 	return by == METRICS_BEST ? "best" : "first";
 }
 
+const char *metrics_denominator_name(enum metrics_denominator d)
+{
+	return d == METRICS_JUDGED ? "judged" : "all";
+}
+
+int metrics_denominator_parse(const char *name, enum metrics_denominator *out)
+{
+	if (!strcmp(name, "all") || !strcmp(name, "judged")) {
+		*out = !strcmp(name, "judged") ? METRICS_JUDGED : METRICS_ALL;
+		return 0;
+	}
+	return -1;
+}
+
 static int problem_number(const char *ref)
 {
 	const char *slash = strchr(ref, '/');
@@ -189,6 +203,7 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 	for (size_t i = 0; i < n; i++) {
 		const struct metric_problem *mp = v[i];
 		const struct metric_row *p = mp->rep;
+		c->missing += (size_t)p->missing;
 		compiled += (size_t)p->compiled;
 		correct += (size_t)p->correct;
 		hack += (size_t)p->hack;
@@ -265,13 +280,75 @@ static void compute_agent(const struct metric_row *const *rows, size_t n, const 
 	a->nproblems = np;
 }
 
+/* The order of metrics_row_cmp for an (agent, level, problem) key, whatever the sample and attempt. */
+static int cmp_problem_key(const char *agent, int level, const char *problem, const struct metric_row *r)
+{
+	return cmp_key(agent, level, problem, 0, 0, r->agent, r->level, r->problem, 0, 0);
+}
+
+/* 1 when the sorted rows hold a verdict of the agent on the problem. */
+static int has_verdict(const struct metric_row *const *r, size_t n, const struct metric_expect *e)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_problem_key(e->agent, e->level, e->problem, r[mid]);
+		if (!c)
+			return 1;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return 0;
+}
+
+static int cmp_expect(const void *x, const void *y)
+{
+	const struct metric_expect *a = *(const struct metric_expect *const *)x, *b = *(const struct metric_expect *const *)y;
+	return cmp_key(a->agent, a->level, a->problem, 0, 0, b->agent, b->level, b->problem, 0, 0);
+}
+
+/* One `missing` row per expected (agent, problem) that the rows lack, in key order, duplicates once. */
+static void find_missing(const struct metric_row *const *r, size_t nrows, const struct metric_scope *scope,
+			 struct metrics *out)
+{
+	if (!scope || !scope->nexpect)
+		return;
+	const struct metric_expect **e = xcalloc(scope->nexpect, sizeof(*e));
+	for (size_t i = 0; i < scope->nexpect; i++)
+		e[i] = &scope->expect[i];
+	qsort(e, scope->nexpect, sizeof(*e), cmp_expect);
+	out->missing = xcalloc(scope->nexpect, sizeof(*out->missing));
+	for (size_t i = 0; i < scope->nexpect; i++) {
+		if ((i && !cmp_expect(&e[i - 1], &e[i])) || has_verdict(r, nrows, e[i]))
+			continue;
+		out->missing[out->nmissing++] = (struct metric_row){ .agent = e[i]->agent, .problem = e[i]->problem,
+								     .level = e[i]->level, .speedup_eager = NAN,
+								     .speedup_compiled = NAN, .missing = 1 };
+	}
+	free(e);
+}
+
+/* With --denominator judged the missing problems stay out of the cells; each cell still counts them. */
+static void count_missing(struct metrics *m)
+{
+	for (size_t i = 0; i < m->nmissing; i++)
+		for (size_t a = 0; a < m->nagents; a++)
+			if (!strcmp(m->agents[a].name, m->missing[i].agent)) {
+				m->agents[a].cells[0].missing++;
+				m->agents[a].cells[m->missing[i].level].missing++;
+			}
+}
+
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
-		    enum metrics_by by, struct metrics *out, struct sb_error *err)
+		    enum metrics_by by, const struct metric_scope *scope, struct metrics *out, struct sb_error *err)
 {
 	const struct metric_row **r = xcalloc(nrows ? nrows : 1, sizeof(*r));
 	const struct metric_call **c = xcalloc(ncalls ? ncalls : 1, sizeof(*c));
 	memset(out, 0, sizeof(*out));
 	out->by = by;
+	out->denominator = scope ? scope->denominator : METRICS_JUDGED;
 	for (size_t i = 0; i < nrows; i++) {
 		if (rows[i].level < 1 || rows[i].level > METRICS_LEVELS) {
 			free(r);
@@ -281,13 +358,28 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 		}
 		r[i] = &rows[i];
 	}
+	for (size_t i = 0; scope && i < scope->nexpect; i++)
+		if (scope->expect[i].level < 1 || scope->expect[i].level > METRICS_LEVELS) {
+			free(r);
+			free(c);
+			return sb_error_set(err, SB_EINPUT, "problem %s: level %d is not 1 to %d", scope->expect[i].problem,
+					    scope->expect[i].level, METRICS_LEVELS);
+		}
 	for (size_t i = 0; i < ncalls; i++)
 		c[i] = &calls[i];
 	qsort(r, nrows, sizeof(*r), metrics_row_cmp);
 	qsort(c, ncalls, sizeof(*c), cmp_calls);
-	for (size_t i = 0; i < nrows;) {
+	find_missing(r, nrows, scope, out);
+	size_t n = nrows;
+	if (out->denominator == METRICS_ALL && out->nmissing) {
+		r = xrealloc(r, (nrows + out->nmissing) * sizeof(*r));
+		for (size_t i = 0; i < out->nmissing; i++)
+			r[n++] = &out->missing[i];
+		qsort(r, n, sizeof(*r), metrics_row_cmp);
+	}
+	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		while (j < nrows && !strcmp(r[j]->agent, r[i]->agent))
+		while (j < n && !strcmp(r[j]->agent, r[i]->agent))
 			j++;
 		out->agents = xrealloc(out->agents, (out->nagents + 1) * sizeof(*out->agents));
 		struct metric_agent *a = &out->agents[out->nagents++];
@@ -296,6 +388,8 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 		compute_agent(r + i, j - i, c, ncalls, by, a);
 		i = j;
 	}
+	if (out->denominator == METRICS_JUDGED)
+		count_missing(out);
 	free(r);
 	free(c);
 	return 0;
@@ -317,6 +411,7 @@ void metrics_add_unavailable(struct metrics *m, const struct metric_unavailable 
 void metrics_release(struct metrics *m)
 {
 	free(m->unavailable);
+	free(m->missing);
 	for (size_t i = 0; i < m->nagents; i++) {
 		free(m->agents[i].name);
 		free(m->agents[i].problems);

@@ -20,6 +20,11 @@ struct store_verdict_row;
  * wrong > hack > did not compile; ties go to the earlier sample and attempt. */
 enum metrics_by { METRICS_FIRST, METRICS_BEST };
 
+/* Which problems a rate is over. `all` (KernelBench's convention, the default): every problem the agent's
+ * run selected, a problem without a verdict counting as a failure; `judged`: only the problems the agent
+ * has a verdict for. */
+enum metrics_denominator { METRICS_ALL, METRICS_JUDGED };
+
 /* One stored verdict, as much of it as the metrics need. */
 struct metric_row {
 	const char *agent;
@@ -30,6 +35,20 @@ struct metric_row {
 	int hack;                     /* status rejected, or a finding with severity reject */
 	double speedup_eager;         /* NAN when not timed */
 	double speedup_compiled;      /* NAN when not timed or torch.compile was unavailable */
+	int missing;                  /* no verdict: stands for a problem of the run the agent has none for */
+};
+
+/* A problem an agent's run selected (the store's problems, for each of its agents that could run). */
+struct metric_expect {
+	const char *agent, *problem;
+	int level;
+};
+
+/* What the rates are over (docs/metrics.md, "Which problems count"). */
+struct metric_scope {
+	enum metrics_denominator denominator;
+	const struct metric_expect *expect; /* the problems each agent was to solve; may be empty */
+	size_t nexpect;
 };
 
 /* One LLM call (llm_calls), for tokens and cost. */
@@ -52,7 +71,9 @@ struct metric_ci {
 };
 
 struct metric_cell {
-	size_t problems;              /* problems of this level the agent has a verdict for; 0 = empty cell */
+	size_t problems;              /* problems of this level in the denominator; 0 = empty cell */
+	size_t missing;               /* problems of the run without a verdict: in `problems` with --denominator
+	                                 all (as failures), left out of it with judged */
 	double compiled_pct, correct_pct, hack_pct;
 	double fast_pct[METRICS_NP];  /* % of problems correct with speedup vs eager > p (fast_0 = correct) */
 	double geomean_eager;         /* over correct problems with a speedup; NAN = n/a */
@@ -87,16 +108,21 @@ struct metric_unavailable {
 
 struct metrics {
 	enum metrics_by by;
+	enum metrics_denominator denominator;
 	struct metric_agent *agents;  /* sorted by name */
 	size_t nagents;
 	struct metric_unavailable *unavailable; /* agents without verdicts that their run marked unavailable */
 	size_t nunavailable;
+	struct metric_row *missing;   /* one row per expected (agent, problem) without a verdict, owned */
+	size_t nmissing;
 };
 
 /* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). The rows
- * must outlive *out (its problems point at them). */
+ * and the scope's strings must outlive *out (its problems point at them). scope NULL: the rows alone
+ * (nothing is expected, so nothing is missing). With METRICS_ALL an expected problem without a verdict is
+ * represented by a `missing` row (a failure); an agent with no verdict at all is then listed with 0%. */
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
-		    enum metrics_by by, struct metrics *out, struct sb_error *err);
+		    enum metrics_by by, const struct metric_scope *scope, struct metrics *out, struct sb_error *err);
 void metrics_release(struct metrics *m);
 /* Adds the agents that are unavailable and have no verdicts (an agent with verdicts ran somewhere: its
  * numbers stand). The strings must outlive *m. */
@@ -110,16 +136,22 @@ struct metric_input {
 	size_t ncalls;
 	struct metric_unavailable *unavailable; /* the stores' unavailable agents (suffixed like rows) */
 	size_t nunavailable;
+	struct metric_expect *expect; /* the problems each agent's run selected (run_inputs_load fills them) */
+	size_t nexpect;
 	struct strvec strings;        /* owns the strings the rows point at */
 	/* Optional: called for each verdict as its row is appended (rows[index]), for readers that need more
 	 * of the verdict than the metrics do (stage, status, JSON); a non-zero return stops the load. */
 	int (*on_row)(void *arg, size_t index, const struct store_verdict_row *v, struct sb_error *err);
 	void *on_row_arg;
 };
-/* Appends the store's verdicts and calls; agent names get `suffix` appended when it is not NULL (two
- * runs with an agent of the same name). */
+/* Appends the store's verdicts, calls and unavailable agents; agent names get `suffix` appended when it is
+ * not NULL (two runs with an agent of the same name). */
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err);
+/* Adds that the agent (suffix appended when not NULL) was to solve problem (a ref such as "L1/19"). */
+void metric_input_expect(struct metric_input *in, const char *agent, const char *suffix, const char *problem);
 void metric_input_release(struct metric_input *in);
+/* The scope that counts in's expected problems with denominator d. */
+struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d);
 
 /* 1 when candidate a ranks strictly above b (correct and faster > ran but wrong > hack > did not compile),
  * the ranking that picks representatives; ties are 0, so the earlier candidate stays. */
@@ -139,5 +171,10 @@ void metrics_unavailable_note(const struct metrics *m, size_t u, struct strbuf *
 void metrics_intervals_note(struct strbuf *out);
 json_t *metrics_json(const struct metrics *m);
 const char *metrics_by_name(enum metrics_by by);
+const char *metrics_denominator_name(enum metrics_denominator d);
+/* "all" or "judged" into *out; -1 for anything else. */
+int metrics_denominator_parse(const char *name, enum metrics_denominator *out);
+/* The sentence that says what the rates are over and which candidate represents a problem. */
+void metrics_scope_note(const struct metrics *m, struct strbuf *out);
 
 #endif

@@ -29,6 +29,7 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	struct metric_input *in = c->in;
 	in->rows = xrealloc(in->rows, (in->nrows + 1) * sizeof(*in->rows));
 	struct metric_row *r = &in->rows[in->nrows++];
+	memset(r, 0, sizeof(*r));
 	r->agent = keep(in, v->agent, c->suffix);
 	r->problem = keep(in, v->problem, NULL);
 	r->level = v->level;
@@ -69,6 +70,15 @@ static int load_unavailable(void *arg, const char *agent, const char *reason, st
 	return 0;
 }
 
+void metric_input_expect(struct metric_input *in, const char *agent, const char *suffix, const char *problem)
+{
+	int level = 0, id = 0;
+	if (sscanf(problem, "L%d/%d", &level, &id) != 2)
+		level = 0; /* metrics_compute refuses it, naming the problem */
+	in->expect = xrealloc(in->expect, (in->nexpect + 1) * sizeof(*in->expect));
+	in->expect[in->nexpect++] = (struct metric_expect){ keep(in, agent, suffix), keep(in, problem, NULL), level };
+}
+
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err)
 {
 	struct load_ctx c = { in, suffix };
@@ -78,11 +88,17 @@ int metrics_load(struct store *s, const char *suffix, struct metric_input *in, s
 	return rc ? rc : store_each_unavailable(s, load_unavailable, &c, err);
 }
 
+struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d)
+{
+	return (struct metric_scope){ d, in->expect, in->nexpect };
+}
+
 void metric_input_release(struct metric_input *in)
 {
 	free(in->rows);
 	free(in->calls);
 	free(in->unavailable);
+	free(in->expect);
 	strvec_clear(&in->strings);
 	memset(in, 0, sizeof(*in));
 }
@@ -111,13 +127,14 @@ static void with_ci(struct strbuf *out, double x, const struct metric_ci *ci, co
 	strbuf_addch(out, ']');
 }
 
-/* Levels that any agent has problems in; column 0 ("all") always. */
+/* Levels that any agent has problems in (or, --denominator judged, problems without a verdict); column 0
+ * ("all") always. */
 static void columns(const struct metrics *m, int cols[METRICS_LEVELS + 1], int *ncols)
 {
 	*ncols = 0;
 	for (int l = 1; l <= METRICS_LEVELS; l++)
 		for (size_t a = 0; a < m->nagents; a++)
-			if (m->agents[a].cells[l].problems) {
+			if (m->agents[a].cells[l].problems || m->agents[a].cells[l].missing) {
 				cols[(*ncols)++] = l;
 				break;
 			}
@@ -136,13 +153,15 @@ static void header(struct table *t, const char *first, const int *cols, int ncol
 	}
 }
 
-enum detail_row { D_PROBLEMS, D_COMPILED, D_CORRECT, D_HACK, D_FAST, D_GEO_E = D_FAST + METRICS_NP, D_GEO_C,
+enum detail_row { D_PROBLEMS, D_MISSING, D_COMPILED, D_CORRECT, D_HACK, D_FAST, D_GEO_E = D_FAST + METRICS_NP, D_GEO_C,
 		  D_ATTEMPTS, D_TOKENS, D_COST, D_ROWS };
 
-static void detail_label(struct strbuf *out, int row)
+static void detail_label(const struct metrics *m, struct strbuf *out, int row)
 {
-	static const char *const labels[] = { "problems", "compiled %", "correct % [95% CI]", "hack %" };
-	if (row < D_FAST)
+	static const char *const labels[] = { "problems", "", "compiled %", "correct % [95% CI]", "hack %" };
+	if (row == D_MISSING)
+		strbuf_addstr(out, m->denominator == METRICS_ALL ? "no verdict (counted as failed)" : "no verdict (left out)");
+	else if (row < D_FAST)
 		strbuf_addstr(out, labels[row]);
 	else if (row < D_GEO_E)
 		strbuf_addf(out, "fast_%g %%%s", metrics_p[row - D_FAST], metrics_p[row - D_FAST] == 1 ? " [95% CI]" : "");
@@ -156,6 +175,8 @@ static void detail_cell(struct strbuf *out, const struct metric_cell *c, int row
 {
 	if (row == D_PROBLEMS)
 		strbuf_addf(out, "%zu", c->problems);
+	else if (row == D_MISSING)
+		strbuf_addf(out, "%zu", c->missing);
 	else if (row == D_COMPILED)
 		num(out, c->compiled_pct, "%.1f", "");
 	else if (row == D_CORRECT)
@@ -220,12 +241,12 @@ void metrics_detail_table(const struct metrics *m, size_t a, struct table *t)
 	header(t, "metric", cols, ncols);
 	for (int row = 0; row < D_ROWS; row++) {
 		struct strbuf cell = STRBUF_INIT;
-		detail_label(&cell, row);
+		detail_label(m, &cell, row);
 		table_cell(t, cell.buf);
 		for (int i = 0; i < ncols; i++) {
 			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
 			strbuf_reset(&cell);
-			if (c->problems)
+			if (c->problems || (row == D_MISSING && c->missing))
 				detail_cell(&cell, c, row);
 			else
 				strbuf_addch(&cell, '-');
@@ -241,13 +262,25 @@ void metrics_intervals_note(struct strbuf *out)
 		    "(docs/metrics.md).", METRICS_RESAMPLES, METRICS_SEED);
 }
 
+void metrics_scope_note(const struct metrics *m, struct strbuf *out)
+{
+	strbuf_addf(out, "Each problem is represented by %s (--by %s); ",
+		    m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
+		    metrics_by_name(m->by));
+	if (m->denominator == METRICS_ALL)
+		strbuf_addstr(out, "rates are over every problem of each agent's run, a problem without a verdict counting "
+				   "as a failure (--denominator all).");
+	else
+		strbuf_addstr(out, "rates are over the problems each agent has verdicts for; problems without one are left "
+				   "out (--denominator judged).");
+}
+
 void metrics_table(const struct metrics *m, struct strbuf *out)
 {
 	struct table t;
-	strbuf_addf(out, "## correct %% / fast_1 %% / geometric-mean speedup vs eager\n\n"
-		    "Each problem is represented by %s (--by %s); rates are over the problems each agent has verdicts for.\n\n",
-		    m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
-		    metrics_by_name(m->by));
+	strbuf_addstr(out, "## correct % / fast_1 % / geometric-mean speedup vs eager\n\n");
+	metrics_scope_note(m, out);
+	strbuf_addstr(out, "\n\n");
 	metrics_summary_table(m, &t);
 	table_markdown(&t, out);
 	table_release(&t);
@@ -294,7 +327,8 @@ static json_t *cell_json(const struct metric_cell *c)
 		snprintf(key, sizeof(key), "%g", metrics_p[k]);
 		json_object_set_new(fast, key, jnum(c->fast_pct[k]));
 	}
-	json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "problems", (json_int_t)c->problems, "compiled_pct",
+	json_t *o = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "problems", (json_int_t)c->problems,
+			      "problems_without_verdict", (json_int_t)c->missing, "compiled_pct",
 			      jnum(c->compiled_pct), "correct_pct", jnum(c->correct_pct), "correct_pct_ci95",
 			      jci(&c->correct_ci), "hack_pct", jnum(c->hack_pct), "fast_pct", fast, "fast_1_pct_ci95",
 			      jci(&c->fast1_ci));
@@ -329,6 +363,7 @@ json_t *metrics_json(const struct metrics *m)
 	for (size_t u = 0; u < m->nunavailable; u++) /* no levels: no numbers, which is not 0% */
 		json_array_append_new(agents, json_pack("{s:s, s:s, s:{}}", "agent", m->unavailable[u].agent, "unavailable",
 							m->unavailable[u].reason, "levels"));
-	return json_pack("{s:s, s:{s:i, s:I, s:f}, s:o, s:o}", "by", metrics_by_name(m->by), "bootstrap", "resamples",
+	return json_pack("{s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o}", "by", metrics_by_name(m->by), "denominator",
+			 metrics_denominator_name(m->denominator), "bootstrap", "resamples",
 			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents);
 }

@@ -1,6 +1,7 @@
 /* regress.c - comparing two runs for CI: each (agent, problem, sample) reduced to its best attempt, then
  * correctness flips and speedup ratios judged against a threshold that grows with the timing noise both
- * verdicts recorded, so that noise is not called a regression and a real slowdown is (docs/report.md). */
+ * verdicts recorded and with the spread between evaluations of one candidate, so that noise is not called
+ * a regression and a real slowdown is; the same candidate on both sides is a re-measurement (docs/report.md). */
 #include "regress.h"
 
 #include <math.h>
@@ -41,11 +42,62 @@ double regress_noise_of(json_t *verdict, const char **from)
 	return NAN;
 }
 
-double regress_threshold(double floor, double noise_base, double noise_new)
+double regress_threshold(double floor, double noise_base, double noise_new, double spread)
 {
 	double nb = isfinite(noise_base) ? noise_base : 0, nn = isfinite(noise_new) ? noise_new : 0;
 	double t = sqrt(nb * nb + nn * nn);
-	return fmax(floor, exp(t) - 1);
+	/* the spread is measured on pairs of whole evaluations, so it already holds their own interval's noise:
+	 * the larger of the two is taken, not their sum */
+	return fmax(floor, fmax(expm1(t), isfinite(spread) ? expm1(spread) : 0));
+}
+
+/* One correct timed evaluation: which candidate, and its ln speedup. */
+struct evaluation {
+	const char *problem, *sha256;
+	double ln_speedup;
+};
+
+static int cmp_evaluation(const void *x, const void *y)
+{
+	const struct evaluation *a = x, *b = y;
+	int c = strcmp(a->problem, b->problem);
+	return c ? c : strcmp(a->sha256, b->sha256);
+}
+
+double regress_spread(const struct regress_run *const *runs, size_t n, size_t *groups, size_t *evals)
+{
+	size_t total = 0, k = 0, df = 0;
+	for (size_t i = 0; i < n; i++)
+		total += runs[i]->mi.nrows;
+	struct evaluation *v = xcalloc(total ? total : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < runs[i]->mi.nrows; j++) {
+			const struct metric_row *r = &runs[i]->mi.rows[j];
+			const char *sha = runs[i]->noise[j].sha256;
+			if (r->correct && isfinite(r->speedup_eager) && r->speedup_eager > 0 && sha && *sha)
+				v[k++] = (struct evaluation){ r->problem, sha, log(r->speedup_eager) };
+		}
+	qsort(v, k, sizeof(*v), cmp_evaluation);
+	double ss = 0;
+	*groups = *evals = 0;
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		double sum = 0;
+		while (j < k && !cmp_evaluation(&v[i], &v[j]))
+			sum += v[j++].ln_speedup;
+		if (j - i >= 2) {
+			double mean = sum / (double)(j - i);
+			for (size_t m = i; m < j; m++)
+				ss += (v[m].ln_speedup - mean) * (v[m].ln_speedup - mean);
+			df += j - i - 1;
+			(*groups)++;
+			*evals += j - i;
+		}
+		i = j;
+	}
+	free(v);
+	/* the ratio of two evaluations has variance 2 s^2 */
+	return df ? 1.96 * sqrt(2 * ss / (double)df) : NAN;
 }
 
 static int on_row(void *arg, size_t index, const struct store_verdict_row *v, struct sb_error *err)
@@ -63,6 +115,11 @@ static int on_row(void *arg, size_t index, const struct store_verdict_row *v, st
 	}
 	strvec_push(&r->strings, v->status);
 	r->noise[index].status = r->strings.v[r->strings.nr - 1];
+	r->noise[index].sha256 = NULL;
+	if (v->candidate_sha256 && *v->candidate_sha256) {
+		strvec_push(&r->strings, v->candidate_sha256);
+		r->noise[index].sha256 = r->strings.v[r->strings.nr - 1];
+	}
 	r->noise[index].noise = regress_noise_of(j, &r->noise[index].from);
 	json_decref(j);
 	return 0;
@@ -121,7 +178,13 @@ static int timed(double s)
 	return isfinite(s) && s > 0;
 }
 
-static void judge(struct regress_item *it, double floor)
+static int same_candidate(const struct regress_item *it)
+{
+	const char *a = it->base_n->sha256, *b = it->new_n->sha256;
+	return a && b && !strcmp(a, b);
+}
+
+static void judge(struct regress_item *it, double floor, double spread)
 {
 	const struct metric_row *b = it->base, *n = it->new;
 	it->ratio = it->threshold = NAN;
@@ -129,7 +192,14 @@ static void judge(struct regress_item *it, double floor)
 		it->outcome = RG_ONLY_BASE;
 	else if (!b)
 		it->outcome = RG_ONLY_NEW;
-	else if (b->correct && !n->correct)
+	else if (same_candidate(it)) {
+		/* the code did not change, so neither did the agent: what differs is the measurement */
+		it->outcome = RG_REMEASURED;
+		if (b->correct && n->correct && timed(b->speedup_eager) && timed(n->speedup_eager)) {
+			it->ratio = n->speedup_eager / b->speedup_eager;
+			it->threshold = regress_threshold(floor, it->base_n->noise, it->new_n->noise, spread);
+		}
+	} else if (b->correct && !n->correct)
 		it->outcome = RG_LOST;
 	else if (!b->correct && n->correct)
 		it->outcome = RG_FIXED;
@@ -139,7 +209,7 @@ static void judge(struct regress_item *it, double floor)
 		it->outcome = RG_NOT_TIMED;
 	else {
 		it->ratio = n->speedup_eager / b->speedup_eager;
-		it->threshold = regress_threshold(floor, it->base_n->noise, it->new_n->noise);
+		it->threshold = regress_threshold(floor, it->base_n->noise, it->new_n->noise, spread);
 		double t = log1p(it->threshold), lr = log(it->ratio);
 		it->outcome = lr < -t ? RG_SLOWER : lr > t ? RG_FASTER : RG_NOISE;
 	}
@@ -149,9 +219,11 @@ int regress_compute(const struct regress_run *base, const struct regress_run *ne
 {
 	const struct metric_row **bv, **nv;
 	size_t nb = best_of_samples(base, &bv), nn = best_of_samples(new, &nv), i = 0, j = 0;
-	double logsum = 0;
+	double logsum = 0, re_logsum = 0;
+	const struct regress_run *both[] = { base, new };
 	memset(out, 0, sizeof(*out));
 	out->floor = floor;
+	out->spread = regress_spread(both, 2, &out->spread_groups, &out->spread_evals);
 	out->items = xcalloc(nb + nn + 1, sizeof(*out->items));
 	while (i < nb || j < nn) {
 		int c = i == nb ? 1 : j == nn ? -1 : key_cmp(bv[i], nv[j]);
@@ -164,9 +236,12 @@ int regress_compute(const struct regress_run *base, const struct regress_run *ne
 		it->sample = any->sample;
 		it->base_n = it->base ? &base->noise[it->base - base->mi.rows] : NULL;
 		it->new_n = it->new ? &new->noise[it->new - new->mi.rows] : NULL;
-		judge(it, floor);
+		judge(it, floor, out->spread);
 		out->count[it->outcome]++;
-		if (isfinite(it->ratio)) {
+		if (isfinite(it->ratio) && it->outcome == RG_REMEASURED) {
+			re_logsum += log(it->ratio);
+			out->remeasured_n++;
+		} else if (isfinite(it->ratio)) {
 			logsum += log(it->ratio);
 			out->geomean_n++;
 		}
@@ -174,6 +249,7 @@ int regress_compute(const struct regress_run *base, const struct regress_run *ne
 		j += c >= 0;
 	}
 	out->geomean_ratio = out->geomean_n ? exp(logsum / (double)out->geomean_n) : NAN;
+	out->remeasured_ratio = out->remeasured_n ? exp(re_logsum / (double)out->remeasured_n) : NAN;
 	free(bv);
 	free(nv);
 	return 0;
@@ -209,6 +285,10 @@ static const char *why(const struct regress_item *it)
 	case RG_SLOWER: return "slower beyond the threshold";
 	case RG_FIXED: return "not correct → correct";
 	case RG_FASTER: return "faster beyond the threshold";
+	case RG_REMEASURED:
+		return it->base && it->new && it->base->correct != it->new->correct
+			       ? "same candidate, re-measured: correct on one side only"
+			       : "same candidate: re-measured";
 	case RG_NOISE: return "within noise";
 	case RG_NOT_TIMED: return "correct in both; not timed on one side";
 	case RG_BOTH_FAIL: return "not correct in either";
@@ -287,15 +367,31 @@ void regress_markdown(const struct regress *r, const struct regress_run *base, c
 	table_markdown(&t, out);
 	table_release(&t);
 	if (r->geomean_n)
-		strbuf_addf(out, "\nGeometric mean of NEW / BASE speedup vs eager over the %zu candidates correct and timed "
-				 "in both: %.3fx.\n", r->geomean_n, r->geomean_ratio);
+		strbuf_addf(out, "\nGeometric mean of NEW / BASE speedup vs eager over the %zu changed candidates correct and "
+				 "timed in both: %.3fx.\n", r->geomean_n, r->geomean_ratio);
+	if (r->count[RG_REMEASURED]) {
+		strbuf_addf(out, "\n%zu candidate%s the same file in both runs (same sha256): measured again, never called "
+				 "a change", r->count[RG_REMEASURED], r->count[RG_REMEASURED] == 1 ? " is" : "s are");
+		if (r->remeasured_n)
+			strbuf_addf(out, "; NEW / BASE over the %zu correct and timed in both: %.3fx on geometric mean",
+				    r->remeasured_n, r->remeasured_ratio);
+		strbuf_addstr(out, ".\n");
+	}
 	strbuf_addf(out, "\nA speedup change counts when NEW / BASE leaves [1/(1+t), 1+t], t = max(%.1f%%, the two "
 			 "verdicts' 95%% speedup intervals combined: exp(sqrt(h_base² + h_new²)) - 1, h = half-width in "
-			 "ln units); docs/report.md.\n", 100 * r->floor);
+			 "ln units, the spread between evaluations: exp(h_eval) - 1); docs/report.md.\n", 100 * r->floor);
+	if (isfinite(r->spread))
+		strbuf_addf(out, "\nThe spread between evaluations, from the %zu candidates evaluated more than once (%zu "
+				 "verdicts, in either run or across them): h_eval = %.4f, ±%.1f%% for the ratio of two "
+				 "evaluations.\n", r->spread_groups, r->spread_evals, r->spread, 100 * expm1(r->spread));
+	else
+		strbuf_addstr(out, "\nNo candidate was evaluated more than once, so the spread between evaluations is not "
+				   "known and only the verdicts' own intervals count; a run that evaluates the same candidates "
+				   "again (or the BASE candidates in NEW) measures it.\n");
 
 	static const enum regress_outcome regressions[] = { RG_LOST, RG_SLOWER, RG_OUTCOMES };
 	static const enum regress_outcome improvements[] = { RG_FIXED, RG_FASTER, RG_OUTCOMES };
-	static const enum regress_outcome rest[] = { RG_NOISE, RG_NOT_TIMED, RG_BOTH_FAIL, RG_OUTCOMES };
+	static const enum regress_outcome rest[] = { RG_NOISE, RG_REMEASURED, RG_NOT_TIMED, RG_BOTH_FAIL, RG_OUTCOMES };
 	static const enum regress_outcome alone[] = { RG_ONLY_BASE, RG_ONLY_NEW, RG_OUTCOMES };
 	if (reg) {
 		strbuf_addstr(out, "\n### Regressions\n\n");
@@ -305,7 +401,7 @@ void regress_markdown(const struct regress *r, const struct regress_run *base, c
 		strbuf_addstr(out, "\n### Improvements\n\n");
 		item_table(out, r, improvements);
 	}
-	if (r->count[RG_NOISE] + r->count[RG_NOT_TIMED] + r->count[RG_BOTH_FAIL]) {
+	if (r->count[RG_NOISE] + r->count[RG_REMEASURED] + r->count[RG_NOT_TIMED] + r->count[RG_BOTH_FAIL]) {
 		strbuf_addstr(out, "\n### Unchanged\n\n");
 		item_table(out, r, rest);
 	}

@@ -1,6 +1,6 @@
 /* regress.h - `stitchbench compare`: two runs candidate by candidate, keyed (agent, problem, sample) with
  * each sample's best attempt, flagging correctness flips and speedup changes beyond the timing noise both
- * verdicts recorded (the rule: docs/report.md). */
+ * verdicts recorded and the spread between evaluations of one candidate (the rule: docs/report.md). */
 #ifndef SB_REGRESS_H
 #define SB_REGRESS_H
 
@@ -21,6 +21,7 @@ struct regress_run {
 		const char *status;
 		double noise;             /* half-width of the speedup's 95% interval in ln units; NAN: unknown */
 		const char *from;         /* "ci95", "iqr" or NULL: where noise came from */
+		const char *sha256;       /* the candidate's sha256; NULL when the verdict has none */
 	} *noise;                     /* one per mi.rows */
 	size_t nnoise;
 	struct strvec strings;
@@ -35,15 +36,24 @@ void regress_run_release(struct regress_run *r);
  * standard error of a median, 1.2533 sigma / sqrt(n), with sigma = IQR / 1.349 of the ln ratios); NAN when
  * the verdict has neither. *from says which ("ci95", "iqr") or NULL. */
 double regress_noise_of(json_t *verdict, const char **from);
-/* The change a speedup ratio must exceed, as a fraction (0.05 = 5%): the larger of floor and the two sides'
- * combined noise, exp(sqrt(nb^2 + nn^2)) - 1 (an unknown side counts as 0). */
-double regress_threshold(double floor, double noise_base, double noise_new);
+/* The change a speedup ratio must exceed, as a fraction (0.05 = 5%): the largest of floor, the two sides'
+ * combined noise exp(sqrt(nb^2 + nn^2)) - 1 (an unknown side counts as 0), and the spread between
+ * evaluations exp(spread) - 1 (NAN: unknown, counts as 0). */
+double regress_threshold(double floor, double noise_base, double noise_new, double spread);
+
+/* The spread between evaluations of one candidate, from every correct timed verdict of the runs whose
+ * candidate (problem, sha256) was evaluated more than once, in either run or across them: the pooled
+ * standard deviation s of ln speedup vs eager within those groups, as the 95% half-width of the ratio of
+ * two evaluations, 1.96 x sqrt(2) x s. NAN when no candidate was evaluated twice; *groups and *evals say
+ * how many candidates and verdicts it came from. */
+double regress_spread(const struct regress_run *const *runs, size_t n, size_t *groups, size_t *evals);
 
 enum regress_outcome {
 	RG_LOST,          /* correct in BASE, not in NEW: a regression */
 	RG_SLOWER,        /* correct in both, NEW slower beyond the threshold: a regression */
 	RG_FIXED,         /* not correct in BASE, correct in NEW */
 	RG_FASTER,        /* faster beyond the threshold */
+	RG_REMEASURED,    /* the same candidate (sha256) on both sides: a re-measurement, never a change */
 	RG_NOISE,         /* correct and timed in both, the change within the threshold */
 	RG_NOT_TIMED,     /* correct in both, one side without a speedup: not compared for speed */
 	RG_BOTH_FAIL,     /* not correct on either side */
@@ -67,8 +77,12 @@ struct regress {
 	size_t n;
 	size_t count[RG_OUTCOMES];
 	double floor;
+	double spread;               /* regress_spread of the two runs; NAN when unknown */
+	size_t spread_groups, spread_evals;
 	double geomean_ratio;        /* over RG_SLOWER, RG_FASTER and RG_NOISE items; NAN when none */
 	size_t geomean_n;
+	double remeasured_ratio;     /* geometric mean of NEW / BASE over re-measured items with both timed */
+	size_t remeasured_n;
 };
 
 int regress_compute(const struct regress_run *base, const struct regress_run *new, double floor, struct regress *out);

@@ -20,12 +20,11 @@ void report_result_release(struct report_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-enum { P_FASTP, P_SPEEDUPS, P_PROBLEMS, P_ATTEMPTS, P_TOKENS, P_FINDINGS, NPLOTS };
-
+/* The plots in the order the page shows them. */
 static const struct {
 	const char *name, *heading, *id;
 	void (*fill)(const struct report_data *d, struct plot *p);
-} plots[NPLOTS] = {
+} plots[] = {
 	{ "fast_p", "fast_p curves", "fast-p", report_plot_fastp },
 	{ "speedups", "Speedup distributions", "speedups", report_plot_speedups },
 	{ "per_problem", "Speedup per problem", "per-problem", report_plot_problems },
@@ -33,6 +32,7 @@ static const struct {
 	{ "tokens_cost", "Tokens and cost against speedup", "tokens-cost", report_plot_tokens },
 	{ "findings", "Hack findings by id", "findings", report_plot_findings },
 };
+#define NPLOTS (int)(sizeof(plots) / sizeof(plots[0]))
 
 /* A plot with no data leaves no files of an earlier report behind. */
 static void remove_plot_files(const char *dir, const char *name)
@@ -83,11 +83,12 @@ static int add_plot(struct draw_ctx *c, struct doc *doc, int which, struct sb_er
 	return rc;
 }
 
+/* The short results table first, then the plots, then the long tables (per agent, per problem, by stage,
+ * findings) and the runs: a reader reaches the first plot without scrolling past pages of tables. */
 static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 {
 	const struct report_data *d = c->d;
 	int rc = 0;
-	report_section_runs(d, doc);
 	if (c->g)
 		doc_para(doc, "Made by stitchbench %s (%s); plots drawn by %s (SVG inline here; PNG from the %s terminal, "
 			      "used by report.md). docs/report.md says what each table and plot shows.",
@@ -96,21 +97,19 @@ static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 		doc_para(doc, "Made by stitchbench %s (%s) with --no-plots: tables only. docs/report.md says what each "
 			      "table shows.", SB_VERSION, SB_GIT);
 	report_section_summary(d, doc);
-	for (int i = 0; i < NPLOTS && !rc; i++) {
-		if (c->g || i == P_FINDINGS || i == P_ATTEMPTS || i == P_PROBLEMS)
-			doc_heading(doc, 2, plots[i].id, plots[i].heading);
-		if (c->g)
-			rc = add_plot(c, doc, i, err);
-		if (i == P_PROBLEMS)
-			report_section_problems(d, doc);
-		else if (i == P_ATTEMPTS)
-			report_section_stages(d, doc);
-		else if (i == P_FINDINGS)
-			report_section_findings(d, doc);
+	for (int i = 0; c->g && i < NPLOTS && !rc; i++) {
+		doc_heading(doc, 2, plots[i].id, plots[i].heading);
+		rc = add_plot(c, doc, i, err);
 	}
-	if (!rc)
-		report_section_audit(d, doc);
-	return rc;
+	if (rc)
+		return rc;
+	report_section_runs(d, doc);
+	report_section_details(d, doc);
+	report_section_problems(d, doc);
+	report_section_stages(d, doc);
+	report_section_findings(d, doc);
+	report_section_audit(d, doc);
+	return 0;
 }
 
 static int write_whole(const char *path, const struct strbuf *text, struct sb_error *err)
@@ -145,7 +144,7 @@ int report_write(const struct report_opts *o, struct report_result *res, struct 
 		c.g = &g;
 		snprintf(res->png_terminal, sizeof(res->png_terminal), "%s", g.png_terminal);
 	}
-	if ((rc = report_data_load(&d, o->runs, o->nruns, o->by, err))) {
+	if ((rc = report_data_load(&d, o->runs, o->nruns, o->by, o->denominator, err))) {
 		report_data_release(&d);
 		gnuplot_release(&g);
 		return rc;

@@ -130,7 +130,8 @@ static void build_trajectories(struct report_data *d)
 	}
 }
 
-int report_data_load(struct report_data *d, char *const *runs, size_t n, enum metrics_by by, struct sb_error *err)
+int report_data_load(struct report_data *d, char *const *runs, size_t n, enum metrics_by by,
+		     enum metrics_denominator denominator, struct sb_error *err)
 {
 	memset(d, 0, sizeof(*d));
 	strbuf_init(&d->settings_diff, 0);
@@ -149,8 +150,10 @@ int report_data_load(struct report_data *d, char *const *runs, size_t n, enum me
 			rc = store_each_audit(d->in[i].s, on_audit, &c, &present, err);
 		d->audit_inputs += (size_t)present;
 	}
-	if (!rc)
-		rc = metrics_compute(d->mi.rows, d->mi.nrows, d->mi.calls, d->mi.ncalls, by, &d->m, err);
+	if (!rc) {
+		struct metric_scope scope = metric_input_scope(&d->mi, denominator);
+		rc = metrics_compute(d->mi.rows, d->mi.nrows, d->mi.calls, d->mi.ncalls, by, &scope, &d->m, err);
+	}
 	if (rc)
 		return rc;
 	metrics_add_unavailable(&d->m, d->mi.unavailable, d->mi.nunavailable);
@@ -187,10 +190,14 @@ static int cmp_refs(const void *x, const void *y)
 
 size_t report_problems(const struct report_data *d, const char ***out)
 {
-	const char **v = xcalloc(d->ntraj ? d->ntraj : 1, sizeof(*v));
 	size_t n = 0;
-	for (size_t i = 0; i < d->ntraj; i++)
-		v[n++] = d->traj[i].attempts[0]->problem;
+	for (size_t a = 0; a < d->m.nagents; a++)
+		n += d->m.agents[a].nproblems;
+	const char **v = xcalloc(n ? n : 1, sizeof(*v));
+	n = 0;
+	for (size_t a = 0; a < d->m.nagents; a++)
+		for (size_t i = 0; i < d->m.agents[a].nproblems; i++)
+			v[n++] = d->m.agents[a].problems[i].rep->problem;
 	qsort(v, n, sizeof(*v), cmp_refs);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
@@ -202,7 +209,9 @@ size_t report_problems(const struct report_data *d, const char ***out)
 
 const struct report_extra *report_extra_of(const struct report_data *d, const struct metric_row *r)
 {
-	static const struct report_extra none = { "", NULL };
+	static const struct report_extra none = { "", NULL }, missing = { "no verdict", NULL };
+	if (r->missing) /* not one of d->mi.rows: the metrics made it for a problem without a verdict */
+		return &missing;
 	size_t i = (size_t)(r - d->mi.rows);
 	return i < d->nextra && d->extra[i].status ? &d->extra[i] : &none;
 }

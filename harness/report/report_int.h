@@ -55,14 +55,16 @@ struct report_data {
 	struct strbuf settings_diff, coverage;
 };
 
-int report_data_load(struct report_data *d, char *const *runs, size_t n, enum metrics_by by, struct sb_error *err);
+int report_data_load(struct report_data *d, char *const *runs, size_t n, enum metrics_by by,
+		     enum metrics_denominator denominator, struct sb_error *err);
 void report_data_release(struct report_data *d);
 const struct report_extra *report_extra_of(const struct report_data *d, const struct metric_row *r);
 /* The agent index in d->m (the order of colours and rows everywhere) of an agent name; -1 when unknown. */
 int report_agent_index(const struct report_data *d, const char *agent);
 /* The problem's name from the first input that knows it, or "" */
 const char *report_problem_name(const struct report_data *d, const char *ref);
-/* Every problem any agent has a verdict for, in level and problem order (the array is allocated). */
+/* Every problem of any agent's cells (with --denominator all, those without a verdict too), in level and
+ * problem order (the array is allocated). */
 size_t report_problems(const struct report_data *d, const char ***out);
 /* 1 when the agent has a trajectory of more than one attempt. */
 int report_agent_iterative(const struct report_data *d, size_t agent);
@@ -98,6 +100,7 @@ void report_plot_findings(const struct report_data *d, struct plot *p);
 /* The document's sections that are tables and text (report_sections.c). */
 void report_section_runs(const struct report_data *d, struct doc *doc);
 void report_section_summary(const struct report_data *d, struct doc *doc);
+void report_section_details(const struct report_data *d, struct doc *doc);
 void report_section_problems(const struct report_data *d, struct doc *doc);
 void report_section_stages(const struct report_data *d, struct doc *doc);
 void report_section_findings(const struct report_data *d, struct doc *doc);

@@ -314,7 +314,7 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 	free(probs);
 	p->caption = xstrdup("Per-problem speedup vs eager of each agent's representative candidate, log scale: a bar "
 			     "up from the 1x line is faster than eager, down is slower, a dot ends each bar. x on the 1x line: not correct "
-			     "(did not compile, wrong, crashed or a hack); o: correct but not timed.");
+			     "(did not compile, wrong, crashed, a hack, or no verdict); o: correct but not timed.");
 }
 
 /* ---------- best speedup by attempt (iterative agents) ---------- */
@@ -325,6 +325,25 @@ static void write_num(struct strbuf *b, double x)
 		strbuf_addf(b, " %.10g", x);
 	else
 		strbuf_addstr(b, " ?");
+}
+
+/* Series j of n is drawn this far above its values, `unit` apart and `spread` apart at most in all: equal
+ * series (two agents with the same results, or correct and faster than eager alike) lie one above the
+ * other instead of on top of each other. Only a vertical shift keeps sloped segments apart too. */
+static double dodge(size_t j, size_t n, double unit, double spread)
+{
+	double step = n > 1 ? fmin(unit, spread / (double)(n - 1)) : 0;
+	return ((double)(n - 1) / 2 - (double)j) * step;
+}
+#define DODGE_PCT(j, n) dodge(j, n, 2, 8)       /* percentage points */
+#define DODGE_LOG(j, n) dodge(j, n, 0.02, 0.08) /* ln units of a log axis */
+
+/* A filled point type per agent (circle, square, triangle, diamond, ...) and its open twin: series that
+ * still touch differ in shape as well as colour. */
+static int point_type(size_t agent, int open)
+{
+	static const int filled[] = { 7, 5, 9, 13, 11, 15 };
+	return filled[agent % (sizeof(filled) / sizeof(*filled))] - open;
 }
 
 void report_plot_attempts(const struct report_data *d, struct plot *p)
@@ -370,15 +389,17 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 		struct strbuf t1 = STRBUF_INIT, t2 = STRBUF_INIT;
 		strbuf_addf(&t1, "%s: correct", m->agents[a].name);
 		strbuf_addf(&t2, "%s: faster than eager", m->agents[a].name);
-		strbuf_addf(&top, "%s '%s.dat' index %zu using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s' title ",
-			    top.len ? ", \\\n    " : "plot", p->name, block, colour(a));
-		gp_quote(&top, t1.buf);
-		strbuf_addf(&top, ", \\\n    '%s.dat' index %zu using 1:3 with linespoints lw 2 dt 2 pt 6 ps 0.6 lc rgb '%s' title ",
-			    p->name, block, colour(a));
-		gp_quote(&top, t2.buf);
+		for (int fast = 0; fast < 2; fast++) {
+			size_t j = 2 * block + (size_t)fast;
+			strbuf_addf(&top, "%s '%s.dat' index %zu using 1:($%d%+.2f) with linespoints lw 2 %spt %d ps 0.7 "
+					  "lc rgb '%s' title ", top.len ? ", \\\n   " : "plot", p->name, block, 2 + fast,
+				    DODGE_PCT(j, 2 * nit), fast ? "dt 2 " : "", point_type(a, fast), colour(a));
+			gp_quote(&top, fast ? t2.buf : t1.buf);
+		}
 		if (any_geo) {
-			strbuf_addf(&bottom, "%s '%s.dat' index %zu using 1:4 with linespoints lw 2 pt 7 ps 0.6 lc rgb '%s'",
-				    bottom.len ? ", \\\n    " : "plot", p->name, block, colour(a));
+			strbuf_addf(&bottom, "%s '%s.dat' index %zu using 1:($4*%.4f) with linespoints lw 2 pt %d ps 0.7 "
+					     "lc rgb '%s'", bottom.len ? ", \\\n   " : "plot", p->name, block,
+				    exp(DODGE_LOG(block, nit)), point_type(a, 0), colour(a));
 			agent_title(&bottom, m->agents[a].name);
 		}
 		strbuf_release(&t1);
@@ -408,7 +429,9 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	p->caption = xstrfmt("Iterative agents, all levels: a trajectory is one sample of one problem, its attempts in "
 			     "order. Top: %% of trajectories with a correct candidate (solid) and with one faster than eager "
 			     "(dashed) among their first k attempts; a trajectory that stopped earlier keeps its last state. "
-			     "%s",
+			     "So that equal series stay visible, each is drawn a little above or below its values (4 points "
+			     "of %% at most on top, 4%% below) and each agent has its own point shape; plots/attempts.dat "
+			     "holds the exact values. %s",
 			     lo <= hi ? "Bottom: geometric mean, over the trajectories that have a correct timed candidate by "
 					"attempt k, of the best speedup vs eager so far (log scale); the set grows with k, "
 					"so a newly solved slow problem can lower it."
@@ -441,9 +464,19 @@ void report_plot_tokens(const struct report_data *d, struct plot *p)
 			chi = fmax(chi, tr->cost_usd);
 		}
 	}
-	if (!with_calls || !(thi > 0)) {
+	if (!d->mi.ncalls) {
 		plot_omit(p, "Tokens and cost against speedup: no LLM calls are stored in these runs (samples and baselines "
 			     "without an LLM make none).");
+		return;
+	}
+	if (!with_calls) {
+		plot_omit(p, "Tokens and cost against speedup: the %zu LLM calls stored belong to samples that have no "
+			     "verdict yet (a run stopped or still going).", d->mi.ncalls);
+		return;
+	}
+	if (!(thi > 0)) {
+		plot_omit(p, "Tokens and cost against speedup: the %zu LLM calls stored report no token counts (the "
+			     "endpoint sent no usage), so there is nothing to plot.", d->mi.ncalls);
 		return;
 	}
 	int cost_panel = chi > 0;
@@ -556,6 +589,15 @@ void report_findings_count(const struct report_data *d, const char *agent, const
 	}
 }
 
+/* A tick every 1, 2, 5, 10, 20, ... candidates, at most ten of them up to top: counts are whole. */
+static size_t count_tick_step(size_t top)
+{
+	for (size_t decade = 1;; decade *= 10)
+		for (size_t m = 1; m <= 5; m += m == 1 ? 1 : 3)
+			if (top / (decade * m) <= 10)
+				return decade * m;
+}
+
 void report_plot_findings(const struct report_data *d, struct plot *p)
 {
 	const struct metrics *m = &d->m;
@@ -567,16 +609,25 @@ void report_plot_findings(const struct report_data *d, struct plot *p)
 		return;
 	}
 	size_t top = 0;
-	double w = 0.8 / (double)(na ? na : 1);
 	int first = 1;
 	struct strbuf cmd = STRBUF_INIT;
+	/* each id's bars share its slot among the agents that have that finding, so they sit centred on its tick */
+	size_t *with = xcalloc(nid, sizeof(*with)), *rank = xcalloc(nid * (na ? na : 1), sizeof(*rank));
+	for (size_t i = 0; i < nid; i++)
+		for (size_t a = 0; a < na; a++) {
+			size_t r, f;
+			report_findings_count(d, m->agents[a].name, ids[i], &r, &f);
+			rank[i * na + a] = with[i];
+			with[i] += r + f > 0;
+		}
 	for (size_t a = 0; a < na; a++) {
 		size_t nr = 0, nf = 0;
 		for (int sev = 0; sev < 2; sev++) {
 			for (size_t i = 0; i < nid; i++) {
 				size_t r, f;
 				report_findings_count(d, m->agents[a].name, ids[i], &r, &f);
-				double x = (double)i + 1 - 0.4 + w * ((double)a + 0.5);
+				double w = 0.8 / (double)(with[i] ? with[i] : 1);
+				double x = (double)i + 1 - 0.4 + w * ((double)rank[i * na + a] + 0.5);
 				if (r + f > top)
 					top = r + f;
 				if (sev == 0 && r)
@@ -601,10 +652,13 @@ void report_plot_findings(const struct report_data *d, struct plot *p)
 			first = 0;
 		}
 	}
+	free(with);
+	free(rank);
 	p->width = (int)fmax(W, 160 + (double)nid * fmax(40, 14 * (double)na + 10));
 	header(p, "Candidates with a hack finding, by id");
-	strbuf_addf(&p->body, "set ylabel 'candidates'\nset yrange [0:%zu]\nset xrange [0.4:%zu.6]\nset grid noxtics\n"
-			      "set xtics (", top + 1 + top / 10, nid);
+	size_t step = count_tick_step(top);
+	strbuf_addf(&p->body, "set ylabel 'candidates'\nset yrange [0:%zu]\nset ytics 0, %zu\nset mytics 1\n"
+			      "set xrange [0.4:%zu.6]\nset grid noxtics\nset xtics (", top + 1 + top / 10, step, nid);
 	for (size_t i = 0; i < nid; i++) {
 		strbuf_addstr(&p->body, i ? ", " : "");
 		gp_quote(&p->body, ids[i]);

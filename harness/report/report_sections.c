@@ -39,8 +39,10 @@ void report_section_runs(const struct report_data *d, struct doc *doc)
 		doc_note(doc, "These runs were made with settings that change the numbers, so their rows are not strictly "
 			      "comparable: %s", d->settings_diff.buf);
 	if (d->coverage.len)
-		doc_note(doc, "Some agents lack verdicts for problems of their run; their rates are over the problems they "
-			      "have: %s", d->coverage.buf);
+		doc_note(doc, "Some agents lack verdicts for problems of their run; %s: %s",
+			 d->m.denominator == METRICS_ALL ? "those problems count as failures in their rates"
+							 : "their rates are over the problems they have",
+			 d->coverage.buf);
 }
 
 void report_section_summary(const struct report_data *d, struct doc *doc)
@@ -51,12 +53,25 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		doc_para(doc, "No verdicts are stored in these runs yet.");
 		return;
 	}
+	struct strbuf scope = STRBUF_INIT;
+	metrics_scope_note(m, &scope);
 	doc_para(doc, "Each cell: correct %% / fast_1 %% / geometric-mean speedup vs eager over the correct problems, "
-		      "agents as rows and levels as columns. Each problem is represented by %s (--by %s); rates are over "
-		      "the problems each agent has verdicts for (docs/metrics.md).",
-		 m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
-		 metrics_by_name(m->by));
+		      "agents as rows and levels as columns. %s See docs/metrics.md.", scope.buf);
+	strbuf_release(&scope);
 	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
+	struct strbuf note = STRBUF_INIT;
+	metrics_intervals_note(&note);
+	doc_para(doc, "Every metric per agent and level, with its interval, is in \"Results per agent\" after the plots. "
+		      "%s", note.buf);
+	strbuf_release(&note);
+}
+
+void report_section_details(const struct report_data *d, struct doc *doc)
+{
+	const struct metrics *m = &d->m;
+	if (!m->nagents && !m->nunavailable)
+		return;
+	doc_heading(doc, 2, "details", "Results per agent");
 	for (size_t a = 0; a < m->nagents; a++) {
 		char id[32];
 		snprintf(id, sizeof(id), "agent-%zu", a + 1);
@@ -73,10 +88,6 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 		doc_para(doc, "%s", note.buf);
 		strbuf_release(&note);
 	}
-	struct strbuf note = STRBUF_INIT;
-	metrics_intervals_note(&note);
-	doc_para(doc, "%s", note.buf);
-	strbuf_release(&note);
 }
 
 static void outcome(struct strbuf *out, const struct report_data *d, const struct metric_row *r)
@@ -101,8 +112,10 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 		free(probs);
 		return;
 	}
+	doc_heading(doc, 2, "outcomes", "Outcome per problem");
 	doc_para(doc, "Each problem's representative candidate per agent: its status, and its speedup vs eager "
-		      "when it is correct and timed. '(hack)': a finding rejected it.");
+		      "when it is correct and timed. '(hack)': a finding rejected it; 'no verdict': the run selected the "
+		      "problem and the agent has no verdict for it.");
 	struct table *t = doc_table(doc, "problems-table", m->nagents + 2);
 	table_cell(t, "problem");
 	table_cell(t, "name");
@@ -161,6 +174,7 @@ void report_section_stages(const struct report_data *d, struct doc *doc)
 			v[j].logsum += log(r->speedup_eager);
 		}
 	}
+	doc_heading(doc, 2, "stages", "Attempts by stage");
 	if (!nv) {
 		doc_note(doc, "No attempt in these runs records an agent stage (samples and single-shot agents have none), "
 			      "so there is no table of attempts by stage.");
@@ -212,6 +226,7 @@ void report_section_findings(const struct report_data *d, struct doc *doc)
 		free(ids);
 		return;
 	}
+	doc_heading(doc, 2, "findings-by-agent", "Hack findings by agent");
 	doc_para(doc, "Candidates with a finding, per hack id (DESIGN §7) and agent, with the first one as an example. "
 		      "Found by: S from the source, R at run time, D a property of the problem.");
 	struct table *t = doc_table(doc, "findings-table", 7);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # report_dom.py - opens a stitchbench report in headless Chromium and prints what was rendered, as JSON, for
 # tests/e2e/test_report.sh to assert on: tables, each plot's <svg> and how much it drew, images, every fetch
-# the page made, attributes that point outside the page; plus a screenshot and how much of it is not blank.
+# the page made, attributes that point outside the page, where each table and plot starts on a page 1280 px
+# wide; plus a screenshot and how much of it is not blank.
 # Usage: report_dom.py REPORT.html SCREENSHOT.png
 import html
 import json
@@ -23,7 +24,7 @@ document.getElementById('f').addEventListener('load', function () {
     var w = this.contentWindow, d = this.contentDocument;
     out.title = d.title;
     out.tables = Array.from(d.querySelectorAll('table')).map(function (t) {
-      return { id: t.id, rows: t.rows.length,
+      return { id: t.id, rows: t.rows.length, top: t.getBoundingClientRect().top,
                head: Array.from(t.rows[0].cells).map(function (c) { return c.textContent; }),
                first_col: Array.from(t.rows).slice(1).map(function (r) { return r.cells[0].textContent; }) };
     });
@@ -38,6 +39,7 @@ document.getElementById('f').addEventListener('load', function () {
         s.querySelectorAll('text').forEach(function (t) { texts.push(t.textContent); });
       }
       return { id: f.id, svg: !!s, width: r ? r.width : 0, height: r ? r.height : 0, drawn: drawn, points: points,
+               top: f.getBoundingClientRect().top,
                texts: texts,
                caption: (f.querySelector('figcaption') || {}).textContent || '' };
     });

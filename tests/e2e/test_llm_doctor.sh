@@ -7,7 +7,8 @@ export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 
 cat >"$TMP/script.json" <<'JSON'
 [{"body": {"object": "list", "data": [{"id": "m1"}]}},
- {"body": {"object": "list", "data": [{"id": "m1"}, {"id": "m2"}]}}]
+ {"body": {"object": "list", "data": [{"id": "m1"}, {"id": "m2"}]}},
+ {"body": {"object": "list", "data": [{"id": "m1"}]}}]
 JSON
 python3 "$SB_ROOT/tests/fake_llm/server.py" "$TMP/script.json" "$TMP/requests.json" >"$TMP/port" &
 server=$!
@@ -49,3 +50,36 @@ if grep -qF -- "$key" <<<"$OUT_TXT$ERR_TXT"; then _report fail "the key is never
 	_report ok "the key is never printed"; fi
 if grep -qF "Bearer $key" "$TMP/requests.json"; then _report ok "the probe sent the key to the endpoint"; else
 	_report fail "the probe sent the key to the endpoint" "$(cat "$TMP/requests.json")"; fi
+
+# A key given as a header: literally (shown and stored redacted) or from a variable that headers_env names
+# (the variable's name is shown, its value never).
+lit="lit-$$-$RANDOM$RANDOM" hdr="hdr-$$-$RANDOM$RANDOM"
+cat >"$TMP/hdr.yaml" <<YAML
+models:
+  - name: gw
+    api_base: http://127.0.0.1:$port/v1
+    model: m1
+    api_key_env: SB_E2E_UNSET_KEY
+    headers: {Authorization: "Bearer $lit", X-Team: blue}
+    headers_env: {X-Api-Key: SB_E2E_HDR}
+YAML
+SB_E2E_HDR=$hdr run_sb doctor --config "$TMP/hdr.yaml"
+check_out_re "headers and headers_env reach the endpoint" "^(ok|warn) +llm +gw: http://127.0.0.1:$port/v1 [0-9]+ ms, 1 model listed"
+if grep -qF -- "$lit" <<<"$OUT_TXT$ERR_TXT" || grep -qF -- "$hdr" <<<"$OUT_TXT$ERR_TXT"; then
+	_report fail "doctor prints neither a secret-looking header nor a headers_env value" "$OUT_TXT"; else
+	_report ok "doctor prints neither a secret-looking header nor a headers_env value"; fi
+check_out "the resolved configuration shows the secret header redacted" '"Authorization": "[REDACTED]"'
+check_out "and the other headers as they are" '"X-Team": "blue"'
+check_out "and the variable headers_env names" '"X-Api-Key": "SB_E2E_HDR"'
+got=$(python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["requests"][2]["headers"]; print(h.get("Authorization"), h.get("X-Api-Key"), h.get("X-Team"))' "$TMP/requests.json" 2>&1)
+if [ "$got" = "Bearer $lit $hdr blue" ]; then _report ok "the probe sent all three headers with their values"; else
+	_report fail "the probe sent all three headers with their values" "$got"; fi
+run_sb doctor --config "$TMP/hdr.yaml"
+check_out_re "an unset headers_env variable is named" "^warn +llm +gw: model gw: headers_env.X-Api-Key names \\\$SB_E2E_HDR, which is not set"
+# the configuration a run stores (here through import, which writes config.yaml the same way)
+SB_E2E_HDR=$hdr run_sb import "$TMP/run" "$SB_ROOT/tests/fixtures/verdicts/shard_a.jsonl" -c "$TMP/hdr.yaml"
+check_rc "a run made with that configuration" 0
+if [ -s "$TMP/run/config.yaml" ] && ! grep -qF -- "$lit" "$TMP/run/config.yaml" && ! grep -qF -- "$hdr" "$TMP/run/config.yaml" &&
+	grep -qF '"Authorization": "[REDACTED]"' "$TMP/run/config.yaml"; then
+	_report ok "stores no secret header value in its config.yaml"; else
+	_report fail "stores no secret header value in its config.yaml" "$(grep -A3 headers "$TMP/run/config.yaml")"; fi

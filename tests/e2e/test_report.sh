@@ -19,6 +19,7 @@ run_sb report "$R/one" -o "$TMP/rep1"
 check_rc "report writes a report" 0
 check_out "it says what it wrote" "wrote $TMP/rep1/report.md and $TMP/rep1/report.html: 4 plots drawn (svg and pngcairo png), 2 without data left out"
 check_err "and warns about the agent that covers only some problems" "has verdicts for 3 of the 7 problems"
+check_err "whose problems without a verdict count as failures" "the 4 without one count as failures (--denominator judged leaves them out)"
 for p in fast_p speedups per_problem findings; do
 	check_true "plot $p: data, gnuplot script, SVG and PNG" test -s "$TMP/rep1/plots/$p.dat" -a -s "$TMP/rep1/plots/$p.gp" \
 		-a -s "$TMP/rep1/plots/$p.svg" -a -s "$TMP/rep1/plots/$p.png"
@@ -34,7 +35,7 @@ if [ "$(grep -o '<svg' <<<"$html" | wc -l)" = 4 ] && ! grep -q '<?xml\|<!DOCTYPE
 	_report fail "the four SVGs are inlined without their prolog, doctype or namespace URLs" "$(grep -o '<svg\|<?xml\|xmlns[^ ]*' <<<"$html" | sort | uniq -c)"; fi
 if ! grep -qF '<img src=x' <<<"$html" && grep -qF '&lt;img src=x onerror=alert(1)&gt;|x_y' <<<"$html"; then
 	_report ok "the hostile agent name is text in the HTML"; else _report fail "the hostile agent name is text in the HTML" "$(grep -o '.\{20\}img src=x.\{20\}' <<<"$html" | head -3)"; fi
-if ! grep -qF '<img' <<<"$md" && grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |' <<<"$md"; then
+if ! grep -qF '<img' <<<"$md" && grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |' <<<"$md"; then
 	_report ok "and in the Markdown, where its '|' cannot add a column"; else _report fail "and in the Markdown, where its '|' cannot add a column" "$(grep -F 'img' <<<"$md" | head -3)"; fi
 check_true "the Markdown shows the PNGs" grep -qF '](plots/per_problem.png)' "$TMP/rep1/report.md"
 check_true "the Markdown has the metrics table" grep -qF '| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |' "$TMP/rep1/report.md"
@@ -43,6 +44,13 @@ check_true "no audit table: the report says so" grep -qF 'No audit data' "$TMP/r
 check_true "a plot's script redraws it in its folder" test -s "$TMP/rep1/plots/fast_p.svg"
 
 run_sb report "$R/one" -o "$TMP/rep2" --by best
+check_true "the report says what the rates are over" grep -qF 'a problem without a verdict counting as a failure (--denominator all)' "$TMP/rep1/report.md"
+check_true "and is marked 'no verdict' there" grep -qE '^\| L[0-9]/[0-9]+ \| [^|]* \| no verdict \|' "$TMP/rep1/report.md"
+run_sb report "$R/one" -o "$TMP/rep5" --no-plots --denominator judged
+check_true "--denominator judged rates the agent over its own problems" \
+	grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |' "$TMP/rep5/report.md"
+run_sb report "$R/one" -o "$TMP/rep5" --denominator most
+check_rc "a bad --denominator is a usage error" 2
 check_true "--by best changes the represented candidates" grep -qF '| samples | 75.0 / 50.0 / 1.957x |' "$TMP/rep2/report.md"
 (cd "$TMP" && "$SB" report "$R/one" >/dev/null 2>&1)
 check_true "the default folder is reports/RUN in the current folder" test -s "$TMP/reports/one/report.html"
@@ -103,6 +111,11 @@ check(summary.get("head", [])[:1] == ["agent"] and summary.get("first_col") == a
       "the results table has agents as rows, named literally", summary.get("first_col"))
 got = [x["id"] for x in f.get("figures", [])]
 check(got == ["plot-" + x for x in figs], "exactly the plots with data are there", got)
+tops = [x["top"] for x in f.get("figures", [])]
+long_tables = [t["top"] for t in f.get("tables", []) if t["id"] != "summary-table"]
+check(tops and tops[0] < 1200 and long_tables and min(long_tables) > max(tops),
+      "the first plot starts within 1200 px and every table but the results summary comes after the plots",
+      {"figures": tops, "tables": {t["id"]: t["top"] for t in f.get("tables", [])}})
 for x in f.get("figures", []):
     need = int(points.get(x["id"][5:], 0))
     check(x["svg"] and x["width"] > 300 and x["height"] > 200 and x["drawn"] > 20 and x["points"] >= need,
@@ -151,12 +164,14 @@ for line in open(sys.argv[1]):
 PY
 }
 speed='v["speedup"]["vs_eager"] = S; v["speedup"]["vs_eager_ci95"] = [S * LO, S * HI]'
+# a changed candidate: another file, so another sha256 (the same file on both sides is a re-measurement)
+changed='v["candidate"]["sha256"] = "e" * 64; '
 run_sb import "$R/base" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/base"
 check_rc "identical runs: exit 0" 0
 check_out "no regressions" "**No regressions** in 9 compared candidates; 0 improvements."
 
-variant "$TMP/flip.jsonl" 'v["status"] = "incorrect"; v["speedup"] = None'
+variant "$TMP/flip.jsonl" "$changed"'v["status"] = "incorrect"; v["speedup"] = None'
 run_sb import "$R/flip" "$TMP/flip.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/flip"
 check_rc "correct -> incorrect: exit 1" 1
@@ -165,20 +180,20 @@ run_sb compare "$R/flip" "$R/base"
 check_rc "incorrect -> correct is an improvement: exit 0" 0
 check_out "it is listed as one" "| samples | L1/1 | 0 | incorrect (attempt 0) | pass 1.500x ±1.0% (attempt 0) | - | - | not correct → correct |"
 
-variant "$TMP/slow.jsonl" "S = 1.2; LO = 0.99; HI = 1.01; $speed"
+variant "$TMP/slow.jsonl" "${changed}S = 1.2; LO = 0.99; HI = 1.01; $speed"
 run_sb import "$R/slow" "$TMP/slow.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/slow" -o "$TMP/slow.md"
 check_rc "1.5x -> 1.2x with 1% intervals (-20%, threshold 5%): exit 1" 1
 check_out "-o writes the Markdown and says so" "1 regressions, 0 improvements; wrote $TMP/slow.md"
 check_true "the slowdown is in the Markdown with its ratio and threshold" grep -qF '| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.200x ±1.0% (attempt 0) | 0.800x (-20.0%) | ±5.0% | slower beyond the threshold |' "$TMP/slow.md"
 
-variant "$TMP/noisy.jsonl" "S = 1.35; LO = 0.75; HI = 1.3; $speed"
+variant "$TMP/noisy.jsonl" "${changed}S = 1.35; LO = 0.75; HI = 1.3; $speed"
 run_sb import "$R/noisy" "$TMP/noisy.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/noisy"
 check_rc "the same -10% when NEW's timing spread is wide: within noise, exit 0" 0
 check_out "it says within noise, with the threshold from the spread" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.350x ±31.7% (attempt 0) | 0.900x (-10.0%) | ±31.7% | within noise |"
 
-variant "$TMP/small.jsonl" "S = 1.46; LO = 0.99; HI = 1.01; $speed"
+variant "$TMP/small.jsonl" "${changed}S = 1.46; LO = 0.99; HI = 1.01; $speed"
 run_sb import "$R/small" "$TMP/small.jsonl" "$FIX/shard_b.jsonl"
 run_sb compare "$R/base" "$R/small"
 check_rc "-2.7% with tight intervals is within the 5% floor: exit 0" 0
@@ -186,6 +201,31 @@ run_sb compare "$R/base" "$R/small" --threshold 1%
 check_rc "--threshold 1% makes the same change a regression" 1
 run_sb compare "$R/base" "$R/small" --threshold 0.01
 check_rc "--threshold takes a fraction too" 1
+
+# the same file measured again on a loaded machine: 1.5x -> 1.1x is a re-measurement, never a regression;
+# its spread (one pair, ln(1.1/1.5), among 5 candidates evaluated twice) widens every other threshold
+variant "$TMP/again.jsonl" "S = 1.1; LO = 0.99; HI = 1.01; $speed"
+run_sb import "$R/again" "$TMP/again.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/again"
+check_rc "the same candidate slower by 27%: a re-measurement, exit 0" 0
+check_out "listed with its ratio as a re-measurement" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 1.100x ±1.0% (attempt 0) | 0.733x (-26.7%) |"
+check_out "whose outcome says so" "| same candidate: re-measured |"
+check_out "the spread between evaluations is reported" "The spread between evaluations, from the "
+# and L1/2 changed too, 1.0x -> 0.85x with a tight interval: -15% is beyond 5%, within that spread
+python3 - "$TMP/again.jsonl" >"$TMP/again2.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    if v["problem"]["ref"] == "L1/2":
+        v["candidate"]["sha256"] = "e" * 64
+        v["speedup"]["vs_eager"], v["speedup"]["vs_eager_ci95"] = 0.85, [0.85 * 0.99, 0.85 * 1.01]
+    print(json.dumps(v))
+PY
+run_sb import "$R/again2" "$TMP/again2.jsonl" "$FIX/shard_b.jsonl"
+run_sb compare "$R/base" "$R/again2"
+check_rc "a -15% change within the spread the re-measured candidate showed: exit 0" 0
+# 4 candidates evaluated twice, one pair apart by d = ln(1.1/1.5): s^2 = (d^2 / 2) / 4, h = 1.96 sqrt(2) s = 0.304
+check_out "its threshold is that spread, e^0.304 - 1" "| samples | L1/2 | 0 | pass 1.000x ±1.0% (attempt 0) | pass 0.850x ±1.0% (attempt 0) | 0.850x (-15.0%) | ±35.5% | within noise |"
 
 run_sb import "$R/part" "$FIX/shard_a.jsonl"
 run_sb compare "$R/base" "$R/part"

@@ -5,6 +5,12 @@ source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
 R="$TMP/results"
 verdicts_in() { "$SB" export "$1" | wc -l; }
+check_eq() { # name got want
+	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
+want: $3"; fi
+}
+# The verdicts of an export, each as the exact text stored: the row's last member, "verdict".
+verdict_text() { python3 -c 'import sys; [print(l[l.index(",\"verdict\":") + 11:-2]) for l in sys.stdin]'; }
 
 run_sb import "$R/single" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl"
 check_rc "import stores verdict JSONL in a new run" 0
@@ -33,7 +39,7 @@ check_out "merge says what it copied" "merged 2 inputs (2 runs): 9 verdicts, 0 L
 "$SB" export "$R/single/results.db" | sort >"$TMP/single.jsonl"
 if [ -s "$TMP/single.jsonl" ] && cmp -s "$TMP/merged.jsonl" "$TMP/single.jsonl"; then _report ok "the merged export equals the single run's"; else
 	_report fail "the merged export equals the single run's" "$(diff "$TMP/merged.jsonl" "$TMP/single.jsonl" | head -5)"; fi
-same=$(python3 -c 'import json,sys; a=[json.loads(l) for l in open(sys.argv[1])]; b=[json.loads(l) for f in sys.argv[2:] for l in open(f)]; k=lambda v: json.dumps(v, sort_keys=True); print(sorted(map(k,a)) == sorted(map(k,b)))' \
+same=$(python3 -c 'import json,sys; a=[json.loads(l)["verdict"] for l in open(sys.argv[1])]; b=[json.loads(l) for f in sys.argv[2:] for l in open(f)]; k=lambda v: json.dumps(v, sort_keys=True); print(sorted(map(k,a)) == sorted(map(k,b)))' \
 	"$TMP/merged.jsonl" "$FIX/shard_a.jsonl" "$FIX/shard_b.jsonl" 2>&1)
 if [ "$same" = True ]; then _report ok "export gives back the imported verdicts"; else _report fail "export gives back the imported verdicts" "$same"; fi
 run_sb merge "$R/merged" "$R/a" "$R/b"
@@ -73,6 +79,20 @@ check_rc "a file that is not a store is an input error" 2
 check_err "it says so" "is not an SQLite database, so not a results store"
 
 # CSV, read back by Python's csv module.
+# Every JSONL row says whose verdict it is: the key and stage, the same values as the CSV's columns.
+"$SB" export "$R/merged" >"$TMP/v.jsonl"
+got=$(python3 - "$TMP/v.jsonl" <("$SB" export "$R/merged" --format csv) <<'PY' 2>&1
+import csv, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+table = list(csv.DictReader(open(sys.argv[2], newline="")))
+keys = [list(r)[:5] for r in rows]
+same = [(r["agent"], r["problem"], str(r["sample"]), str(r["attempt"]), r["stage"] or "") ==
+        (c["agent"], c["problem"], c["sample"], c["attempt"], c["stage"]) for r, c in zip(rows, table)]
+print(len(rows), len(table), keys[0], all(same), all(r["verdict"]["problem"]["ref"] == r["problem"] for r in rows))
+PY
+)
+check_eq "export --format jsonl rows carry the key and stage, row for row as in the CSV" "$got" \
+	"9 9 ['agent', 'problem', 'sample', 'attempt', 'stage'] True True"
 run_sb export "$R/merged" --format csv -o "$TMP/v.csv"
 check_rc "export --format csv -o FILE" 0
 got=$(python3 - "$TMP/v.csv" <<'PY' 2>&1
@@ -111,8 +131,22 @@ check_err "metrics warns when runs were made with other settings" "eval.trials: 
 run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model qwen3-32b
 run_sb import "$R/two" "$FIX/shard_b.jsonl"
 run_sb metrics "$R/two"
-check_out "two agents of one run are two rows" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
-check_err "an agent that lacks verdicts for some problems of its run is named" "agent base has verdicts for 3 of the 7 problems in $R/two"
+check_out "two agents of one run are two rows; base's 4 problems without a verdict count as failures" \
+	"| base | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |"
+check_out "the table says what the rates are over" "a problem without a verdict counting as a failure (--denominator all)"
+check_out "and how many problems had no verdict" "| no verdict (counted as failed) | 1 | 3 | 4 |"
+check_err "an agent that lacks verdicts for some problems of its run is named" \
+	"agent base has verdicts for 3 of the 7 problems in $R/two; the 4 without one count as failures"
+run_sb metrics "$R/two" --denominator judged
+check_out "--denominator judged rates base over its 3 problems" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
+check_out "and says so" "problems without one are left out (--denominator judged)"
+run_sb metrics "$R/two" --json
+check_eq "--json names the denominator and counts the problems without a verdict" \
+	"$(python3 -c 'import json,sys; j=json.load(sys.stdin); c=j["agents"][0]["levels"]["all"]; print(j["denominator"], c["problems"], c["problems_without_verdict"])' <<<"$OUT_TXT" 2>&1)" \
+	"all 7 4"
+run_sb metrics "$R/two" --denominator some
+check_rc "a bad --denominator is a usage error" 2
+check_err "naming both choices" "--denominator some: use all or judged"
 run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model gpt
 check_rc "one agent name cannot stand for two models" 2
 check_err "it says which" "agent base is stored in $R/two/results.db as kind samples, model qwen3-32b"
@@ -135,7 +169,7 @@ run_sb eval "${EVAL[@]}" -o "$TMP/e.jsonl" --run evalrun
 check_rc "eval --samples --run judges the folder" 0
 check_out "it names the run's store" "stored in run evalrun: $R/evalrun/results.db"
 check_true "the run directory has its config.yaml" test -s "$R/evalrun/config.yaml"
-"$SB" export "$R/evalrun" | sort >"$TMP/e_store.jsonl"
+"$SB" export "$R/evalrun" | verdict_text | sort >"$TMP/e_store.jsonl"
 sort "$TMP/e.jsonl" >"$TMP/e_file.jsonl"
 if [ "$(wc -l <"$TMP/e_store.jsonl")" = 2 ] && cmp -s "$TMP/e_store.jsonl" "$TMP/e_file.jsonl"; then
 	_report ok "the store holds exactly the verdicts of the JSONL"; else

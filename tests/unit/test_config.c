@@ -246,6 +246,33 @@ static void dump_round_trips(void **state)
 	config_release(&b);
 }
 
+/* What doctor prints and a run stores never holds a credential given as a header: a secret-looking name's
+ * value is written redacted, other headers and the variables headers_env names as they are. */
+static void dump_redacts_secret_headers(void **state)
+{
+	(void)state;
+	struct config c;
+	struct sb_error err = { 0 };
+	struct strbuf y = STRBUF_INIT;
+	assert_int_equal(load(&c, VALID, &err), 0);
+	assert_int_equal(config_set(&c, "models.qwen.headers=Authorization:Bearer s1,X-Api-Key:s2,x-auth-token:s3,"
+				    "Cookie:s4,X-Team:kernels", &err), 0);
+	assert_int_equal(config_set(&c, "models.qwen.headers_env=X-Client-Secret:MY_SECRET_VAR", &err), 0);
+	config_dump(&c, &y);
+	assert_null(strstr(y.buf, "Bearer s1"));
+	assert_null(strstr(y.buf, "\"s2\""));
+	assert_null(strstr(y.buf, "\"s3\""));
+	assert_null(strstr(y.buf, "\"s4\""));
+	assert_non_null(strstr(y.buf, "\"Authorization\": \"[REDACTED]\""));
+	assert_non_null(strstr(y.buf, "\"x-auth-token\": \"[REDACTED]\""));
+	assert_non_null(strstr(y.buf, "\"X-Team\": \"kernels\""));
+	assert_non_null(strstr(y.buf, "headers_env:\n      \"X-Client-Secret\": \"MY_SECRET_VAR\""));
+	assert_true(config_header_secret("Proxy-Authorization") && config_header_secret("OpenAI-Organization-Key"));
+	assert_false(config_header_secret("Content-Type") || config_header_secret("anthropic-version"));
+	strbuf_release(&y);
+	config_release(&c);
+}
+
 /* docs/config.md must document every key the schema accepts, and no key it does not. */
 static void walk_keys(const struct field *fields, const char *prefix, struct strbuf *doc, int *missing)
 {
@@ -319,6 +346,7 @@ int main(void)
 		cmocka_unit_test(cross_section_errors_point_at_the_entry),
 		cmocka_unit_test(set_overrides_scalars_lists_and_named_entries),
 		cmocka_unit_test(dump_round_trips),
+		cmocka_unit_test(dump_redacts_secret_headers),
 		cmocka_unit_test(docs_cover_every_key),
 		cmocka_unit_test(example_config_is_valid),
 		cmocka_unit_test(missing_file_is_an_input_error),

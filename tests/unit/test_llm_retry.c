@@ -125,17 +125,34 @@ static void final_error_names_endpoint_model_status_and_never_the_key(void **sta
 	fixture_stop(x);
 }
 
-static void nothing_listening_is_a_connect_error(void **state)
+/* Nothing listening fails the call at once, without backoff (the next attempt would find the same), and
+ * the third such call in a row says the endpoint is down. */
+static void nothing_listening_fails_fast_and_marks_the_endpoint_down(void **state)
 {
 	(void)state;
 	struct llm_fixture *x = fixture_start("openai", KEY, "[]");
 	x->m.api_base = (char *)"http://127.0.0.1:9/v1";
-	assert_int_equal(fixture_chat(x, 0), SB_EENV);
-	assert_int_equal(x->r.kind, LLM_ERR_CONNECT);
-	assert_int_equal(x->r.attempts, 3);
-	assert_int_equal(x->r.http_status, 0);
-	assert_non_null(strstr(x->err.msg, "http://127.0.0.1:9/v1/chat/completions"));
+	x->o.backoff_base_s = x->o.backoff_cap_s = 2; /* a retry would show in the time taken */
+	for (int call = 0; call < 3; call++) {
+		double t0 = retry_now();
+		assert_int_equal(fixture_chat(x, call), SB_EENV);
+		assert_true(retry_now() - t0 < 1.5);
+		assert_int_equal(x->r.kind, LLM_ERR_CONNECT);
+		assert_int_equal(x->r.attempts, 1);
+		assert_int_equal(x->r.http_status, 0);
+		assert_non_null(strstr(x->err.msg, "http://127.0.0.1:9/v1/chat/completions"));
+		assert_int_equal(x->r.endpoint_down, call == 2);
+	}
+	assert_non_null(strstr(x->err.msg, "nothing answered 3 calls in a row there: the endpoint is down"));
 	fixture_stop(x);
+	/* the count: unreachable calls in a row; any answer, even an error, starts it again */
+	struct endpoint_health h = { 0 };
+	assert_false(retry_note_call(&h, 1, 2));
+	assert_false(retry_note_call(&h, 0, 2));
+	assert_false(retry_note_call(&h, 1, 2));
+	assert_true(retry_note_call(&h, 1, 2));
+	assert_true(retry_note_call(&h, 1, 2));
+	assert_false(retry_note_call(&h, 1, 0)); /* down_after 0: never down */
 }
 
 struct worker {
@@ -245,7 +262,7 @@ int main(void)
 		cmocka_unit_test(timeout_then_success_on_retry),
 		cmocka_unit_test(other_client_errors_are_not_retried),
 		cmocka_unit_test(final_error_names_endpoint_model_status_and_never_the_key),
-		cmocka_unit_test(nothing_listening_is_a_connect_error),
+		cmocka_unit_test(nothing_listening_fails_fast_and_marks_the_endpoint_down),
 		cmocka_unit_test(concurrency_limit_holds_and_is_used),
 		cmocka_unit_test(requests_per_minute_spaces_requests),
 		cmocka_unit_test(backoff_policy_bounds_and_retry_after_forms),

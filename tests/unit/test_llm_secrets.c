@@ -161,10 +161,78 @@ static void no_file_or_message_ever_holds_the_key(void **state)
 	fixture_stop(x);
 }
 
+/* Credentials given as headers are secrets too: a headers_env value and a secret-looking literal header
+ * reach the endpoint and nothing else, even from a server that echoes every header back. A redacted header
+ * (what a run's config.yaml stores) is refused with what to set, and headers_env gives it again. */
+static void header_credentials_never_reach_a_file(void **state)
+{
+	(void)state;
+	char env_value[48], literal[48];
+	random_key(env_value);
+	random_key(literal);
+	struct llm_fixture *x = fixture_start("openai", "sk-unused",
+					      "[{'status': 500, 'echo_headers': true}, {'status': 400, 'echo_headers': true},"
+					      " {'content': 'fine'}]");
+	struct header_kv headers[] = { { (char *)"X-Secret-Token", literal }, { (char *)"X-Team", (char *)"blue" },
+				       { (char *)"X-Api-Key", (char *)"replaced by headers_env" } };
+	struct header_kv from_env[] = { { (char *)"x-api-key", (char *)"SBTEST_HDR" } };
+	x->m.headers = headers;
+	x->m.nheaders = 3;
+	x->m.headers_env = from_env;
+	x->m.nheaders_env = 1;
+	setenv("SBTEST_HDR", env_value, 1);
+	x->o.max_attempts = 2;
+	assert_int_equal(fixture_chat(x, 0), SB_EENV); /* 500, then 400: both bodies hold the headers */
+	assert_null(strstr(x->err.msg, env_value));
+	assert_null(strstr(x->err.msg, literal));
+	assert_non_null(strstr(x->err.msg, "[REDACTED]"));
+	assert_int_equal(fixture_chat(x, 1), 0);
+	int files = 0, hits = 0;
+	grep_tree(x->run, env_value, &files, &hits);
+	grep_tree(x->run, literal, &files, &hits);
+	assert_int_equal(hits, 0);
+	assert_true(files >= 4); /* two transcripts, searched twice */
+	json_t *log = fake_llm_log(&x->srv);
+	char *sent_env = fake_llm_header(log, 0, "X-Api-Key"), *sent_lit = fake_llm_header(log, 0, "X-Secret-Token");
+	char *team = fake_llm_header(log, 0, "X-Team");
+	assert_string_equal(sent_env, env_value); /* headers_env wins over the literal of the same name */
+	assert_string_equal(sent_lit, literal);
+	assert_string_equal(team, "blue");
+	free(sent_env), free(sent_lit), free(team);
+	json_decref(log);
+	llm_client_free(x->c);
+	x->c = NULL;
+
+	/* resumed from a stored config.yaml: the redacted value is refused, and headers_env replaces it */
+	struct header_kv redacted[] = { { (char *)"Authorization", (char *)"[REDACTED]" } };
+	struct header_kv auth_env[] = { { (char *)"Authorization", (char *)"SBTEST_HDR" } };
+	x->m.headers = redacted;
+	x->m.nheaders = 1;
+	x->m.headers_env = NULL;
+	x->m.nheaders_env = 0;
+	assert_int_equal(llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err), SB_EINPUT);
+	assert_non_null(strstr(x->err.msg, "--set models.fake.headers_env=Authorization:VARIABLE"));
+	x->m.headers_env = auth_env;
+	x->m.nheaders_env = 1;
+	assert_int_equal(llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err), 0);
+	llm_client_free(x->c);
+	x->c = NULL;
+	/* a variable that is not set is named */
+	unsetenv("SBTEST_HDR");
+	assert_int_equal(llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err), SB_EINPUT);
+	assert_non_null(strstr(x->err.msg, "headers_env.Authorization names $SBTEST_HDR, which is not set"));
+	x->m.headers = NULL;
+	x->m.nheaders = 0;
+	x->m.headers_env = NULL;
+	x->m.nheaders_env = 0;
+	fixture_stop(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(no_file_or_message_ever_holds_the_key),
+		cmocka_unit_test(header_credentials_never_reach_a_file),
 	};
 	return cmocka_run_group_tests_name("llm_secrets", tests, NULL, NULL);
 }

@@ -18,16 +18,16 @@ static int close_to(double a, double b)
 	} while (0)
 
 /* Candidates by outcome: PASS(agent, ref, level, sample, attempt, vs eager, vs compiled). */
-#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc }
-#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN }   /* incorrect, runtime_error, timeout */
-#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN } /* compile_error, format_error */
-#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN }
+#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0 }
+#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0 } /* incorrect, runtime_error, timeout */
+#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0 } /* compile_error, format_error */
+#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0 }
 
 static void compute(const struct metric_row *rows, size_t n, const struct metric_call *calls, size_t nc,
 		    enum metrics_by by, struct metrics *m)
 {
 	struct sb_error err = { 0 };
-	if (metrics_compute(rows, n, calls, nc, by, m, &err))
+	if (metrics_compute(rows, n, calls, nc, by, NULL, m, &err))
 		fail_msg("%s", err.msg);
 }
 
@@ -275,6 +275,70 @@ static void unavailable_agents(void **state)
 	metrics_release(&m);
 }
 
+/* A problem the run selected and the agent has no verdict for counts as a failure by default (KernelBench's
+ * convention), so a run that stopped early cannot look better than one that finished; --denominator judged
+ * leaves it out, and both say how many had no verdict. */
+static void missing_verdicts(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = { PASS("a", "L1/1", 1, 0, 0, 1.5, NAN), WRONG("a", "L1/2", 1, 0, 0) };
+	static const char *const probs[] = { "L1/1", "L1/2", "L1/3", "L2/1" };
+	struct metric_expect e[2 * 4 + 1];
+	for (size_t i = 0; i < 8; i++)
+		e[i] = (struct metric_expect){ i < 4 ? "a" : "b", probs[i % 4], probs[i % 4][1] - '0' };
+	e[8] = e[2]; /* the same problem from a second store counts once */
+	struct metric_scope all = { METRICS_ALL, e, 9 }, judged = { METRICS_JUDGED, e, 9 };
+	struct metrics m;
+	struct sb_error err = { 0 };
+	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &all, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.nmissing, 6);
+	assert_int_equal(m.nagents, 2); /* b has no verdict at all: 0% of its 4 problems, not left out */
+	const struct metric_cell *c = &m.agents[0].cells[0];
+	assert_int_equal(c->problems, 4);
+	assert_int_equal(c->missing, 2);
+	assert_close(c->correct_pct, 25);
+	assert_close(c->compiled_pct, 50);
+	assert_close(c->hack_pct, 0);
+	fast(c, 25, 25, 25, 25, 0, 0);
+	assert_close(c->geomean_eager, 1.5); /* the speedups of the correct ones: unchanged */
+	assert_int_equal(m.agents[0].cells[1].problems, 3);
+	assert_close(m.agents[0].cells[1].correct_pct, 100.0 / 3);
+	assert_int_equal(m.agents[0].cells[2].problems, 1);
+	assert_int_equal(m.agents[0].cells[2].missing, 1);
+	assert_close(m.agents[0].cells[2].correct_pct, 0);
+	assert_string_equal(m.agents[1].name, "b");
+	assert_int_equal(m.agents[1].cells[0].problems, 4);
+	assert_close(m.agents[1].cells[0].correct_pct, 0);
+	assert_true(m.agents[0].problems[2].rep->missing);
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "a problem without a verdict counting as a failure (--denominator all)"));
+	assert_non_null(strstr(out.buf, "| no verdict (counted as failed) | 1 | 1 | 2 |"));
+	assert_non_null(strstr(out.buf, "| a | 33.3 / 33.3 / 1.500x | 0.0 / 0.0 / n/a | 25.0 / 25.0 / 1.500x |"));
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m);
+	assert_string_equal(json_string_value(json_object_get(j, "denominator")), "all");
+	json_t *cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "all");
+	assert_int_equal(json_integer_value(json_object_get(cell, "problems_without_verdict")), 2);
+	json_decref(j);
+	metrics_release(&m);
+
+	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &judged, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.nagents, 1);
+	c = &m.agents[0].cells[0];
+	assert_int_equal(c->problems, 2);
+	assert_int_equal(c->missing, 2);
+	assert_close(c->correct_pct, 50);
+	assert_int_equal(m.agents[0].cells[2].problems, 0);
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "problems without one are left out (--denominator judged)"));
+	assert_non_null(strstr(out.buf, "| no verdict (left out) | 1 | 1 | 2 |"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +348,7 @@ int main(void)
 		cmocka_unit_test(everything_a_hack),
 		cmocka_unit_test(two_levels_first),
 		cmocka_unit_test(two_levels_best),
+		cmocka_unit_test(missing_verdicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

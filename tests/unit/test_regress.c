@@ -29,15 +29,19 @@ static void noise_from_verdicts(void **state)
 	assert_true(isnan(regress_noise_of(v, &from)));
 	assert_null(from);
 	json_decref(v);
-	assert_true(fabs(regress_threshold(0.05, NAN, NAN) - 0.05) < 1e-12);
+	assert_true(fabs(regress_threshold(0.05, NAN, NAN, NAN) - 0.05) < 1e-12);
 	/* two sides of 0.06 and 0.08: sqrt(0.0036 + 0.0064) = 0.1 -> e^0.1 - 1 = 10.5% > 5% */
-	assert_true(fabs(regress_threshold(0.05, 0.06, 0.08) - expm1(0.1)) < 1e-12);
-	assert_true(fabs(regress_threshold(0.05, 0.01, 0.01) - 0.05) < 1e-12);
+	assert_true(fabs(regress_threshold(0.05, 0.06, 0.08, NAN) - expm1(0.1)) < 1e-12);
+	assert_true(fabs(regress_threshold(0.05, 0.01, 0.01, NAN) - 0.05) < 1e-12);
+	/* a spread between evaluations wider than both: it sets t (it holds their noise already: no sum) */
+	assert_true(fabs(regress_threshold(0.05, 0.06, 0.08, 0.3) - expm1(0.3)) < 1e-12);
+	assert_true(fabs(regress_threshold(0.05, 0.06, 0.08, 0.02) - expm1(0.1)) < 1e-12);
 }
 
-/* Appends a candidate to a run built by hand: its row, and the status and noise its verdict would give. */
-static void add(struct regress_run *r, const char *agent, const char *problem, int sample, int attempt,
-		const char *status, double speedup, double noise)
+/* Appends a candidate to a run built by hand: its row, and the status, noise and candidate sha256 its verdict
+ * would give. */
+static void add_sha(struct regress_run *r, const char *agent, const char *problem, int sample, int attempt,
+		    const char *status, double speedup, double noise, const char *sha)
 {
 	size_t i = r->mi.nrows++;
 	r->mi.rows = xrealloc(r->mi.rows, r->mi.nrows * sizeof(*r->mi.rows));
@@ -47,8 +51,15 @@ static void add(struct regress_run *r, const char *agent, const char *problem, i
 	int compiled = strcmp(status, "compile_error") != 0;
 	int level = problem[1] - '0';
 	r->mi.rows[i] = (struct metric_row){ agent, problem, level, sample, attempt, compiled, correct,
-					     !strcmp(status, "rejected"), speedup, NAN };
-	r->noise[i] = (struct regress_noise){ status, noise, isnan(noise) ? NULL : "ci95" };
+					     !strcmp(status, "rejected"), speedup, NAN, 0 };
+	r->noise[i] = (struct regress_noise){ status, noise, isnan(noise) ? NULL : "ci95", sha };
+}
+
+/* A candidate of its own: no other verdict has its sha256. */
+static void add(struct regress_run *r, const char *agent, const char *problem, int sample, int attempt,
+		const char *status, double speedup, double noise)
+{
+	add_sha(r, agent, problem, sample, attempt, status, speedup, noise, NULL);
 }
 
 static const struct regress_item *find(const struct regress *g, const char *agent, const char *problem, int sample)
@@ -167,12 +178,71 @@ static void escaped_names(void **state)
 	free_run(&new);
 }
 
+/* The same file on both sides is measured again, never a regression, whatever its ratio; and the spread its
+ * two evaluations show widens the threshold of the candidates that did change. */
+static void same_candidate_is_a_remeasurement(void **state)
+{
+	(void)state;
+	const double tight = 0.01;
+	struct regress_run base = { .name = "base" }, new = { .name = "new" };
+	/* L1/1: one file, 2.7x then 2.0x on a loaded machine; L1/2: a changed file, 1.5x -> 1.2x (-20%) */
+	add_sha(&base, "a", "L1/1", 0, 0, "pass", 2.7, tight, "same");
+	add_sha(&new, "a", "L1/1", 0, 0, "pass", 2.0, tight, "same");
+	add_sha(&base, "a", "L1/2", 0, 0, "pass", 1.5, tight, "old");
+	add_sha(&new, "a", "L1/2", 0, 0, "pass", 1.2, tight, "new");
+	/* L1/3: the same file correct in BASE only (a flaky check): still not a regression of the agent */
+	add_sha(&base, "a", "L1/3", 0, 0, "pass", 1.0, tight, "flaky");
+	add_sha(&new, "a", "L1/3", 0, 0, "incorrect", NAN, NAN, "flaky");
+	struct regress g;
+	regress_compute(&base, &new, 0.05, &g);
+	const struct regress_item *re = find(&g, "a", "L1/1", 0);
+	assert_int_equal(re->outcome, RG_REMEASURED);
+	assert_true(fabs(re->ratio - 2.0 / 2.7) < 1e-12);
+	assert_int_equal(find(&g, "a", "L1/3", 0)->outcome, RG_REMEASURED);
+	/* one candidate evaluated twice: s^2 = (ln 2.7 - ln 2.0)^2 / 2, h_eval = 1.96 sqrt(2) s = 1.96 |ln 1.35| */
+	double h = 1.96 * log(2.7 / 2.0);
+	assert_int_equal(g.spread_groups, 1);
+	assert_int_equal(g.spread_evals, 2);
+	assert_true(fabs(g.spread - h) < 1e-12);
+	const struct regress_item *changed = find(&g, "a", "L1/2", 0);
+	assert_true(fabs(changed->threshold - expm1(h)) < 1e-12); /* 80%: -20% is within it */
+	assert_int_equal(changed->outcome, RG_NOISE);
+	assert_int_equal(regress_regressions(&g), 0);
+	assert_int_equal(g.remeasured_n, 1);
+	assert_int_equal(g.geomean_n, 1); /* re-measurements are not in the geomean of changes */
+	struct strbuf md = STRBUF_INIT;
+	regress_markdown(&g, &base, &new, "", &md);
+	assert_non_null(strstr(md.buf, "| a | L1/1 | 0 | pass 2.700x ±1.0% (attempt 0) | pass 2.000x ±1.0% (attempt 0) | "
+				       "0.741x (-25.9%) | ±80.1% | same candidate: re-measured |"));
+	assert_non_null(strstr(md.buf, "same candidate, re-measured: correct on one side only"));
+	assert_non_null(strstr(md.buf, "from the 1 candidates evaluated more than once (2 verdicts"));
+	strbuf_release(&md);
+	regress_release(&g);
+	free_run(&base);
+	free_run(&new);
+
+	/* without a candidate evaluated twice the spread is unknown: the same -20% is a regression at 5% */
+	struct regress_run b2 = { .name = "base" }, n2 = { .name = "new" };
+	add_sha(&b2, "a", "L1/2", 0, 0, "pass", 1.5, tight, "old");
+	add_sha(&n2, "a", "L1/2", 0, 0, "pass", 1.2, tight, "new");
+	regress_compute(&b2, &n2, 0.05, &g);
+	assert_true(isnan(g.spread));
+	assert_int_equal(find(&g, "a", "L1/2", 0)->outcome, RG_SLOWER);
+	regress_markdown(&g, &b2, &n2, "", &md);
+	assert_non_null(strstr(md.buf, "No candidate was evaluated more than once"));
+	strbuf_release(&md);
+	regress_release(&g);
+	free_run(&b2);
+	free_run(&n2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(noise_from_verdicts),
 		cmocka_unit_test(outcomes),
 		cmocka_unit_test(escaped_names),
+		cmocka_unit_test(same_candidate_is_a_remeasurement),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,9 +105,9 @@ static json_t *verdict(const struct templates *t, const char *ref, const char *s
 struct cand {
 	const char *agent, *ref;
 	int sample, attempt;
-	const char *stage, *status;
+	const char *stage, *status; /* status NULL: no verdict (a sample a run left unfinished), only its call */
 	double speedup;
-	long tokens;               /* an LLM call for this attempt when > 0 */
+	long tokens;               /* an LLM call for this attempt when > 0; < 0: one without token counts */
 };
 
 #define STITCH "stitchcuda"
@@ -133,7 +133,9 @@ static const struct cand rich[] = {
 	{ EVIL_AGENT, "L2/1", 0, 0, NULL, "rejected", NAN, 0 },
 };
 
-static int make_rich_store(const char *dir, struct sb_error *err)
+/* A run `name` in dir holding these candidates; an agent's kind is stitchcuda when its candidates have
+ * stages, oneshot when they made LLM calls, else samples. */
+static int make_store(const char *dir, const char *name, const struct cand *cands, size_t n, struct sb_error *err)
 {
 	struct templates t;
 	struct config cfg;
@@ -142,35 +144,38 @@ static int make_rich_store(const char *dir, struct sb_error *err)
 	load_templates(&t);
 	config_init(&cfg);
 	json_t *first = verdict(&t, "L1/1", "pass", 1, "first");
-	int rc = store_run_from_verdict(&run, "rich", first, &cfg, err);
+	int rc = store_run_from_verdict(&run, name, first, &cfg, err);
 	json_decref(first);
 	if (!rc)
 		rc = rundir_open(&s, dir, &cfg, &run, err);
-	if (!rc)
-		rc = store_add_agent(s, STITCH, "stitchcuda", "qwen3", err);
-	if (!rc)
-		rc = store_add_agent(s, "oneshot", "oneshot", "qwen3", err);
-	if (!rc)
-		rc = store_add_agent(s, EVIL_AGENT, "samples", NULL, err);
-	for (size_t i = 0; i < sizeof(rich) / sizeof(rich[0]) && !rc; i++) {
-		const struct cand *c = &rich[i];
+	for (size_t i = 0; i < n && !rc; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(cands[j].agent, cands[i].agent))
+			j++;
+		if (j == i)
+			rc = store_add_agent(s, cands[i].agent, cands[i].stage ? "stitchcuda" : cands[i].tokens ? "oneshot" : "samples",
+					     cands[i].stage || cands[i].tokens ? "qwen3" : NULL, err);
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct cand *c = &cands[i];
 		char key[256];
 		snprintf(key, sizeof(key), "%s %s %d %d", c->agent, c->ref, c->sample, c->attempt);
-		json_t *v = verdict(&t, c->ref, c->status, c->speedup, key);
-		if (!strcmp(c->status, "rejected")) /* the H10 finding of the fixture, with a hostile message */
+		json_t *v = verdict(&t, c->ref, c->status ? c->status : "incorrect", c->speedup, key);
+		if (c->status && !strcmp(c->status, "rejected")) /* the H10 finding of the fixture, with a hostile message */
 			json_object_set_new(json_array_get(json_object_get(v, "findings"), 0), "message",
 					    json_string(EVIL_MESSAGE));
 		struct store_put put = { .agent = c->agent, .sample = c->sample, .attempt = c->attempt, .stage = c->stage };
 		rc = store_add_problem(s, c->ref, NULL, json_string_value(json_object_get(json_object_get(v, "problem"),
 											 "sha256")), err);
-		if (!rc)
+		if (!rc && c->status)
 			rc = store_put_verdict(s, &put, v, err);
 		json_decref(v);
-		if (!rc && c->tokens > 0) {
+		if (!rc && c->tokens) {
+			long tok = c->tokens > 0 ? c->tokens : 0;
 			struct store_llm_call call = { .agent = c->agent, .problem = c->ref, .sample = c->sample,
 						       .attempt = c->attempt, .call = c->attempt, .model = "qwen3",
-						       .prompt_tokens = c->tokens * 3 / 4, .completion_tokens = c->tokens / 4,
-						       .latency_s = 1.5, .cost_usd = (double)c->tokens * 2e-6 };
+						       .prompt_tokens = tok * 3 / 4, .completion_tokens = tok / 4,
+						       .latency_s = 1.5, .cost_usd = (double)tok * 2e-6 };
 			rc = store_put_llm_call(s, &call, err);
 		}
 	}
@@ -179,6 +184,11 @@ static int make_rich_store(const char *dir, struct sb_error *err)
 	config_release(&cfg);
 	release_templates(&t);
 	return rc;
+}
+
+static int make_rich_store(const char *dir, struct sb_error *err)
+{
+	return make_store(dir, "rich", rich, sizeof(rich) / sizeof(rich[0]), err);
 }
 
 static char *rich_store(void)
@@ -299,9 +309,9 @@ static void fastp_steps(void **state)
 	(void)state;
 	/* 5 problems: correct 0.5, 1.0, 1.0, 3.0, one correct untimed; one wrong (6 problems) */
 	struct metric_row rows[6] = {
-		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN },
-		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN },
-		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN },
+		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN, 0 }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0 },
+		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0 }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN, 0 },
+		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN, 0 }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN, 0 },
 	};
 	struct metric_problem probs[6];
 	for (int i = 0; i < 6; i++)
@@ -325,7 +335,7 @@ static void attempt_curves(void **state)
 	char *run = xstrfmt("%s/rich", dir);
 	char *runs[] = { run };
 	struct report_data d;
-	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
 		fail_msg("%s", err.msg);
 	int a = report_agent_index(&d, STITCH);
 	assert_true(a >= 0);
@@ -381,7 +391,7 @@ static void audit_table_when_present(void **state)
 					  "INSERT INTO audit VALUES ('L1/2', 'H17', 'ReLU of inputs in [0,1) is the identity', 1);",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
-	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(d.audit_inputs, 1);
 	assert_int_equal(d.naudit, 1);
@@ -410,7 +420,7 @@ static void audit_table_when_present(void **state)
 					  "INSERT INTO audit VALUES ('L1/2', 'integer_inputs', 'input 1 is int64', 1);",
 				      NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
-	if (report_data_load(&d, runs, 1, METRICS_FIRST, &err))
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(d.naudit, 2);
 	doc_init(&doc, "t");
@@ -429,7 +439,7 @@ static void audit_table_when_present(void **state)
 	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h, "DROP TABLE audit; CREATE TABLE audit (x TEXT);", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
-	assert_int_equal(report_data_load(&d, runs, 1, METRICS_FIRST, &err), SB_EINPUT);
+	assert_int_equal(report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err), SB_EINPUT);
 	assert_non_null(strstr(err.msg, "audit table lacks the column problem"));
 	report_data_release(&d);
 	free(db);
@@ -574,6 +584,160 @@ static void plots_without_data(void **state)
 	tmpdir_remove(dir);
 }
 
+/* The plot of run `name` made from cands: its commands and data, for checks that need no gnuplot. */
+static void plot_of(const struct cand *cands, size_t n, void (*fill)(const struct report_data *, struct plot *),
+		    struct plot *p)
+{
+	struct sb_error err = { 0 };
+	char *dir = tmpdir_make(), *run = xstrfmt("%s/r", dir);
+	char *runs[] = { run };
+	struct report_data d;
+	if (make_store(run, "r", cands, n, &err) || report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	plot_init(p, "p", 900, 500);
+	fill(&d, p);
+	report_data_release(&d);
+	free(run);
+	tmpdir_remove(dir);
+}
+
+/* Three agents with the same trajectories draw the same curves: each is drawn a little apart, with its
+ * own point shape, so none hides another (and neither does a correct curve its faster-than-eager twin). */
+static void equal_attempt_curves_stay_apart(void **state)
+{
+	(void)state;
+	const struct cand same[] = {
+		{ "it1", "L1/1", 0, 0, "draft", "incorrect", NAN, 100 }, { "it1", "L1/1", 0, 1, "repair_correctness", "pass", 1.5, 100 },
+		{ "it2", "L1/1", 0, 0, "draft", "incorrect", NAN, 100 }, { "it2", "L1/1", 0, 1, "repair_correctness", "pass", 1.5, 100 },
+		{ "it3", "L1/1", 0, 0, "draft", "incorrect", NAN, 100 }, { "it3", "L1/1", 0, 1, "repair_correctness", "pass", 1.5, 100 },
+	};
+	struct plot p;
+	plot_of(same, 6, report_plot_attempts, &p);
+	assert_null(p.omitted);
+	/* the same data for all three ... */
+	const char *block = "1 0 0 ? 0\n2 100 100 1.5 1\n";
+	assert_int_equal(count(p.data.buf, block), 3);
+	/* ... drawn at six different heights on top (correct and faster for each) and three below */
+	char seen[16][24];
+	size_t nseen = 0, nbottom = 0;
+	int pts[3] = { 0 }, npts = 0;
+	for (const char *u = strstr(p.body.buf, "using 1:("); u; u = strstr(u + 1, "using 1:(")) {
+		char expr[24];
+		assert_int_equal(sscanf(u, "using 1:(%23[^)])", expr), 1);
+		for (size_t i = 0; i < nseen; i++)
+			if (!strcmp(seen[i], expr))
+				fail_msg("two series are drawn with the same offset: %s", expr);
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", expr);
+		nbottom += expr[1] == '4';
+		const char *pt = strstr(u, " pt ");
+		int t = atoi(pt + 4);
+		if (expr[1] == '2') {
+			for (int i = 0; i < npts; i++)
+				assert_int_not_equal(pts[i], t);
+			pts[npts++] = t;
+		}
+	}
+	assert_int_equal(nseen, 9);
+	assert_int_equal(nbottom, 3);
+	assert_int_equal(npts, 3);
+	plot_release(&p);
+}
+
+/* Counts are whole candidates: integer ticks; an id's bars are centred on its tick whichever agents have it. */
+static void findings_bars_are_centred(void **state)
+{
+	(void)state;
+	struct plot p;
+	plot_of(rich, sizeof(rich) / sizeof(rich[0]), report_plot_findings, &p);
+	assert_non_null(strstr(p.body.buf, "set ytics 0, 1\n"));
+	/* H10 (tick 1): two agents at 0.8 and 1.2; H22 (tick 2): stitchcuda alone, at 2 */
+	char *data = xstrfmt("\n%s", p.data.buf); /* every data line after a newline */
+	assert_non_null(strstr(data, "\n0.800000 1 "));
+	assert_non_null(strstr(data, "\n1.200000 1 "));
+	assert_non_null(strstr(data, "\n2.000000 1 "));
+	free(data);
+	plot_release(&p);
+}
+
+/* The tokens plot says why it is missing, and says "no LLM calls" only when there are none. */
+static void tokens_plot_says_why_it_is_missing(void **state)
+{
+	(void)state;
+	const struct cand no_usage[] = { { "one", "L1/1", 0, 0, NULL, "pass", 1.2, -1 } };
+	const struct cand no_verdict[] = { { "one", "L1/1", 0, 0, NULL, "pass", 1.2, 0 },
+					   { "one", "L1/2", 0, 0, NULL, NULL, NAN, 500 } };
+	struct plot p;
+	plot_of(no_usage, 1, report_plot_tokens, &p);
+	assert_non_null(p.omitted);
+	assert_non_null(strstr(p.omitted, "the 1 LLM calls stored report no token counts"));
+	plot_release(&p);
+	plot_of(no_verdict, 2, report_plot_tokens, &p);
+	assert_non_null(p.omitted);
+	assert_non_null(strstr(p.omitted, "the 1 LLM calls stored belong to samples that have no verdict yet"));
+	plot_release(&p);
+}
+
+/* The cell of agent `name` over all levels in d; fails when the agent is not listed. */
+static const struct metric_cell *all_cell(const struct report_data *d, const char *name)
+{
+	int a = report_agent_index(d, name);
+	if (a < 0)
+		fail_msg("agent %s is not listed", name);
+	return &d->m.agents[a].cells[0];
+}
+
+/* Which problems count: run.json's selection (a shard: the pairs it holds), never a problem only the audit
+ * added to the store; without run.json the problems some agent has a verdict for. */
+static void denominator_is_the_runs_selection(void **state)
+{
+	(void)state;
+	const struct cand two[] = { { "a", "L1/1", 0, 0, NULL, "pass", 1.2, 0 }, { "b", "L1/1", 0, 0, NULL, "pass", 1.1, 0 } };
+	struct sb_error err = { 0 };
+	char *dir = tmpdir_make(), *run = xstrfmt("%s/r", dir), *db = xstrfmt("%s/results.db", run);
+	char *runs[] = { run };
+	struct store *s;
+	json_t *flags = json_pack("[{s:s, s:s}]", "id", "H16", "message", "tiny");
+	if (make_store(run, "r", two, 2, &err) || store_open(&s, db, STORE_WRITE, &err) ||
+	    store_put_audit(s, "L1/3", "Sum", "00", flags, &err))
+		fail_msg("%s", err.msg);
+	json_decref(flags);
+	store_close(s);
+	struct report_data d;
+	/* no run.json: only L1/1 was judged; the audited L1/3 is no problem of the run */
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(all_cell(&d, "a")->problems, 1);
+	assert_int_equal(d.m.nmissing, 0);
+	report_data_release(&d);
+	/* run.json selected L1/1 and L1/2 for both: L1/2 counts as a failure, L1/3 still does not count */
+	write_file(run, "run.json", "{\"agents\": [\"a\", \"b\"], \"problems\": [\"L1/1\", \"L1/2\"], "
+				    "\"samples\": {\"a\": 1, \"b\": 1}}");
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(all_cell(&d, "a")->problems, 2);
+	assert_int_equal(all_cell(&d, "a")->missing, 1);
+	assert_int_equal(all_cell(&d, "b")->problems, 2);
+	report_data_release(&d);
+	/* shard 2/2 of items (L1/1 a, L1/1 b, L1/2 a, L1/2 b) holds b's two: a has only its own verdict */
+	write_file(run, "run.json", "{\"agents\": [\"a\", \"b\"], \"problems\": [\"L1/1\", \"L1/2\"], "
+				    "\"samples\": {\"a\": 1, \"b\": 1}, \"shard\": \"2/2\"}");
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(all_cell(&d, "a")->problems, 1);
+	assert_int_equal(all_cell(&d, "a")->missing, 0);
+	assert_int_equal(all_cell(&d, "b")->problems, 2);
+	assert_int_equal(all_cell(&d, "b")->missing, 1);
+	report_data_release(&d);
+	/* a run.json that is not JSON is an error naming it, not a silent guess */
+	write_file(run, "run.json", "{\"agents\": [");
+	assert_int_equal(report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "run.json:1:"));
+	report_data_release(&d);
+	free(db);
+	free(run);
+	tmpdir_remove(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--make-store")) {
@@ -595,6 +759,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(audit_table_when_present),
 		cmocka_unit_test(whole_report),
 		cmocka_unit_test(plots_without_data),
+		cmocka_unit_test(equal_attempt_curves_stay_apart),
+		cmocka_unit_test(findings_bars_are_centred),
+		cmocka_unit_test(tokens_plot_says_why_it_is_missing),
+		cmocka_unit_test(denominator_is_the_runs_selection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
