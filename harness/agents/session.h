@@ -23,6 +23,7 @@ struct judge;
 /* The bits of run_shared.stop: why the run stops (any bit: end at the next call or attempt). */
 #define RUN_STOP_SIGNAL 1   /* Ctrl-C or SIGTERM */
 #define RUN_STOP_ENDPOINT 2 /* an LLM endpoint has nothing listening (llm_response.endpoint_down) */
+#define RUN_STOP_FATAL 4    /* the harness failed in a way every other sample would too (run.c) */
 
 /* What every session of a run shares; filled by the run (harness/run/run.c). */
 struct run_shared {

@@ -197,7 +197,7 @@ static void *signal_thread(void *arg)
  * lost endpoint, a new key or a slower server. Every other models. and agents. key changes what the
  * run measures, which its config.yaml fixed when it began (the store refuses eval., checks. and problem
  * settings that change the numbers in the same spirit: docs/store.md). */
-static const char *const resume_model_keys[] = { "api_base",       "api_key_env",         "headers", "timeout_s",
+static const char *const resume_model_keys[] = { "api_base", "api_key_env", "headers", "headers_env", "timeout_s",
 						 "max_concurrent", "requests_per_minute", "cassette", NULL };
 
 static int resume_set_allowed(const char *run, const char *assignment, struct sb_error *err)

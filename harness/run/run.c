@@ -76,7 +76,7 @@ static void sample_ref_failed(struct run_state *st, const struct agent_task *t, 
 	if (src && !st->fatal_rc) { /* the store failing is the harness's: every other sample would fail alike */
 		st->fatal_rc = src;
 		st->fatal = serr;
-		atomic_store(st->rq->stop, 1);
+		atomic_fetch_or(st->rq->stop, RUN_STOP_FATAL);
 	}
 	pthread_mutex_unlock(&st->mu);
 	if (first)
@@ -140,7 +140,7 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 		/* not the agent's fault nor the endpoint's: every other sample would fail alike */
 		st->fatal_rc = rc;
 		st->fatal = *err;
-		atomic_store(st->rq->stop, 1);
+		atomic_fetch_or(st->rq->stop, RUN_STOP_FATAL);
 	}
 	pthread_mutex_unlock(&st->mu);
 	progress_sample(st->prog, ai, t->ref, t->sample, outcome, sample_best(s), ended);
