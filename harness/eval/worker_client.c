@@ -255,12 +255,16 @@ static int receive(struct worker *w, json_t **reply, double deadline, struct wor
 			proc_kill(&w->h);
 			return -1;
 		}
-		/* wait on the reply channel and its logs together */
-		struct pollfd pf = { .fd = w->h.reply_fd, .events = POLLIN };
+		/* wait on the reply channel and its logs together: a worker that floods its output is drained as
+		 * fast as it writes, never at the pace of this loop's timeout */
+		struct pollfd pfs[3] = { { .fd = w->h.reply_fd, .events = POLLIN }, { .fd = w->h.out_fd, .events = POLLIN },
+					 { .fd = w->h.err_fd, .events = POLLIN } };
 		int ms = left > 0.1 ? 100 : (int)(left * 1000) + 1;
-		proc_pump(&w->h, &w->opts, &w->log, 0);
-		int pr = poll(&pf, 1, ms);
-		if (pr == 0 && stopped(w, &stopped_since)) {
+		int any = poll(pfs, 3, ms); /* a closed log (fd -1) is left out by poll */
+		if (any > 0 && (pfs[1].revents || pfs[2].revents))
+			proc_pump(&w->h, &w->opts, &w->log, 0);
+		int pr = any > 0 && pfs[0].revents;
+		if (any == 0 && stopped(w, &stopped_since)) {
 			fault->kind = WF_DIED;
 			snprintf(fault->what, sizeof(fault->what), "the worker was stopped (by a signal or a tracer) for over %d s "
 				 "and could not answer", STOPPED_S);

@@ -17,7 +17,7 @@ if [[ "$got" == "runtime_error | "*"status 7"* ]]; then _report ok "it is runtim
 
 # without a PID namespace the signals reach the worker itself
 t0=$(date +%s)
-HOSTILE_SIGNAL=STOP STITCHBENCH_SANDBOX_DISABLE=pidns run_sb eval "$FIX/hostile_signal.py" --problem L1/2 "${QUICK[@]}" \
+STITCHBENCH_SANDBOX_DISABLE=pidns run_sb eval "$FIX/hostile_stop.py" --problem L1/2 "${QUICK[@]}" \
 	--set eval.timeout_s=300
 took=$(( $(date +%s) - t0 ))
 check_rc "a candidate that stops its worker exits 1" 1
@@ -25,21 +25,21 @@ got=$(verdict)
 if [[ "$got" == "runtime_error | "*"stopped"* ]] && [ "$took" -lt 120 ]; then _report ok "it is runtime_error (stopped) in ${took} s, not the 300 s timeout"
 else _report fail "it is runtime_error (stopped), well before the timeout" "$got; took ${took} s"; fi
 
-HOSTILE_SIGNAL=KILL STITCHBENCH_SANDBOX_DISABLE=pidns run_sb eval "$FIX/hostile_signal.py" --problem L1/2 "${QUICK[@]}"
+STITCHBENCH_SANDBOX_DISABLE=pidns run_sb eval "$FIX/hostile_kill.py" --problem L1/2 "${QUICK[@]}"
 check_rc "a candidate that kills its worker exits 1" 1
 got=$(verdict)
 if [[ "$got" == "runtime_error | "*"SIGKILL"* ]]; then _report ok "it is runtime_error (killed by SIGKILL)"; else
 	_report fail "it is runtime_error (killed by SIGKILL)" "$got"; fi
 
 # inside its namespace the worker is init: its own SIGKILL does nothing, and it is judged on its answer
-HOSTILE_SIGNAL=KILL run_sb eval "$FIX/hostile_signal.py" --problem L1/2 "${QUICK[@]}"
+run_sb eval "$FIX/hostile_kill.py" --problem L1/2 "${QUICK[@]}"
 got=$(verdict)
 if [[ "$got" == "pass | "* ]] || grep -q '"pid_namespace": false' <<<"$OUT_TXT"; then
 	_report ok "in its PID namespace its own SIGKILL cannot end it ($got)"
 else _report fail "in its PID namespace its own SIGKILL cannot end it" "$got"; fi
 
 run_sb eval "$FIX/hostile_flood.py" --problem L1/2 "${QUICK[@]}"
-got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], len(v["log_tail"] or "") <= 70000, "flood" in (v["log_tail"] or ""))' <<<"$OUT_TXT" 2>&1)
+got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], len(v["log_tail"] or "") <= 140000, "flood" in (v["log_tail"] or ""))' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "pass True True" ]; then _report ok "256 MiB on stdout: judged as usual, a bounded tail kept"; else
 	_report fail "256 MiB on stdout: judged as usual, a bounded tail kept" "$got"; fi
 
