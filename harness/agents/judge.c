@@ -31,7 +31,7 @@ int prebuild_run(const struct eval_env *e, const struct config *cfg, const struc
 {
 	int ok = 0;
 	memset(b, 0, sizeof(*b));
-	int rc = eval_prebuild(e, cfg, p, path, &ok, &b->msg, &b->detail, err);
+	int rc = eval_prebuild(e, cfg, p, path, &ok, &b->status, &b->msg, &b->detail, err);
 	if (rc == 0) {
 		b->done = 1;
 		b->ok = ok;
@@ -46,7 +46,7 @@ int judge_candidate(const struct eval_env *e, const struct config *cfg, const st
 		return evaluate(e, cfg, p, path, v, err);
 	verdict_init(v);
 	eval_verdict_header(e, cfg, p, path, v);
-	verdict_fail(v, V_COMPILE_ERROR, "%s", b->msg ? b->msg : "build failed");
+	verdict_fail(v, b->status, "%s", b->msg ? b->msg : "build failed");
 	v->detail = b->detail;
 	b->detail = NULL;
 	return 0;

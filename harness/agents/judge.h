@@ -20,6 +20,7 @@ char *gen_name(int level, int id, int sample);
 struct prebuild {
 	int done;          /* the build was tried */
 	int ok;            /* ... and succeeded (a later build in the evaluation is a cache hit) */
+	enum verdict_status status; /* a failed build: compile_error or format_error */
 	char *msg;         /* a failed build: one line */
 	char *detail;      /* a failed build: the trimmed compiler errors */
 };
@@ -28,7 +29,7 @@ void prebuild_release(struct prebuild *b);
 int prebuild_run(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
 		 struct prebuild *b, struct sb_error *err);
 
-/* Judges a candidate: with a failed prebuild the verdict is its compile_error (the build is not paid
+/* Judges a candidate: with a failed prebuild the verdict is its failure (the build is not paid
  * twice; b->detail moves into the verdict), otherwise evaluate(). b may be NULL. */
 int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
 		    struct prebuild *b, struct verdict *v, struct sb_error *err);

@@ -531,9 +531,9 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	if (f)
 		fclose(f);
 	if (!rc)
-		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected; verdicts in %s\n",
-		       np, counts[V_PASS], counts[V_INCORRECT], counts[V_COMPILE_ERROR], counts[V_RUNTIME_ERROR],
-		       counts[V_TIMEOUT], counts[V_REJECTED], output);
+		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected, "
+		       "%zu format_error; verdicts in %s\n", np, counts[V_PASS], counts[V_INCORRECT], counts[V_COMPILE_ERROR],
+		       counts[V_RUNTIME_ERROR], counts[V_TIMEOUT], counts[V_REJECTED], counts[V_FORMAT_ERROR], output);
 	if (!rc && run)
 		printf("stored in run %s: %s/%s/%s\n", cfg->output.run_id, cfg->output.dir, cfg->output.run_id, STORE_FILE);
 	store_close(run);

@@ -83,7 +83,7 @@ int eval_build_published(const char *build_dir)
 }
 
 int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-	       int *ok, char **msg, char **detail, json_t **builds, struct sb_error *err)
+	       int *ok, enum verdict_status *status, char **msg, char **detail, json_t **builds, struct sb_error *err)
 {
 	struct verdict v;
 	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = &v };
@@ -91,6 +91,7 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 	int rc;
 	verdict_init(&v);
 	*ok = 0;
+	*status = V_COMPILE_ERROR;
 	*msg = *detail = NULL;
 	if (builds)
 		*builds = NULL;
@@ -119,7 +120,8 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 				worker_stop(&c.cand, 2);
 				rc = publish(c.ext_dir, build, err);
 				sb_trace("build: %s in %.3f s, published as %s", candidate_path, proc_now() - t0, build);
-			} else if (v.status == V_COMPILE_ERROR) {
+			} else if (v.status == V_COMPILE_ERROR || v.status == V_FORMAT_ERROR) {
+				*status = v.status;
 				*msg = xstrdup(v.message ? v.message : "build failed");
 				*detail = v.detail ? xstrdup(v.detail) : NULL;
 			} else {
@@ -135,16 +137,16 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 }
 
 int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-		  int *ok, char **msg, char **detail, struct sb_error *err)
+		  int *ok, enum verdict_status *status, char **msg, char **detail, struct sb_error *err)
 {
 	struct verdict v;
 	verdict_init(&v);
-	int rejected = static_judge(cfg, p->path, candidate_path, &v);
+	int rejected = eval_format_check(candidate_path, &v) || static_judge(cfg, p->path, candidate_path, &v);
 	verdict_release(&v);
 	if (rejected) {
 		*ok = 1; /* rejected before any build: the evaluation proper reports it */
 		*msg = *detail = NULL;
 		return 0;
 	}
-	return eval_build(e, cfg, p, candidate_path, ok, msg, detail, NULL, err);
+	return eval_build(e, cfg, p, candidate_path, ok, status, msg, detail, NULL, err);
 }

@@ -1,6 +1,6 @@
-/* eval_int.h - what evaluate.c shares with the other files of the evaluation (rtchecks.c, evalctx.c) and
- * nothing else needs: the evaluation's context, asking the candidate's worker with every failure turned
- * into the verdict's status, and the context's folders, environments and workers (evalctx.c). */
+/* eval_int.h - what evaluate.c shares with the other files of the evaluation (rtchecks.c, evalctx.c,
+ * candidate.c, ...) and nothing else needs: the evaluation's context, and its folders, environments and
+ * reference worker (evalctx.c). The candidate's worker is candidate.h's. */
 #ifndef SB_EVAL_INT_H
 #define SB_EVAL_INT_H
 
@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../core/config.h"
+#include "candidate.h"
 #include "evaluate.h"
 #include "outputs.h"
 #include "rtchecks.h"
@@ -58,13 +59,6 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err);
 void evalctx_env(struct eval_ctx *c, int ahead);
 /* Starts the reference worker in c->ref_dir unless it runs already (a kept or spare one). */
 int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err);
-/* Starts the candidate worker in its sandbox (file-size limit from c->out_bytes). */
-int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err);
-/* The candidate's file-size limit (RLIMIT_FSIZE): room for its largest legitimate output, at least
- * 256 MiB. Its `load` request sets it again (a prestarted worker starts with a higher one). */
-long long evalctx_cand_file_bytes(const struct eval_ctx *c);
-/* The most bytes of outputs a candidate's call may save: twice the reference's largest, plus 16 MiB. */
-long long evalctx_max_output(const struct eval_ctx *c);
 /* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */
 int evalctx_ref_compiles(const struct eval_ctx *c);
 /* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */
@@ -108,10 +102,6 @@ uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *se
 /* The reference cache entry (folder) of this problem under these settings (refcache.h; to free). */
 char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p);
 
-/* The candidate file as the worker imports it: a copy in its own folder (c->cand_dir/candidate.py), of
- * exactly the bytes whose hash is `sha256` (the checked file's). NULL with err when they differ (the file
- * changed since it was checked) or cannot be copied. */
-char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, const char *sha256, struct sb_error *err);
 
 /* build.c: the folder the trusted builder publishes the candidate's build in, under the key of its exact
  * bytes and the build settings (NULL when the file cannot be read; to free); whether it is there. */
@@ -120,7 +110,7 @@ int eval_build_published(const char *build_dir);
 /* Builds the candidate unless its build is published: eval_prebuild without the static checks, and with
  * the builder's account of its builds (*builds, NULL when nothing was built now). */
 int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-	       int *ok, char **msg, char **detail, json_t **builds, struct sb_error *err);
+	       int *ok, enum verdict_status *status, char **msg, char **detail, json_t **builds, struct sb_error *err);
 
 /* trials.c: the correctness trials (0; 1: the verdict is decided; -1: a harness error), their
  * judgement (the first failing trial names the verdict), and the runtime checks' means of calling. */
@@ -137,15 +127,6 @@ struct rt_io eval_runtime_io(struct eval_ctx *c, double deadline);
 struct timed_check;
 void eval_timed_check(struct eval_ctx *c, struct timed_check *chk);
 
-/* eval.prestart_candidate: starts candidate workers for the next two evaluations (eval_env.next_problems)
- * where none was started yet; the next evaluation adopts the oldest (evalctx_adopt). */
-void evalctx_prestart(const struct eval_ctx *c);
-/* Waits (until deadline) for the prestarted worker's `hello`, so it is idle while c's candidate is
- * timed; one that fails is dropped. */
-void evalctx_prestart_settle(double deadline);
-/* Hands the prestarted worker to c as its candidate worker: 0, or -1 when there is none that fits
- * (another invocation or settings, a file-size limit too small for this problem), dropped then. */
-int evalctx_adopt(struct eval_ctx *c, double deadline);
 
 /* Sends req (stolen) to the trusted reference worker and reads its reply; a failure is the problem's or
  * the machine's (err), never the candidate's. eval_ref_reply reads the reply of a request sent before. */
@@ -154,14 +135,5 @@ int eval_ref_reply(struct worker *w, json_t **reply, const char *stage, struct s
 /* o's string member key, or dflt. */
 const char *jstr_or(json_t *o, const char *key, const char *dflt);
 
-/* Sends req (stolen) to the candidate; on a fault, a timeout or an error reply fills the verdict (status,
- * message, detail) and returns -1; else 0 with *reply. `stage` says what was going on ("running trial 2"). */
-int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
-		  int timeout_s);
-/* The two halves of eval_cand_ask, for a request sent before the previous reply is judged (the trials
- * run while the parent compares the one before). Same rules. */
-int eval_cand_send(struct worker *w, json_t *req, struct verdict *v, const char *stage, int timeout_s);
-int eval_cand_receive(struct worker *w, json_t **reply, double deadline, struct verdict *v, const char *stage,
-		      int timeout_s);
 
 #endif

@@ -33,91 +33,10 @@
 
 /* ---------- small pieces ---------- */
 
-/* The first compiler errors with a little context, not the whole build log (DESIGN §5). */
-static char *trim_compiler_output(const char *text)
-{
-	struct strbuf out = STRBUF_INIT;
-	const char *p = text;
-	int keep = 0, lines = 0;
-	while (*p && lines < 40) {
-		const char *eol = strchr(p, '\n');
-		size_t n = eol ? (size_t)(eol - p) : strlen(p);
-		char *line = xstrndup(p, n);
-		if (strstr(line, "error") || strstr(line, "Error"))
-			keep = 3;
-		if (keep > 0) {
-			strbuf_addf(&out, "%.300s\n", line);
-			keep--;
-			lines++;
-		}
-		free(line);
-		p += n + (eol ? 1 : 0);
-	}
-	if (!out.len) {
-		size_t len = strlen(text);
-		strbuf_addstr(&out, len > 3000 ? text + len - 3000 : text);
-	}
-	return strbuf_detach(&out, NULL);
-}
-
 const char *jstr_or(json_t *o, const char *key, const char *dflt)
 {
 	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : dflt;
-}
-
-static enum verdict_status status_of_kind(const char *kind)
-{
-	if (!strcmp(kind, "compile_error"))
-		return V_COMPILE_ERROR;
-	return V_RUNTIME_ERROR;
-}
-
-/* A fault of the candidate's worker as the verdict's status and message. */
-static int cand_fault(struct verdict *v, const struct worker_fault *f, const char *stage, int timeout_s)
-{
-	if (f->kind == WF_TIMEOUT)
-		verdict_fail(v, V_TIMEOUT, "no answer within the %d s limit while %s", timeout_s, stage);
-	else
-		verdict_fail(v, V_RUNTIME_ERROR, "%s while %s", f->what, stage);
-	return -1;
-}
-
-int eval_cand_send(struct worker *w, json_t *req, struct verdict *v, const char *stage, int timeout_s)
-{
-	struct worker_fault f;
-	int rc = worker_send(w, req, &f);
-	json_decref(req);
-	return rc ? cand_fault(v, &f, stage, timeout_s) : 0;
-}
-
-int eval_cand_receive(struct worker *w, json_t **reply, double deadline, struct verdict *v, const char *stage,
-		      int timeout_s)
-{
-	struct worker_fault f;
-	if (worker_receive(w, reply, deadline, &f))
-		return cand_fault(v, &f, stage, timeout_s);
-	if (!json_is_true(json_object_get(*reply, "ok"))) {
-		const char *kind = jstr_or(*reply, "kind", "runtime_error");
-		const char *msg = jstr_or(*reply, "message", "");
-		verdict_fail(v, status_of_kind(kind), "%s while %s: %.300s", kind, stage, msg);
-		const char *tb = jstr_or(*reply, "traceback", "");
-		free(v->detail);
-		v->detail = !strcmp(kind, "compile_error") ? trim_compiler_output(msg) : xstrdup(*tb ? tb : msg);
-		json_decref(*reply);
-		*reply = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-int eval_cand_ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct verdict *v, const char *stage,
-		  int timeout_s)
-{
-	*reply = NULL;
-	if (eval_cand_send(w, req, v, stage, timeout_s))
-		return -1;
-	return eval_cand_receive(w, reply, deadline, v, stage, timeout_s);
 }
 
 /* The reply to a request sent to the trusted reference; a failure is the problem's or the machine's,
@@ -163,41 +82,6 @@ json_t *eval_load_request(const struct eval_env *e, const struct config *cfg, co
 }
 
 /* ---------- the two workers ---------- */
-
-/* The candidate worker's account of its load_inline builds (name, cache key, cache hit, seconds, seconds
- * per ninja step), kept in the verdict so a slow build says which compiler it waited for. The worker is
- * untrusted: only these fields, with their types checked and strings bounded, are copied. */
-static void keep_builds(struct verdict *v, json_t *builds)
-{
-	size_t i, n = 0;
-	json_t *b;
-	if (!json_is_array(builds))
-		return;
-	json_decref(v->builds);
-	v->builds = json_array();
-	json_array_foreach(builds, i, b) {
-		const char *name = json_string_value(json_object_get(b, "name"));
-		const char *key = json_string_value(json_object_get(b, "key"));
-		const char *arch = json_string_value(json_object_get(b, "arch"));
-		const char *headers = json_string_value(json_object_get(b, "headers"));
-		json_t *steps = json_object_get(b, "steps"), *o, *kept = json_object();
-		const char *step;
-		json_t *sec;
-		if (n++ >= 16)
-			break;
-		json_object_foreach(steps, step, sec)
-			if (json_is_number(sec) && strlen(step) < 128 && json_object_size(kept) < 16)
-				json_object_set_new(kept, step, json_real(json_number_value(sec)));
-		o = json_pack("{s:s%, s:s%, s:s%, s:s%, s:b, s:b, s:o, s:o}", "name", name ? name : "",
-			      name ? strnlen(name, 128) : 0, "key", key ? key : "", key ? strnlen(key, 64) : 0, "arch",
-			      arch ? arch : "", arch ? strnlen(arch, 32) : 0, "headers", headers ? headers : "",
-			      headers ? strnlen(headers, 16) : 0, "cached",
-			      json_is_true(json_object_get(b, "cached")), "lean_headers",
-			      json_is_true(json_object_get(b, "lean_headers")), "seconds",
-			      json_real(json_number_value(json_object_get(b, "seconds"))), "steps", kept);
-		json_array_append_new(v->builds, o);
-	}
-}
 
 /* Whether the reference worker's `load` compiles too. With the process factor it compiles later
  * (eval_ref_compile_begin): the factor's timing needs the worker first, and torch.compile's first call
@@ -622,8 +506,9 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	verdict_init(v);
 	eval_verdict_header(e, cfg, p, candidate_path, v);
 	sb_trace("eval: %s on %s", candidate_path, p->path);
-	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1) */
-	int rejected = static_judge(cfg, p->path, candidate_path, v);
+	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1); an answer that
+	 * is no candidate at all (empty, no ModelNew) is format_error before them */
+	int rejected = eval_format_check(candidate_path, v) || static_judge(cfg, p->path, candidate_path, v);
 	v->seconds.static_checks = proc_now() - t0;
 	if (rejected) {
 		v->seconds.total = proc_now() - t0;
@@ -635,12 +520,13 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	 * the candidate's worker gets a private copy of it */
 	double b0 = proc_now();
 	int built = 0;
+	enum verdict_status bstatus;
 	char *bmsg = NULL, *bdetail = NULL, *build_dir = eval_build_dir(e, cfg, candidate_path);
 	json_t *builds = NULL;
-	if ((rc = eval_build(e, cfg, p, candidate_path, &built, &bmsg, &bdetail, &builds, err)))
+	if ((rc = eval_build(e, cfg, p, candidate_path, &built, &bstatus, &bmsg, &bdetail, &builds, err)))
 		goto out;
 	if (!built) {
-		verdict_fail(v, V_COMPILE_ERROR, "%s", bmsg ? bmsg : "build failed");
+		verdict_fail(v, bstatus, "%s", bmsg ? bmsg : "build failed");
 		v->detail = bdetail;
 		free(bmsg);
 		free(build_dir);
@@ -716,7 +602,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	json_object_set_new(load, "file_bytes", json_integer(evalctx_cand_file_bytes(&c)));
 	if (eval_cand_ask(&c.cand, load, &reply, deadline, v,
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
-		keep_builds(v, builds ? builds : json_object_get(reply, "builds"));
+		eval_keep_builds(v, builds ? builds : json_object_get(reply, "builds"));
 		rt_observe_load(&c.rt, reply);
 		rt_observe_process(&c.rt, c.cand.h.pid, "after its import and construction");
 		json_decref(reply);

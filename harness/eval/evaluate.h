@@ -76,10 +76,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			 const char *candidate_path, struct verdict *v);
 
-/* Builds the candidate's extensions without a GPU (`eval --samples` runs these in parallel first).
- * Returns 0 and sets *ok; a compile error is *ok = 0 with *msg (one line) and *detail (the trimmed
- * compiler errors) describing it. */
+/* Builds the candidate's extensions by the trusted builder (build.c: published under the key of the
+ * file's bytes), without a GPU (`eval --samples` runs these in parallel first). Returns 0 and sets *ok; a
+ * failed build is *ok = 0 with *status (compile_error, or format_error for a file Python cannot parse or
+ * without ModelNew), *msg (one line) and *detail (the trimmed compiler errors). */
 int eval_prebuild(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-		  int *ok, char **msg, char **detail, struct sb_error *err);
+		  int *ok, enum verdict_status *status, char **msg, char **detail, struct sb_error *err);
 
 #endif

@@ -421,13 +421,13 @@ class Worker:
                 cand = import_file(req["candidate"], "sb_candidate")
             except WorkerError:
                 raise
-            except SyntaxError as exc:
-                raise WorkerError("compile_error", "SyntaxError: %s (line %s)" % (exc.msg, exc.lineno))
+            except SyntaxError as exc:  # not Python at all: the answer's format, not a build
+                raise WorkerError("format_error", "SyntaxError: %s (line %s)" % (exc.msg, exc.lineno))
             except Exception as exc:
                 raise WorkerError("compile_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
             cls = getattr(cand, "ModelNew", None)
             if not isinstance(cls, type):
-                raise WorkerError("compile_error", "the candidate defines no class ModelNew")
+                raise WorkerError("format_error", "the candidate defines no class ModelNew")
         phases.lap("import")
         if req.get("build_only"):
             return {"import_s": phases["import"], "builds": self.builds, "phases": phases}

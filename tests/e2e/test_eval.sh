@@ -35,7 +35,12 @@ if [ "$got" = "incorrect 12305 [3, 17] 0.5 None" ]; then _report ok "it is incor
 
 run_sb eval "$FIX/syntax_error.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "a syntax error exits 1" 1
-check_out "a syntax error is compile_error" "L1/2 $FIX/syntax_error.py: compile_error"
+check_out "a syntax error is format_error" "L1/2 $FIX/syntax_error.py: format_error"
+printf '# only a comment\n\n' >"$TMP/empty.py"
+run_sb eval "$TMP/empty.py" --problem L1/2 "${FAST[@]}" --json
+got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], v["findings"], "empty" in v["message"])' <<<"$OUT_TXT" 2>&1)
+if [ "$got" = "format_error [] True" ]; then _report ok "an empty candidate is format_error, with no hack finding"; else
+	_report fail "an empty candidate is format_error, with no hack finding" "$got"; fi
 check_out "it names the line" "line 6"
 
 run_sb eval "$FIX/null_deref.py" --problem L1/2 "${FAST[@]}"
@@ -167,7 +172,7 @@ mk notensor 'return 3'
 printf 'import torch.nn as nn\n\n\nclass Model2(nn.Module):\n    pass\n' >"$TMP/nomodelnew.py"
 for case in "nan:incorrect:NaN" "half:incorrect:dtype F16 != expected F32" "narrow:incorrect:shape [4096, 100] != expected [4096, 4096]" \
 	    "huge:runtime_error:output_too_large" "tuple:incorrect:returned 2 outputs, the reference 1" \
-	    "notensor:runtime_error:not a tensor or a tuple of tensors" "nomodelnew:compile_error:defines no class ModelNew"; do
+	    "notensor:runtime_error:not a tensor or a tuple of tensors" "nomodelnew:format_error:defines no ModelNew"; do
 	IFS=: read -r name status why <<<"$case"
 	run_sb eval "$TMP/$name.py" --problem L1/2 "${SANDBOX[@]}"
 	if grep -qF ": $status" <<<"$OUT_TXT" && grep -qF -- "$why" <<<"$OUT_TXT"; then _report ok "$name: $status ($why)"; else
@@ -192,7 +197,7 @@ cp "$FIX/syntax_error.py" "$gen/level_1_problem_2_sample_1_kernel.py"
 cp "$FIX/relu_cpp_ok.py" "$gen/notes.py"
 run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${SANDBOX[@]}"
 check_rc "--samples judges a generations folder" 0
-check_out "it counts the verdicts" "2 judged: 1 pass, 0 incorrect, 1 compile_error"
+check_out "it counts the verdicts" "2 judged: 1 pass, 0 incorrect, 0 compile_error, 0 runtime_error, 0 timeout, 0 rejected, 1 format_error"
 check_err "a misnamed file is reported" "notes.py: not named level_L_problem_ID_sample_S_kernel.py"
 lines=$(wc -l <"$TMP/v.jsonl")
 if [ "$lines" = 2 ]; then _report ok "one JSONL verdict per file"; else _report fail "one JSONL verdict per file" "$lines lines"; fi

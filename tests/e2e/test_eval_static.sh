@@ -30,12 +30,12 @@ got=$(verdict 'print(v["status"], v["findings"])')
 if [ "$got" = "pass []" ]; then _report ok "with checks.static=false no static finding is made"; else
 	_report fail "with checks.static=false no static finding is made" "$got"; fi
 
-# A file Python cannot tokenise is the worker's syntax error to report, not a finding.
-printf 'import torch\nx = "never closed\n' >"$TMP/unterminated.py"
+# A file Python cannot tokenise is the worker's syntax error to report (format_error), not a finding.
+printf 'import torch\nx = "never closed\nclass ModelNew:\n    pass\n' >"$TMP/unterminated.py"
 run_sb eval "$TMP/unterminated.py" --problem L1/2 "${FAST[@]}" --json
 got=$(verdict 'print(v["status"], v["findings"])')
-if [ "$got" = "compile_error []" ]; then _report ok "an unterminated string is a compile_error from the worker"; else
-	_report fail "an unterminated string is a compile_error from the worker" "$got"; fi
+if [ "$got" = "format_error []" ]; then _report ok "an unterminated string is a format_error from the worker"; else
+	_report fail "an unterminated string is a format_error from the worker" "$got"; fi
 
 # --samples: a rejected candidate is not built, and its verdict line says why.
 gen="$TMP/gen"; mkdir -p "$gen"
