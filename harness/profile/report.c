@@ -35,7 +35,9 @@ void prof_report_release(struct prof_report *r)
 void prof_report_unavailable(struct prof_report *r, const char *fmt, ...)
 {
 	va_list ap;
+	int started = r->started; /* that the tracer started stays true of this report */
 	prof_report_release(r);
+	r->started = started;
 	va_start(ap, fmt);
 	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
 	va_end(ap);
@@ -410,6 +412,23 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 	size_t n = 0, calls = 0;
 	int kernels = 0, custom = 0, late = 0, foreign = 0, copies = 0, pytorch = 0;
 	double late_by = 0;
+	struct strbuf blind = STRBUF_INIT;
+	/* The tracer started in the candidate's worker, then left no whole trace, or records that name no
+	 * call: the trace is the candidate's to write, and one that comes back cut short or blind is what
+	 * disabling or unloading the tracer, or swapping its correlation, would leave. */
+	if (r->started && (!r->available || !r->complete)) {
+		strbuf_addf(&blind, "the kernel tracer (CUPTI) started in the candidate's worker but its trace came back %s: "
+			    "code that disables or unloads the tracer blinds the evidence of what ran; leave it alone",
+			    r->available ? "without its end" : "unusable");
+		finding(out, max, &n, "H08", config_policy(cfg, "H08"), &blind);
+		return n;
+	}
+	if (r->started && !r->attributed) {
+		strbuf_addstr(&blind, "the kernel tracer's records name none of the profiled calls (no trial ids): its "
+			      "correlation was lost or tampered with, so the trace cannot say what each call ran");
+		finding(out, max, &n, "H08", "flag", &blind);
+		return n;
+	}
 	if (!r->available || !r->attributed)
 		return 0;
 	for (size_t i = 0; i < r->ntrials; i++) {

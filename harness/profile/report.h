@@ -55,6 +55,7 @@ struct prof_row {
 };
 
 struct prof_report {
+	int started;                 /* the tracer loaded and started in the worker (profile_start said so) */
 	int available;               /* a trace was recorded and parsed */
 	char reason[512];            /* why not, or what limits it (dropped records, no attribution) */
 	int complete;                /* the trace ends with its footer */

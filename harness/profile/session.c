@@ -151,6 +151,7 @@ int prof_session_run(struct worker *w, const struct prof_plan *p, double deadlin
 			snprintf(r->reason + strlen(r->reason), sizeof(r->reason) - strlen(r->reason),
 				 "%s%zu of %d calls carried no trial id", r->reason[0] ? "; " : "", (size_t)p->calls - n, p->calls);
 	}
+	r->started = 1; /* after the report is built: a blinded tracer is judged by prof_findings */
 	if (p->keep)
 		keep_trace(p, calls, n, io_bytes);
 	for (size_t i = 0; i < nobj; i++)

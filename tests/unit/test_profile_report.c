@@ -274,6 +274,32 @@ static void an_unavailable_report_says_why(void **state)
 	prof_report_release(&r);
 }
 
+/* The same traces after the tracer had started in the candidate's worker: a trace cut short, unusable or
+ * naming no call is what blinding the tracer leaves, and is itself a finding. Dropped records are not. */
+static void a_blinded_tracer_is_a_finding(void **state)
+{
+	(void)state;
+	struct prof_report r;
+	build("truncated.trace", 2, &r);
+	r.started = 1;
+	expect_one_finding(&r, "H08", "reject", "without its end", NULL);
+	prof_report_release(&r);
+	build("no_attribution.trace", 1, &r);
+	r.started = 1;
+	expect_one_finding(&r, "H08", "flag", "no trial ids", NULL);
+	prof_report_release(&r);
+	prof_report_init(&r);
+	r.started = 1;
+	prof_report_unavailable(&r, "the trace is unusable: %s", "no header");
+	expect_one_finding(&r, "H08", "reject", "unusable", NULL);
+	prof_report_release(&r);
+	build("dropped.trace", 2, &r);
+	r.started = 1;
+	struct prof_finding f[4];
+	assert_int_equal(findings(&r, f, 4), 0); /* a full buffer loses records honestly */
+	prof_report_release(&r);
+}
+
 /* What tests/fixtures/candidates/cuda/prof_check.py runs per call, as a recording must show it. */
 static void check_prof_check_recording(const char *path, const struct prof_report *r)
 {
@@ -361,6 +387,7 @@ int main(void)
 		cmocka_unit_test(another_threads_kernel_in_the_window_is_flagged),
 		cmocka_unit_test(calls_missing_from_the_trace_are_reported),
 		cmocka_unit_test(an_unavailable_report_says_why),
+		cmocka_unit_test(a_blinded_tracer_is_a_finding),
 		cmocka_unit_test(recorded_traces_match_the_program),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
