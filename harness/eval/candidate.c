@@ -80,10 +80,18 @@ int eval_cand_receive(struct worker *w, json_t **reply, double deadline, struct 
 	if (!json_is_true(json_object_get(*reply, "ok"))) {
 		const char *kind = jstr_or(*reply, "kind", "runtime_error");
 		const char *msg = jstr_or(*reply, "message", "");
-		verdict_fail(v, status_of_kind(kind), "%s while %s: %.300s", kind, stage, msg);
 		const char *tb = jstr_or(*reply, "traceback", "");
 		free(v->detail);
-		v->detail = !strcmp(kind, "compile_error") ? trim_compiler_output(msg) : xstrdup(*tb ? tb : msg);
+		if (!strcmp(kind, "compile_error")) {
+			/* the message leads with the compiler's first error, not the build's command lines */
+			v->detail = trim_compiler_output(msg);
+			const char *first = strstr(msg, "error") ? v->detail : msg;
+			verdict_fail(v, V_COMPILE_ERROR, "compile_error while %s: %.*s", stage, (int)strcspn(first, "\n") < 300
+				     ? (int)strcspn(first, "\n") : 300, first);
+		} else {
+			verdict_fail(v, status_of_kind(kind), "%s while %s: %.300s", kind, stage, msg);
+			v->detail = xstrdup(*tb ? tb : msg);
+		}
 		json_decref(*reply);
 		*reply = NULL;
 		return -1;

@@ -298,14 +298,15 @@ class Worker:
         worker = self
 
         def levels(cpp_sources, cuda_sources):
-            """[(level, cuda_sources)] to build with, in order; the first names the build's cache key."""
-            out = []
+            """[(level, cuda_sources)] to build with, in order; the first names the build's cache key. One
+            faster level at most before the sources as written: a build that fails costs one extra build,
+            never two (the lite headers when they apply, else the lean ones)."""
             if lite_headers and lite_applies(cpp_sources, cuda_sources):
-                out.append(("lite", cuda_sources))
+                return [("lite", cuda_sources), ("as-written", cuda_sources)]
             lean = lean_cuda_sources(cuda_sources) if lean_headers else None
             if lean is not None:
-                out.append(("lean", lean))
-            return out + [("as-written", cuda_sources)]
+                return [("lean", lean), ("as-written", cuda_sources)]
+            return [("as-written", cuda_sources)]
 
         def lite_kwargs(build_dir, cpp_sources, cuda_sources, kwargs):
             """kwargs with -I to the lite headers, written for these sources into the build folder."""
