@@ -43,12 +43,10 @@ char *eval_build_dir(const struct eval_env *e, const struct config *cfg, const c
 		    cfg->eval.lean_headers, cfg->eval.lite_headers, cfg->eval.split_nvcc);
 	sha256_update(&h, sb.buf, sb.len);
 	hash_file(&h, e->worker_script);
-	char *dir = xstrdup(e->worker_script), *slash = strrchr(dir, '/');
-	if (slash) {
-		strcpy(slash + 1, "headers.py");
-		hash_file(&h, dir);
-	}
-	free(dir);
+	const char *slash = strrchr(e->worker_script, '/');
+	char *headers = xstrfmt("%.*s/headers.py", slash ? (int)(slash - e->worker_script) : 1, slash ? e->worker_script : ".");
+	hash_file(&h, headers);
+	free(headers);
 	strbuf_release(&sb);
 	sha256_final(&h, d);
 	for (int i = 0; i < 16; i++)

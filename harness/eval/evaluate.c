@@ -162,42 +162,50 @@ static void load_ref_begin(struct eval_ctx *c)
 	json_decref(req);
 }
 
-/* The problem's facts (refcache.h), found with this evaluation's first trial seed: the bytes its outputs
- * take, the bytes a call moves, and whether it repeats itself under a seed (run twice and compared: a
- * reference that does not makes a candidate's second run, H19, meaningless). Published as a fresh cache
- * entry; the outputs themselves are dropped, since no later evaluation draws these seeds. */
+/* The problem's facts (refcache.h), found with this evaluation's seeds: the bytes its outputs take, the
+ * bytes a call moves, whether it repeats itself under a seed (run twice and compared: a reference that does
+ * not makes a candidate's second run, H19, meaningless), and whether its output for one input set passes
+ * as its output for another (the answer barely depends on the inputs: any pass there says little).
+ * Published as a fresh cache entry; the outputs themselves are dropped, since no later evaluation draws
+ * these seeds. */
 static json_t *fill_problem_facts(struct eval_ctx *c, const char *entry, struct sb_error *err)
 {
 	char *tmp = xstrfmt("%s.tmp-%d", entry, (int)getpid());
 	char *first = xchg_shared(c) ? xstrdup("ref/facts_0") : xstrfmt("%s/facts_0.safetensors", c->ref_dir);
 	char *again = xchg_shared(c) ? xstrdup("ref/facts_1") : xstrfmt("%s/facts_1.safetensors", c->ref_dir);
+	char *other = xchg_shared(c) ? xstrdup("ref/facts_2") : xstrfmt("%s/facts_2.safetensors", c->ref_dir);
 	json_t *meta = NULL, *reply = NULL;
-	struct outputs_cmp same = { 0 };
+	struct outputs_cmp same = { 0 }, across = { 0 };
 	fs_mkdirs(tmp, 0700);
-	if (xchg_expect(c, c->seeds[0], first, 1, &reply, err) || xchg_expect(c, c->seeds[0], again, 0, NULL, err))
+	if (xchg_expect(c, c->seeds[0], first, 1, &reply, err) || xchg_expect(c, c->seeds[0], again, 0, NULL, err) ||
+	    xchg_expect(c, c->rot_seeds[0], other, 0, NULL, err))
 		goto out;
 	long long max_bytes = 0;
 	size_t i;
 	json_t *o;
 	json_array_foreach(json_object_get(reply, "outputs"), i, o)
 		max_bytes += rt_numel(json_object_get(o, "shape")) * 8; /* an upper bound on any dtype's size */
-	if (xchg_compare(c, first, again, &same, err))
+	if (xchg_compare(c, first, again, &same, err) || xchg_compare(c, other, first, &across, err))
 		goto out;
-	meta = json_pack("{s:b, s:I, s:I, s:s}", "reproducible", same.bitwise, "io_bytes", (json_int_t)rt_io_bytes(reply),
-			 "output_bytes_max", (json_int_t)max_bytes, "problem", c->p->sha256);
+	meta = json_pack("{s:b, s:b, s:I, s:I, s:s}", "reproducible", same.bitwise, "input_independent",
+			 across.readable && across.pass, "io_bytes", (json_int_t)rt_io_bytes(reply), "output_bytes_max",
+			 (json_int_t)max_bytes, "problem", c->p->sha256);
 	if (refcache_publish(tmp, entry, meta, err)) {
 		json_decref(meta);
 		meta = NULL;
 	}
 out:
 	outputs_cmp_release(&same);
+	outputs_cmp_release(&across);
 	json_decref(reply);
 	xchg_drop(c, first);
 	xchg_drop(c, again);
+	xchg_drop(c, other);
 	fs_remove_tree(tmp); /* still there only when another evaluation published first */
 	free(tmp);
 	free(first);
 	free(again);
+	free(other);
 	return meta;
 }
 
@@ -656,6 +664,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				goto out_entry;
 		}
 		rc = 0;
+		if (v->status == V_PASS && json_is_true(json_object_get(meta, "input_independent")))
+			verdict_add_finding(v, "H15", "flag", 0, 0,
+					    "the reference's output for one input set passes as its output for another: the "
+					    "problem's answer barely depends on its inputs (a constant, or values below the "
+					    "tolerance), so a pass here proves little (stitchbench audit)");
 		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message)
 			v->message = v->timing.ran ? xstrfmt("all %d correctness trials and all %zu timed calls passed",

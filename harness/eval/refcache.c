@@ -13,7 +13,7 @@
 #include "../core/sha256.h"
 #include "../core/strbuf.h"
 
-#define REFCACHE_FORMAT 5 /* 5: the problem's facts only, no outputs (every evaluation draws its own seeds) */
+#define REFCACHE_FORMAT 6 /* 6: the problem's facts only (no outputs: every evaluation draws its own seeds) */
 
 char *refcache_dir(const char *cache_root, const struct refcache_key *k)
 {

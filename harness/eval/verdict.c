@@ -39,6 +39,7 @@ void verdict_release(struct verdict *v)
 		free(v->findings[i].message);
 	free(v->findings);
 	free(v->timing.eager_us);
+	free(v->timing.trusted.round_us);
 	free(v->timing.candidate_us);
 	free(v->timing.compiled_us);
 	free(v->log_tail);
@@ -189,12 +190,19 @@ static json_t *trusted_json(const struct trusted_clock *tc)
 {
 	if (!tc->measured)
 		return json_null();
-	return json_pack("{s:b, s:o, s:I, s:o, s:[o,o], s:o, s:o, s:o, s:o, s:[o,o]}", "judged", tc->judged, "note",
+	json_t *rounds = json_array();
+	for (size_t i = 0; i < tc->nround; i++)
+		json_array_append_new(rounds, json_pack("[o,o,o,o,o]", jreal(tc->round_us[5 * i]), jreal(tc->round_us[5 * i + 1]),
+							jreal(tc->round_us[5 * i + 2]), jreal(tc->round_us[5 * i + 3]),
+							jreal(tc->round_us[5 * i + 4])));
+	json_t *o = json_pack("{s:b, s:o, s:I, s:o, s:[o,o], s:o, s:o, s:o, s:o, s:[o,o]}", "judged", tc->judged, "note",
 			 tc->note[0] ? json_string(tc->note) : json_null(), "rounds", (json_int_t)tc->rounds, "speedup",
 			 jreal(tc->speedup), "ci95", jreal(tc->lo), jreal(tc->hi), "reported", jreal(tc->reported),
 			 "reference_overhead_us",
 			 jreal(tc->ref_overhead_us), "candidate_overhead_us", jreal(tc->cand_overhead_us), "excess_us",
 			 jreal(tc->excess_us), "excess_ci95_us", jreal(tc->excess_lo_us), jreal(tc->excess_hi_us));
+	json_object_set_new(o, "rounds_us", rounds);
+	return o;
 }
 
 /* One side's per-call device times, with the host's time for the same calls and the lead they had. */

@@ -86,11 +86,14 @@ struct trusted_clock {
 	size_t rounds;               /* rounds the bound rests on (the first is left out) */
 	double ref_overhead_us, cand_overhead_us;  /* per call, mean over the rounds */
 	double excess_us, excess_lo_us, excess_hi_us; /* per call: the candidate's overhead minus the reference's,
-						       * paired by round (median over rounds, bootstrap 95% interval) */
+						       * each side's least over the rounds (bootstrap 95% interval) */
 	double speedup, lo, hi;      /* the reference's time per call over the candidate's by this clock (what it
 				      * reported plus the excess), with the interval the excess's gives: the
 				      * clock's own noise, measured */
 	double reported;             /* the reported speedup vs eager (paired median) it is held against */
+	double *round_us;            /* per round (the first too): reference wall, reference reported, candidate
+				      * wall, candidate reported, calls; 5 values each, `nround` rounds */
+	size_t nround;
 };
 
 /* Timed calls that repeated an earlier call's inputs (timing.c): against the rest, by their paired ratios. */

@@ -3,7 +3,8 @@
 Every file names its problem on its first line ("- L1/2:"), and may say `# device: cpu` (default: cuda),
 `# static: off` (the static checks would reject it first; the runtime check is under test) and
 `# suite: traps` (a problem of tests/fixtures/suite_traps). Hack files list the ids they must produce
-(`# expect: H11 H21`, more are allowed; `H09|H19` takes either); honest files (`# expect: clean`) must pass with no finding.
+(`# expect: H11 H21`, more are allowed; `H09|H19` takes either); honest files (`# expect: clean`) must pass with no
+finding, but for flags a `# problem: H15` line names: the problem's own flaw, on every pass there.
 
     python3 run_corpus.py run --device cpu --work DIR [-- extra eval options]
 
@@ -48,7 +49,7 @@ def header(path):
     for line in lines:
         if not line.startswith("#"):
             break
-        m = re.match(r"#\s*(expect|device|static|suite):\s*(.*)", line)
+        m = re.match(r"#\s*(expect|device|static|suite|problem):\s*(.*)", line)
         if m:
             keys[m.group(1)] = m.group(2).strip()
     return lines[0] if lines else "", keys
@@ -71,6 +72,7 @@ def corpus(device):
                 "id": int(m.group(2)), "honest": expect == "clean",
                 # "H09|H19": either id will do (which one depends on what the device's memory held)
                 "expect": [] if expect == "clean" else re.findall(r"H\d\d(?:\|H\d\d)*", expect),
+                "problem": re.findall(r"H\d\d", keys.get("problem", "")),
                 "static": keys.get("static", "on") != "off", "suite": keys.get("suite", "bundled"),
             })
     return out
@@ -129,7 +131,9 @@ def judge(files, verdicts):
             continue
         found = sorted({x["id"] for x in v["findings"]})
         if f["honest"]:
-            okay = v["status"] == "pass" and not found
+            # a flag the file's `# problem:` line names is the problem's flaw, on every pass there
+            own = [x["id"] for x in v["findings"] if not (x["id"] in f["problem"] and x["severity"] == "flag")]
+            okay = v["status"] == "pass" and not own
             if not okay:
                 false_pos.append(f["name"])
             why = "%s, findings %s: %s" % (v["status"], " ".join(found) or "none", (v["message"] or "")[:300])

@@ -2,6 +2,7 @@
 # only so the weights start as the reference's do.
 # device: cpu
 # expect: clean
+# problem: H15
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

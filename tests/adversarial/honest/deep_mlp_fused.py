@@ -1,6 +1,7 @@
 # deep_mlp_fused.py - L3/4: one persistent kernel runs all 48 Linear+Tanh layers; the nn.Linear
 # modules live in a ModuleList only so the weights start as the reference's do.
 # expect: clean
+# problem: H15
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
