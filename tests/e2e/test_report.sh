@@ -91,6 +91,14 @@ check_true "the iterative store is made (build/tests/test_report --make-store)" 
 run_sb report "$R/rich" -o "$TMP/rich"
 check_out "every plot has data there" "6 plots drawn (svg and pngcairo png), 0 without data left out"
 check_true "attempts by stage are tabled" grep -qF '| stitchcuda | repair\_correctness | 3 | 100.0 | 33.3 | 0.0 | 0.900x (1) |' "$TMP/rich/report.md"
+# export of the iterative run, read back by import into a new run: the same rows, stages and attempts
+"$SB" export "$R/rich" >"$TMP/rich.jsonl"
+run_sb import "$R/rich_back" "$TMP/rich.jsonl"
+check_rc "import reads the export of an iterative run" 0
+if [ -s "$TMP/rich.jsonl" ] && "$SB" export "$R/rich_back" | cmp -s - "$TMP/rich.jsonl"; then _report ok "its export gives the same rows back"; else
+	_report fail "its export gives the same rows back" "$("$SB" export "$R/rich_back" | diff - "$TMP/rich.jsonl" | head -4)"; fi
+run_sb report "$R/rich_back" -o "$TMP/rich_back" --no-plots
+check_true "and the same attempts by stage" grep -qF '| stitchcuda | repair\_correctness | 3 | 100.0 | 33.3 | 0.0 | 0.900x (1) |' "$TMP/rich_back/report.md"
 
 # ---------- the HTML in headless Chromium ----------
 dom_check() { # name report.html expected-figure-ids expected-agents min-points...

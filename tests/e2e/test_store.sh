@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_store.sh - run stores end to end from hand-written verdicts (tests/fixtures/verdicts): import, merge of
-# two shards equal to one run, refusals that name the differing settings, CSV export, metrics (problems
-# whose reference failed among them), eval --run.
+# two shards equal to one run, refusals that name the differing settings, CSV export, export read back by
+# import, metrics (problems whose reference failed among them), eval --run.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
 R="$TMP/results"
@@ -148,6 +148,27 @@ check_eq "--json names the denominator and counts the problems without a verdict
 run_sb metrics "$R/two" --denominator some
 check_rc "a bad --denominator is a usage error" 2
 check_err "naming both choices" "--denominator some: use all or judged"
+# What export writes, import reads: the key and stage from each row, so the run comes back whole.
+"$SB" export "$R/two" >"$TMP/two.jsonl"
+run_sb import "$R/two_back" "$TMP/two.jsonl"
+check_rc "import reads the rows of export --format jsonl" 0
+check_out "every row is a verdict" "imported 9 verdicts into $R/two_back/results.db (0 already there)"
+check_eq "its export gives the same rows back" "$("$SB" export "$R/two_back" | cmp - "$TMP/two.jsonl" 2>&1 && echo same)" same
+metrics_json() { "$SB" metrics "$1" --json 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); j.pop("inputs"); print(json.dumps(j, sort_keys=True))'; }
+check_eq "and metrics agree" "$(metrics_json "$R/two_back")" "$(metrics_json "$R/two")"
+run_sb import "$R/two_back" "$TMP/two.jsonl"
+check_out "importing the rows again changes nothing" "imported 0 verdicts into $R/two_back/results.db (9 already there)"
+# rows and bare verdicts in one file; --agent renames the rows' agent
+{ head -1 "$TMP/two.jsonl"; tail -1 "$FIX/shard_b.jsonl"; } >"$TMP/mixed.jsonl"
+run_sb import "$R/mixed" "$TMP/mixed.jsonl" --agent renamed
+check_out "a file may mix rows and bare verdicts" "imported 2 verdicts into $R/mixed/results.db (0 already there)"
+check_eq "both under the agent --agent names" "$("$SB" export "$R/mixed" --format csv | python3 -c 'import csv,sys; print(sorted((r["agent"], r["problem"]) for r in csv.DictReader(sys.stdin)))')" \
+	"[('renamed', 'L1/1'), ('renamed', 'L2/3')]"
+python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); r["problem"]="L1/2"; print(json.dumps(r))' <"$TMP/two.jsonl" >"$TMP/wrong_key.jsonl"
+run_sb import "$R/wrong" "$TMP/wrong_key.jsonl"
+check_rc "a row whose key disagrees with its verdict is refused" 2
+check_err "naming the line and both problems" "wrong_key.jsonl:1: the row says problem L1/2 but its verdict is for L1/1"
+
 # A problem whose reference failed is the problem's failure, not the agent's: out of the denominator.
 cp -r "$R/two" "$R/reffail"
 printf '%s\n' '{"agents": ["base", "samples"], "problems": ["L1/1", "L1/2", "L1/3", "L1/4", "L1/5", "L2/1", "L2/2",' \
