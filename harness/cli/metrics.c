@@ -13,10 +13,13 @@
 
 const char cmd_metrics_help[] =
 	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged] [--json]\n\n"
-	"Computes, per agent and level and over all levels: problems, compiled %, correct %, hack %,\n"
-	"fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (correct and speedup vs eager > p, over all problems of\n"
-	"--denominator; fast_0 = correct %), the geometric-mean speedup over correct problems vs eager and\n"
-	"vs torch.compile, attempts and LLM tokens to the first correct candidate, and LLM cost.\n"
+	"Computes, per agent and level and over all levels: problems, compiled %, correct %, flagged %,\n"
+	"hack %, fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (a clean pass with speedup vs eager > p, over all\n"
+	"problems of --denominator), the geometric-mean speedup over clean passes vs eager and vs\n"
+	"torch.compile, attempts and LLM tokens to the first correct candidate, and LLM cost. A clean pass\n"
+	"is a pass with no hack finding; a pass whose verdict has one (a finding with id H01..H22 that\n"
+	"checks.policy flags, e.g. H21 more than 10x eager, H17 on a flawed problem) is flagged: it counts\n"
+	"in correct % and flagged %, never in fast_p or a geometric mean.\n"
 	"correct %, fast_1 and the eager geomean carry percentile-bootstrap 95% intervals (problems resampled\n"
 	"with replacement, 2000 times, fixed seed). docs/metrics.md defines every number.\n\n"
 	"RUN is a run directory or a results.db file. With several RUNs, their verdicts are pooled; an agent\n"
@@ -30,11 +33,13 @@ const char cmd_metrics_help[] =
 	"                         without a verdict counts as a failure (KernelBench's convention; the\n"
 	"                         default)\n"
 	"   --denominator judged  rates are over the problems each agent has a verdict for\n"
+	"                With either, a problem without a verdict whose reference failed (the store's\n"
+	"                reference_failures) is left out and named in a line of its own.\n"
 	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown\n\n"
 	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
-	"columns, saying which denominator it used, then one table of every metric per agent ('no verdict'\n"
-	"counts the problems without one). A warning names agents that lack verdicts for some problems of\n"
-	"their run.\n"
+	"columns ('(N flagged)' after a cell with flagged passes), saying which denominator it used, then\n"
+	"one table of every metric per agent ('no verdict' and 'reference failed' count the problems\n"
+	"without one). A warning names agents that lack verdicts for some problems of their run.\n"
 	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store, 3 a read failed.\n";
 
 /* Each line of lines as one warning (the first one may be introduced by intro). */

@@ -179,9 +179,11 @@ void run_inputs_coverage(const struct metrics *m, const struct run_input *v, siz
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < v[i].nagents; j++) {
 			char *name = xstrfmt("%s%s", v[i].agents[j].name, v[i].suffix ? v[i].suffix : "");
-			size_t missing = 0, have = 0;
+			size_t missing = 0, have = 0, unjudged = 0;
 			for (size_t k = 0; k < m->nmissing; k++)
 				missing += !strcmp(m->missing[k].agent, name);
+			for (size_t k = 0; k < m->nunjudged; k++)
+				unjudged += !strcmp(m->unjudged[k].agent, name);
 			for (size_t a = 0; a < m->nagents; a++)
 				if (!strcmp(m->agents[a].name, name))
 					have = m->agents[a].cells[0].problems -
@@ -190,13 +192,19 @@ void run_inputs_coverage(const struct metrics *m, const struct run_input *v, siz
 				free(name);
 				continue;
 			}
+			struct strbuf besides = STRBUF_INIT;
+			if (unjudged)
+				strbuf_addf(&besides, "; the %zu whose reference failed %s left out", unjudged,
+					    unjudged == 1 ? "is" : "are");
 			if (m->denominator == METRICS_ALL)
-				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; the %zu without one count "
-					    "as failures (--denominator judged leaves them out)\n", name, have, have + missing,
-					    v[i].arg, missing);
+				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; the %zu without one "
+					    "count as failures (--denominator judged leaves them out)%s\n", name, have,
+					    have + missing + unjudged, v[i].arg, missing, besides.buf);
 			else
-				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; its rates are over those "
-					    "%zu (--denominator judged)\n", name, have, have + missing, v[i].arg, have);
+				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; its rates are over "
+					    "those %zu (--denominator judged)%s\n", name, have, have + missing + unjudged,
+					    v[i].arg, have, besides.buf);
+			strbuf_release(&besides);
 			free(name);
 		}
 }

@@ -62,9 +62,14 @@ static int cmp_calls(const void *x, const void *y)
 	return cmp_key(a->agent, 0, a->problem, a->sample, a->attempt, b->agent, 0, b->problem, b->sample, b->attempt);
 }
 
+int metrics_clean(const struct metric_row *r)
+{
+	return r->correct && !r->flagged;
+}
+
 static int rank(const struct metric_row *r)
 {
-	return r->correct ? 3 : r->compiled && !r->hack ? 2 : r->hack ? 1 : 0;
+	return metrics_clean(r) ? 4 : r->correct ? 3 : r->compiled && !r->hack ? 2 : r->hack ? 1 : 0;
 }
 
 /* Strictly better, so that ties keep the earlier candidate. */
@@ -168,8 +173,8 @@ static void bootstrap(const struct metric_problem *const *v, size_t n, struct me
 		for (size_t i = 0; i < n; i++) {
 			const struct metric_row *p = v[(size_t)(sb_rng_uniform(&rng) * (double)n)]->rep;
 			k_corr += (size_t)p->correct;
-			k_fast += p->correct && p->speedup_eager > 1;
-			if (p->correct && usable(p->speedup_eager)) {
+			k_fast += metrics_clean(p) && p->speedup_eager > 1;
+			if (metrics_clean(p) && usable(p->speedup_eager)) {
 				logsum += log(p->speedup_eager);
 				k_geo++;
 			}
@@ -207,13 +212,15 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 		compiled += (size_t)p->compiled;
 		correct += (size_t)p->correct;
 		hack += (size_t)p->hack;
-		for (int k = 0; k < METRICS_NP; k++) /* fast_0 is the correct rate, timed or not (KernelBench) */
-			fast[k] += p->correct && (metrics_p[k] == 0 || p->speedup_eager > metrics_p[k]);
-		if (p->correct && usable(p->speedup_eager)) {
+		c->flagged += p->correct && p->flagged;
+		/* fast_0 is the rate of clean passes, timed or not (KernelBench's correct rate, less flagged passes) */
+		for (int k = 0; k < METRICS_NP; k++)
+			fast[k] += metrics_clean(p) && (metrics_p[k] == 0 || p->speedup_eager > metrics_p[k]);
+		if (metrics_clean(p) && usable(p->speedup_eager)) {
 			log_e += log(p->speedup_eager);
 			c->geomean_eager_n++;
 		}
-		if (p->correct && usable(p->speedup_compiled)) {
+		if (metrics_clean(p) && usable(p->speedup_compiled)) {
 			log_c += log(p->speedup_compiled);
 			c->geomean_compiled_n++;
 		}
@@ -233,6 +240,7 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 	c->compiled_pct = pct(compiled, n);
 	c->correct_pct = pct(correct, n);
 	c->hack_pct = pct(hack, n);
+	c->flagged_pct = pct(c->flagged, n);
 	for (int k = 0; k < METRICS_NP; k++)
 		c->fast_pct[k] = pct(fast[k], n);
 	c->geomean_eager = c->geomean_eager_n ? exp(log_e / (double)c->geomean_eager_n) : NAN;
@@ -286,21 +294,24 @@ static int cmp_problem_key(const char *agent, int level, const char *problem, co
 	return cmp_key(agent, level, problem, 0, 0, r->agent, r->level, r->problem, 0, 0);
 }
 
+/* bsearch comparators of an (agent, level, problem) key with a sorted row or reference failure. */
+static int key_vs_row(const void *key, const void *x)
+{
+	const struct metric_expect *e = key;
+	return cmp_problem_key(e->agent, e->level, e->problem, *(const struct metric_row *const *)x);
+}
+
+static int key_vs_reffail(const void *key, const void *x)
+{
+	const struct metric_expect *e = key;
+	const struct metric_reffail *f = *(const struct metric_reffail *const *)x;
+	return cmp_key(e->agent, e->level, e->problem, 0, 0, f->agent, f->level, f->problem, 0, 0);
+}
+
 /* 1 when the sorted rows hold a verdict of the agent on the problem. */
 static int has_verdict(const struct metric_row *const *r, size_t n, const struct metric_expect *e)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_problem_key(e->agent, e->level, e->problem, r[mid]);
-		if (!c)
-			return 1;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return 0;
+	return n && bsearch(e, r, n, sizeof(*r), key_vs_row);
 }
 
 static int cmp_expect(const void *x, const void *y)
@@ -309,9 +320,38 @@ static int cmp_expect(const void *x, const void *y)
 	return cmp_key(a->agent, a->level, a->problem, 0, 0, b->agent, b->level, b->problem, 0, 0);
 }
 
-/* One `missing` row per expected (agent, problem) that the rows lack, in key order, duplicates once. */
+static int cmp_reffail(const void *x, const void *y)
+{
+	const struct metric_reffail *a = *(const struct metric_reffail *const *)x;
+	const struct metric_reffail *b = *(const struct metric_reffail *const *)y;
+	return cmp_key(a->agent, a->level, a->problem, a->sample, 0, b->agent, b->level, b->problem, b->sample, 0);
+}
+
+/* 1 when the sorted reference failures hold one of the agent's samples of the problem. */
+static int reference_failed(const struct metric_reffail *const *f, size_t n, const struct metric_expect *e)
+{
+	return n && bsearch(e, f, n, sizeof(*f), key_vs_reffail);
+}
+
+/* One `unjudged` entry per (agent, problem) whose reference failed and that the rows lack, in key order;
+ * f is sorted. A problem with a verdict was judged after all (another sample, an earlier attempt). */
+static void find_unjudged(const struct metric_row *const *r, size_t nrows, const struct metric_reffail *const *f,
+			  size_t n, struct metrics *out)
+{
+	out->unjudged = xcalloc(n ? n : 1, sizeof(*out->unjudged));
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_expect e = { f[i]->agent, f[i]->problem, f[i]->level };
+		int dup = i && !cmp_key(f[i - 1]->agent, f[i - 1]->level, f[i - 1]->problem, 0, 0, f[i]->agent,
+					f[i]->level, f[i]->problem, 0, 0);
+		if (!dup && !has_verdict(r, nrows, &e))
+			out->unjudged[out->nunjudged++] = *f[i];
+	}
+}
+
+/* One `missing` row per expected (agent, problem) that the rows lack and whose reference did not fail
+ * (f, sorted), in key order, duplicates once. */
 static void find_missing(const struct metric_row *const *r, size_t nrows, const struct metric_scope *scope,
-			 struct metrics *out)
+			 const struct metric_reffail *const *f, size_t nf, struct metrics *out)
 {
 	if (!scope || !scope->nexpect)
 		return;
@@ -321,7 +361,7 @@ static void find_missing(const struct metric_row *const *r, size_t nrows, const 
 	qsort(e, scope->nexpect, sizeof(*e), cmp_expect);
 	out->missing = xcalloc(scope->nexpect, sizeof(*out->missing));
 	for (size_t i = 0; i < scope->nexpect; i++) {
-		if ((i && !cmp_expect(&e[i - 1], &e[i])) || has_verdict(r, nrows, e[i]))
+		if ((i && !cmp_expect(&e[i - 1], &e[i])) || has_verdict(r, nrows, e[i]) || reference_failed(f, nf, e[i]))
 			continue;
 		out->missing[out->nmissing++] = (struct metric_row){ .agent = e[i]->agent, .problem = e[i]->problem,
 								     .level = e[i]->level, .speedup_eager = NAN,
@@ -330,15 +370,29 @@ static void find_missing(const struct metric_row *const *r, size_t nrows, const 
 	free(e);
 }
 
-/* With --denominator judged the missing problems stay out of the cells; each cell still counts them. */
-static void count_missing(struct metrics *m)
+static struct metric_agent *agent_named(struct metrics *m, const char *name)
 {
-	for (size_t i = 0; i < m->nmissing; i++)
-		for (size_t a = 0; a < m->nagents; a++)
-			if (!strcmp(m->agents[a].name, m->missing[i].agent)) {
-				m->agents[a].cells[0].missing++;
-				m->agents[a].cells[m->missing[i].level].missing++;
-			}
+	for (size_t a = 0; a < m->nagents; a++)
+		if (!strcmp(m->agents[a].name, name))
+			return &m->agents[a];
+	return NULL;
+}
+
+/* Problems left out of the cells are still counted there: those without a verdict with --denominator
+ * judged, and those whose reference failed with either. */
+static void count_left_out(struct metrics *m)
+{
+	struct metric_agent *a;
+	for (size_t i = 0; m->denominator == METRICS_JUDGED && i < m->nmissing; i++)
+		if ((a = agent_named(m, m->missing[i].agent))) {
+			a->cells[0].missing++;
+			a->cells[m->missing[i].level].missing++;
+		}
+	for (size_t i = 0; i < m->nunjudged; i++)
+		if ((a = agent_named(m, m->unjudged[i].agent))) {
+			a->cells[0].unjudged++;
+			a->cells[m->unjudged[i].level].unjudged++;
+		}
 }
 
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
@@ -358,18 +412,29 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 		}
 		r[i] = &rows[i];
 	}
-	for (size_t i = 0; scope && i < scope->nexpect; i++)
-		if (scope->expect[i].level < 1 || scope->expect[i].level > METRICS_LEVELS) {
+	for (size_t i = 0; scope && i < scope->nexpect + scope->nreffail; i++) {
+		int level = i < scope->nexpect ? scope->expect[i].level : scope->reffail[i - scope->nexpect].level;
+		if (level < 1 || level > METRICS_LEVELS) {
 			free(r);
 			free(c);
-			return sb_error_set(err, SB_EINPUT, "problem %s: level %d is not 1 to %d", scope->expect[i].problem,
-					    scope->expect[i].level, METRICS_LEVELS);
+			return sb_error_set(err, SB_EINPUT, "problem %s: level %d is not 1 to %d",
+					    i < scope->nexpect ? scope->expect[i].problem
+							       : scope->reffail[i - scope->nexpect].problem,
+					    level, METRICS_LEVELS);
 		}
+	}
+	size_t nf = scope ? scope->nreffail : 0;
+	const struct metric_reffail **f = xcalloc(nf ? nf : 1, sizeof(*f));
+	for (size_t i = 0; i < nf; i++)
+		f[i] = &scope->reffail[i];
 	for (size_t i = 0; i < ncalls; i++)
 		c[i] = &calls[i];
 	qsort(r, nrows, sizeof(*r), metrics_row_cmp);
 	qsort(c, ncalls, sizeof(*c), cmp_calls);
-	find_missing(r, nrows, scope, out);
+	qsort(f, nf, sizeof(*f), cmp_reffail);
+	find_unjudged(r, nrows, f, nf, out);
+	find_missing(r, nrows, scope, f, nf, out);
+	free(f);
 	size_t n = nrows;
 	if (out->denominator == METRICS_ALL && out->nmissing) {
 		r = xrealloc(r, (nrows + out->nmissing) * sizeof(*r));
@@ -388,8 +453,7 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 		compute_agent(r + i, j - i, c, ncalls, by, a);
 		i = j;
 	}
-	if (out->denominator == METRICS_JUDGED)
-		count_missing(out);
+	count_left_out(out);
 	free(r);
 	free(c);
 	return 0;
@@ -412,6 +476,7 @@ void metrics_release(struct metrics *m)
 {
 	free(m->unavailable);
 	free(m->missing);
+	free(m->unjudged);
 	for (size_t i = 0; i < m->nagents; i++) {
 		free(m->agents[i].name);
 		free(m->agents[i].problems);

@@ -16,8 +16,9 @@ struct store_verdict_row;
 
 /* Which candidate stands for a problem when an agent wrote several (samples, attempts). A sample is
  * represented by its best attempt; `first` then takes the lowest-numbered sample (KernelBench's pass@1
- * with one sample), `best` the best sample (best-of-n). "Best" ranks: correct (faster first) > ran but
- * wrong > hack > did not compile; ties go to the earlier sample and attempt. */
+ * with one sample), `best` the best sample (best-of-n). "Best" ranks: a clean pass (faster first) > a
+ * flagged pass (faster first) > ran but wrong > hack > did not compile; ties go to the earlier sample and
+ * attempt. */
 enum metrics_by { METRICS_FIRST, METRICS_BEST };
 
 /* Which problems a rate is over. `all` (KernelBench's convention, the default): every problem the agent's
@@ -36,6 +37,20 @@ struct metric_row {
 	double speedup_eager;         /* NAN when not timed */
 	double speedup_compiled;      /* NAN when not timed or torch.compile was unavailable */
 	int missing;                  /* no verdict: stands for a problem of the run the agent has none for */
+	int flagged;                  /* a finding with a hack id (H01..H22), whatever its severity */
+	const char *hack_ids;         /* those findings' ids, space-separated in the verdict's order; NULL: none */
+};
+
+/* A pass with no hack finding: the only kind of candidate fast_p and the geometric means count. A flagged
+ * pass (H17 on a flawed problem, H21 more than 10x eager, H14, ...) is correct and nothing more. */
+int metrics_clean(const struct metric_row *r);
+
+/* A sample of an agent that could not be judged because its problem's reference failed (the store's
+ * reference_failures): the problem's failure or the harness's, never the agent's. */
+struct metric_reffail {
+	const char *agent, *problem;
+	int level, sample;
+	const char *message;
 };
 
 /* A problem an agent's run selected (the store's problems, for each of its agents that could run). */
@@ -49,6 +64,8 @@ struct metric_scope {
 	enum metrics_denominator denominator;
 	const struct metric_expect *expect; /* the problems each agent was to solve; may be empty */
 	size_t nexpect;
+	const struct metric_reffail *reffail; /* samples whose reference failed; may be empty */
+	size_t nreffail;
 };
 
 /* One LLM call (llm_calls), for tokens and cost. */
@@ -74,9 +91,12 @@ struct metric_cell {
 	size_t problems;              /* problems of this level in the denominator; 0 = empty cell */
 	size_t missing;               /* problems of the run without a verdict: in `problems` with --denominator
 	                                 all (as failures), left out of it with judged */
-	double compiled_pct, correct_pct, hack_pct;
-	double fast_pct[METRICS_NP];  /* % of problems correct with speedup vs eager > p (fast_0 = correct) */
-	double geomean_eager;         /* over correct problems with a speedup; NAN = n/a */
+	size_t unjudged;              /* problems without a verdict whose reference failed: never in `problems` */
+	size_t flagged;               /* representatives that pass with a hack finding */
+	double compiled_pct, correct_pct, hack_pct, flagged_pct; /* correct counts flagged passes too */
+	double fast_pct[METRICS_NP];  /* % of problems with a clean pass and speedup vs eager > p (fast_0 = clean
+	                                 passes) */
+	double geomean_eager;         /* over clean passes with a speedup; NAN = n/a */
 	size_t geomean_eager_n;
 	double geomean_compiled;
 	size_t geomean_compiled_n;
@@ -115,12 +135,18 @@ struct metrics {
 	size_t nunavailable;
 	struct metric_row *missing;   /* one row per expected (agent, problem) without a verdict, owned */
 	size_t nmissing;
+	/* one per (agent, problem) without a verdict whose reference failed (its first such sample), in key
+	 * order, owned (the strings are the scope's): left out of every denominator */
+	struct metric_reffail *unjudged;
+	size_t nunjudged;
 };
 
 /* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). The rows
  * and the scope's strings must outlive *out (its problems point at them). scope NULL: the rows alone
  * (nothing is expected, so nothing is missing). With METRICS_ALL an expected problem without a verdict is
- * represented by a `missing` row (a failure); an agent with no verdict at all is then listed with 0%. */
+ * represented by a `missing` row (a failure); an agent with no verdict at all is then listed with 0%. A
+ * problem the agent has no verdict for and whose reference failed for one of its samples is neither: it is
+ * `unjudged`, out of the denominator with either choice. */
 int metrics_compute(const struct metric_row *rows, size_t nrows, const struct metric_call *calls, size_t ncalls,
 		    enum metrics_by by, const struct metric_scope *scope, struct metrics *out, struct sb_error *err);
 void metrics_release(struct metrics *m);
@@ -138,23 +164,26 @@ struct metric_input {
 	size_t nunavailable;
 	struct metric_expect *expect; /* the problems each agent's run selected (run_inputs_load fills them) */
 	size_t nexpect;
+	struct metric_reffail *reffail; /* the stores' samples whose reference failed (suffixed like rows) */
+	size_t nreffail;
 	struct strvec strings;        /* owns the strings the rows point at */
 	/* Optional: called for each verdict as its row is appended (rows[index]), for readers that need more
 	 * of the verdict than the metrics do (stage, status, JSON); a non-zero return stops the load. */
 	int (*on_row)(void *arg, size_t index, const struct store_verdict_row *v, struct sb_error *err);
 	void *on_row_arg;
 };
-/* Appends the store's verdicts, calls and unavailable agents; agent names get `suffix` appended when it is
- * not NULL (two runs with an agent of the same name). */
+/* Appends the store's verdicts, calls, unavailable agents and reference failures; agent names get `suffix`
+ * appended when it is not NULL (two runs with an agent of the same name). */
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err);
 /* Adds that the agent (suffix appended when not NULL) was to solve problem (a ref such as "L1/19"). */
 void metric_input_expect(struct metric_input *in, const char *agent, const char *suffix, const char *problem);
 void metric_input_release(struct metric_input *in);
-/* The scope that counts in's expected problems with denominator d. */
+/* The scope that counts in's expected problems and reference failures with denominator d. */
 struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d);
 
-/* 1 when candidate a ranks strictly above b (correct and faster > ran but wrong > hack > did not compile),
- * the ranking that picks representatives; ties are 0, so the earlier candidate stays. */
+/* 1 when candidate a ranks strictly above b (a clean pass, faster first > a flagged pass, faster first >
+ * ran but wrong > hack > did not compile), the ranking that picks representatives; ties are 0, so the
+ * earlier candidate stays. */
 int metrics_better(const struct metric_row *a, const struct metric_row *b);
 /* qsort comparator of const struct metric_row * by agent, level, problem number, sample, attempt. */
 int metrics_row_cmp(const void *a, const void *b);
@@ -176,5 +205,8 @@ const char *metrics_denominator_name(enum metrics_denominator d);
 int metrics_denominator_parse(const char *name, enum metrics_denominator *out);
 /* The sentence that says what the rates are over and which candidate represents a problem. */
 void metrics_scope_note(const struct metrics *m, struct strbuf *out);
+/* The line that says which problems could not be judged because their reference failed, and for which
+ * agents; nothing when there are none. */
+void metrics_unjudged_note(const struct metrics *m, struct strbuf *out);
 
 #endif

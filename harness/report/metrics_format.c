@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../store/store.h"
+#include "hacks.h"
 
 static const char *keep(struct metric_input *in, const char *s, const char *suffix)
 {
@@ -22,6 +23,27 @@ struct load_ctx {
 	struct metric_input *in;
 	const char *suffix;
 };
+
+/* The hack ids among a verdict's finding ids ("H14 H21"), kept in in->strings; NULL when there are none.
+ * An id outside the taxonomy (another tool's) is no hack finding. */
+static const char *hack_ids_of(struct metric_input *in, const char *ids)
+{
+	struct strbuf b = STRBUF_INIT;
+	for (const char *p = ids ? ids : ""; *p;) {
+		size_t len = strcspn(p, " ");
+		char id[8];
+		if (len && len < sizeof(id)) {
+			memcpy(id, p, len);
+			id[len] = '\0';
+			if (hack_title(id) && !strstr(b.buf, id))
+				strbuf_addf(&b, "%s%s", b.len ? " " : "", id);
+		}
+		p += len + (p[len] == ' ');
+	}
+	const char *kept = b.len ? keep(in, b.buf, NULL) : NULL;
+	strbuf_release(&b);
+	return kept;
+}
 
 static int load_row(void *arg, const struct store_verdict_row *v, struct sb_error *err)
 {
@@ -38,6 +60,8 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	r->compiled = strcmp(v->status, "compile_error") && strcmp(v->status, "format_error");
 	r->correct = !strcmp(v->status, "pass");
 	r->hack = v->hack;
+	r->hack_ids = hack_ids_of(in, v->finding_ids);
+	r->flagged = r->hack_ids != NULL;
 	r->speedup_eager = v->speedup_eager;
 	r->speedup_compiled = v->speedup_compiled;
 	return in->on_row ? in->on_row(in->on_row_arg, in->nrows - 1, v, err) : 0;
@@ -70,6 +94,20 @@ static int load_unavailable(void *arg, const char *agent, const char *reason, st
 	return 0;
 }
 
+static int load_reffail(void *arg, const struct store_reference_failure *f, struct sb_error *err)
+{
+	struct load_ctx *c = arg;
+	struct metric_input *in = c->in;
+	int level = 0, id = 0;
+	(void)err;
+	if (sscanf(f->problem, "L%d/%d", &level, &id) != 2)
+		level = 0; /* metrics_compute refuses it, naming the problem */
+	in->reffail = xrealloc(in->reffail, (in->nreffail + 1) * sizeof(*in->reffail));
+	in->reffail[in->nreffail++] = (struct metric_reffail){ keep(in, f->agent, c->suffix), keep(in, f->problem, NULL),
+							       level, f->sample, keep(in, f->message, NULL) };
+	return 0;
+}
+
 void metric_input_expect(struct metric_input *in, const char *agent, const char *suffix, const char *problem)
 {
 	int level = 0, id = 0;
@@ -85,12 +123,14 @@ int metrics_load(struct store *s, const char *suffix, struct metric_input *in, s
 	int rc = store_each_verdict(s, load_row, &c, err);
 	if (!rc)
 		rc = store_each_llm_call(s, load_call, &c, err);
+	if (!rc)
+		rc = store_each_reference_failure(s, load_reffail, &c, err);
 	return rc ? rc : store_each_unavailable(s, load_unavailable, &c, err);
 }
 
 struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d)
 {
-	return (struct metric_scope){ d, in->expect, in->nexpect };
+	return (struct metric_scope){ d, in->expect, in->nexpect, in->reffail, in->nreffail };
 }
 
 void metric_input_release(struct metric_input *in)
@@ -99,6 +139,7 @@ void metric_input_release(struct metric_input *in)
 	free(in->calls);
 	free(in->unavailable);
 	free(in->expect);
+	free(in->reffail);
 	strvec_clear(&in->strings);
 	memset(in, 0, sizeof(*in));
 }
@@ -127,14 +168,14 @@ static void with_ci(struct strbuf *out, double x, const struct metric_ci *ci, co
 	strbuf_addch(out, ']');
 }
 
-/* Levels that any agent has problems in (or, --denominator judged, problems without a verdict); column 0
- * ("all") always. */
+/* Levels that any agent has problems in (or problems left out: without a verdict with --denominator judged,
+ * or whose reference failed); column 0 ("all") always. */
 static void columns(const struct metrics *m, int cols[METRICS_LEVELS + 1], int *ncols)
 {
 	*ncols = 0;
 	for (int l = 1; l <= METRICS_LEVELS; l++)
 		for (size_t a = 0; a < m->nagents; a++)
-			if (m->agents[a].cells[l].problems || m->agents[a].cells[l].missing) {
+			if (m->agents[a].cells[l].problems || m->agents[a].cells[l].missing || m->agents[a].cells[l].unjudged) {
 				cols[(*ncols)++] = l;
 				break;
 			}
@@ -153,12 +194,13 @@ static void header(struct table *t, const char *first, const int *cols, int ncol
 	}
 }
 
-enum detail_row { D_PROBLEMS, D_MISSING, D_COMPILED, D_CORRECT, D_HACK, D_FAST, D_GEO_E = D_FAST + METRICS_NP, D_GEO_C,
-		  D_ATTEMPTS, D_TOKENS, D_COST, D_ROWS };
+enum detail_row { D_PROBLEMS, D_MISSING, D_UNJUDGED, D_COMPILED, D_CORRECT, D_FLAGGED, D_HACK, D_FAST,
+		  D_GEO_E = D_FAST + METRICS_NP, D_GEO_C, D_ATTEMPTS, D_TOKENS, D_COST, D_ROWS };
 
 static void detail_label(const struct metrics *m, struct strbuf *out, int row)
 {
-	static const char *const labels[] = { "problems", "", "compiled %", "correct % [95% CI]", "hack %" };
+	static const char *const labels[] = { "problems", "", "reference failed (left out)", "compiled %",
+					      "correct % [95% CI]", "flagged % (correct with a hack finding)", "hack %" };
 	if (row == D_MISSING)
 		strbuf_addstr(out, m->denominator == METRICS_ALL ? "no verdict (counted as failed)" : "no verdict (left out)");
 	else if (row < D_FAST)
@@ -177,6 +219,10 @@ static void detail_cell(struct strbuf *out, const struct metric_cell *c, int row
 		strbuf_addf(out, "%zu", c->problems);
 	else if (row == D_MISSING)
 		strbuf_addf(out, "%zu", c->missing);
+	else if (row == D_UNJUDGED)
+		strbuf_addf(out, "%zu", c->unjudged);
+	else if (row == D_FLAGGED)
+		num(out, c->flagged_pct, "%.1f", "");
 	else if (row == D_COMPILED)
 		num(out, c->compiled_pct, "%.1f", "");
 	else if (row == D_CORRECT)
@@ -214,6 +260,8 @@ void metrics_summary_table(const struct metrics *m, struct table *t)
 			if (c->problems) {
 				strbuf_addf(&cell, "%.1f / %.1f / ", c->correct_pct, c->fast_pct[3]);
 				num(&cell, c->geomean_eager, "%.3f", "x");
+				if (c->flagged) /* in correct %, in nothing after it */
+					strbuf_addf(&cell, " (%zu flagged)", c->flagged);
 			} else {
 				strbuf_addch(&cell, '-');
 			}
@@ -246,7 +294,7 @@ void metrics_detail_table(const struct metrics *m, size_t a, struct table *t)
 		for (int i = 0; i < ncols; i++) {
 			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
 			strbuf_reset(&cell);
-			if (c->problems || (row == D_MISSING && c->missing))
+			if (c->problems || (row == D_MISSING && c->missing) || (row == D_UNJUDGED && c->unjudged))
 				detail_cell(&cell, c, row);
 			else
 				strbuf_addch(&cell, '-');
@@ -273,6 +321,47 @@ void metrics_scope_note(const struct metrics *m, struct strbuf *out)
 	else
 		strbuf_addstr(out, "rates are over the problems each agent has verdicts for; problems without one are left "
 				   "out (--denominator judged).");
+	strbuf_addstr(out, " fast_p and the geometric means count clean passes only: a pass with a hack finding "
+			   "(flagged) counts as correct and nothing more.");
+}
+
+#define REFFAIL_MESSAGE_MAX 120 /* characters of a reference's error shown in the line */
+
+void metrics_unjudged_note(const struct metrics *m, struct strbuf *out)
+{
+	size_t nprob = 0;
+	for (size_t i = 0; i < m->nunjudged; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(m->unjudged[j].problem, m->unjudged[i].problem))
+			j++;
+		nprob += j == i;
+	}
+	if (!nprob)
+		return;
+	strbuf_addf(out, "%zu problem%s could not be judged: %s reference failed (the harness's or the problem's, not "
+		    "the agent's), so %s left out of the rates of the agents without a verdict for %s:", nprob,
+		    nprob == 1 ? "" : "s", nprob == 1 ? "its" : "their", nprob == 1 ? "it is" : "they are",
+		    nprob == 1 ? "it" : "them");
+	for (size_t i = 0, shown = 0; i < m->nunjudged; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(m->unjudged[j].problem, m->unjudged[i].problem))
+			j++;
+		if (j < i)
+			continue;
+		strbuf_addf(out, "%s %s (", shown++ ? ";" : "", m->unjudged[i].problem);
+		for (size_t k = i, first = 1; k < m->nunjudged; k++)
+			if (!strcmp(m->unjudged[k].problem, m->unjudged[i].problem)) {
+				strbuf_addf(out, "%s%s", first ? "" : ", ", m->unjudged[k].agent);
+				first = 0;
+			}
+		const char *msg = m->unjudged[i].message ? m->unjudged[i].message : "";
+		size_t len = strcspn(msg, "\n");
+		if (len)
+			strbuf_addf(out, ": %.*s%s", (int)(len > REFFAIL_MESSAGE_MAX ? REFFAIL_MESSAGE_MAX : len), msg,
+				    len > REFFAIL_MESSAGE_MAX || msg[len] ? "..." : "");
+		strbuf_addch(out, ')');
+	}
+	strbuf_addch(out, '.');
 }
 
 void metrics_table(const struct metrics *m, struct strbuf *out)
@@ -281,6 +370,13 @@ void metrics_table(const struct metrics *m, struct strbuf *out)
 	strbuf_addstr(out, "## correct % / fast_1 % / geometric-mean speedup vs eager\n\n");
 	metrics_scope_note(m, out);
 	strbuf_addstr(out, "\n\n");
+	struct strbuf unjudged = STRBUF_INIT;
+	metrics_unjudged_note(m, &unjudged);
+	if (unjudged.len) {
+		md_escape(out, unjudged.buf);
+		strbuf_addstr(out, "\n\n");
+	}
+	strbuf_release(&unjudged);
 	metrics_summary_table(m, &t);
 	table_markdown(&t, out);
 	table_release(&t);
@@ -327,11 +423,12 @@ static json_t *cell_json(const struct metric_cell *c)
 		snprintf(key, sizeof(key), "%g", metrics_p[k]);
 		json_object_set_new(fast, key, jnum(c->fast_pct[k]));
 	}
-	json_t *o = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "problems", (json_int_t)c->problems,
-			      "problems_without_verdict", (json_int_t)c->missing, "compiled_pct",
-			      jnum(c->compiled_pct), "correct_pct", jnum(c->correct_pct), "correct_pct_ci95",
-			      jci(&c->correct_ci), "hack_pct", jnum(c->hack_pct), "fast_pct", fast, "fast_1_pct_ci95",
-			      jci(&c->fast1_ci));
+	json_t *o = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "problems",
+			      (json_int_t)c->problems, "problems_without_verdict", (json_int_t)c->missing,
+			      "problems_reference_failed", (json_int_t)c->unjudged, "compiled_pct", jnum(c->compiled_pct),
+			      "correct_pct", jnum(c->correct_pct), "correct_pct_ci95", jci(&c->correct_ci), "flagged",
+			      (json_int_t)c->flagged, "flagged_pct", jnum(c->flagged_pct), "hack_pct", jnum(c->hack_pct),
+			      "fast_pct", fast, "fast_1_pct_ci95", jci(&c->fast1_ci));
 	json_object_set_new(o, "geomean_speedup_eager", jnum(c->geomean_eager));
 	json_object_set_new(o, "geomean_speedup_eager_n", json_integer((json_int_t)c->geomean_eager_n));
 	json_object_set_new(o, "geomean_speedup_eager_ci95", jci(&c->geomean_eager_ci));
@@ -363,7 +460,13 @@ json_t *metrics_json(const struct metrics *m)
 	for (size_t u = 0; u < m->nunavailable; u++) /* no levels: no numbers, which is not 0% */
 		json_array_append_new(agents, json_pack("{s:s, s:s, s:{}}", "agent", m->unavailable[u].agent, "unavailable",
 							m->unavailable[u].reason, "levels"));
-	return json_pack("{s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o}", "by", metrics_by_name(m->by), "denominator",
+	json_t *unjudged = json_array();
+	for (size_t i = 0; i < m->nunjudged; i++)
+		json_array_append_new(unjudged, json_pack("{s:s, s:s, s:i, s:s}", "agent", m->unjudged[i].agent, "problem",
+							  m->unjudged[i].problem, "sample", m->unjudged[i].sample,
+							  "message", m->unjudged[i].message ? m->unjudged[i].message : ""));
+	return json_pack("{s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o, s:o}", "by", metrics_by_name(m->by), "denominator",
 			 metrics_denominator_name(m->denominator), "bootstrap", "resamples",
-			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents);
+			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents,
+			 "reference_failures", unjudged);
 }

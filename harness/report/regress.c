@@ -1,5 +1,5 @@
 /* regress.c - comparing two runs for CI: each (agent, problem, sample) reduced to its best attempt, then
- * correctness flips and speedup ratios judged against a threshold that grows with the timing noise both
+ * clean-pass flips and speedup ratios judged against a threshold that grows with the timing noise both
  * verdicts recorded and with the spread between evaluations of one candidate, so that noise is not called
  * a regression and a real slowdown is; the same candidate on both sides is a re-measurement (docs/report.md). */
 #include "regress.h"
@@ -199,12 +199,12 @@ static void judge(struct regress_item *it, double floor, double spread)
 			it->ratio = n->speedup_eager / b->speedup_eager;
 			it->threshold = regress_threshold(floor, it->base_n->noise, it->new_n->noise, spread);
 		}
-	} else if (b->correct && !n->correct)
+	} else if (metrics_clean(b) && !metrics_clean(n))
 		it->outcome = RG_LOST;
-	else if (!b->correct && n->correct)
+	else if (!metrics_clean(b) && metrics_clean(n))
 		it->outcome = RG_FIXED;
-	else if (!b->correct)
-		it->outcome = RG_BOTH_FAIL;
+	else if (!metrics_clean(b)) /* a flagged speedup is no evidence of speed: not compared */
+		it->outcome = n->correct ? RG_FLAGGED : RG_BOTH_FAIL;
 	else if (!timed(b->speedup_eager) || !timed(n->speedup_eager))
 		it->outcome = RG_NOT_TIMED;
 	else {
@@ -275,26 +275,48 @@ static void side(struct strbuf *out, const struct metric_row *r, const struct re
 		if (isfinite(n->noise))
 			strbuf_addf(out, " ±%.1f%%", 100 * (exp(n->noise) - 1));
 	}
+	if (r->correct && r->flagged)
+		strbuf_addf(out, " flagged %s", r->hack_ids);
 	strbuf_addf(out, " (attempt %d)", r->attempt);
 }
 
-static const char *why(const struct regress_item *it)
+static int flagged_pass(const struct metric_row *r)
 {
-	switch (it->outcome) {
-	case RG_LOST: return "correct → not correct";
+	return r && r->correct && r->flagged;
+}
+
+/* An outcome in words, for the table of counts. */
+static const char *outcome_name(enum regress_outcome o)
+{
+	switch (o) {
+	case RG_LOST: return "correct → not correct or flagged";
 	case RG_SLOWER: return "slower beyond the threshold";
-	case RG_FIXED: return "not correct → correct";
+	case RG_FIXED: return "not correct or flagged → correct";
 	case RG_FASTER: return "faster beyond the threshold";
-	case RG_REMEASURED:
-		return it->base && it->new && it->base->correct != it->new->correct
-			       ? "same candidate, re-measured: correct on one side only"
-			       : "same candidate: re-measured";
+	case RG_FLAGGED: return "passes with a hack finding in NEW: not an improvement, speed not compared";
+	case RG_REMEASURED: return "same candidate: re-measured";
 	case RG_NOISE: return "within noise";
 	case RG_NOT_TIMED: return "correct in both; not timed on one side";
 	case RG_BOTH_FAIL: return "not correct in either";
 	case RG_ONLY_BASE: return "only in BASE";
 	case RG_ONLY_NEW: return "only in NEW";
 	default: return "";
+	}
+}
+
+/* One compared key's outcome in words, saying which side had a flagged pass where that decided it. */
+static const char *why(const struct regress_item *it)
+{
+	int fb = flagged_pass(it->base), fn = flagged_pass(it->new);
+	switch (it->outcome) {
+	case RG_LOST: return fn ? "correct → flagged: no longer a clean pass" : "correct → not correct";
+	case RG_FIXED: return fb ? "flagged → correct: a clean pass now" : "not correct → correct";
+	case RG_REMEASURED:
+		return it->base->correct != it->new->correct ? "same candidate, re-measured: correct on one side only"
+		       : fb != fn			      ? "same candidate, re-measured: flagged on one side only"
+							      : outcome_name(it->outcome);
+	case RG_BOTH_FAIL: return fb ? "flagged in BASE, not correct in NEW" : outcome_name(it->outcome);
+	default: return outcome_name(it->outcome);
 	}
 }
 
@@ -347,21 +369,33 @@ void regress_markdown(const struct regress *r, const struct regress_run *base, c
 	md_escape(out, base->name);
 	strbuf_addstr(out, "  \nNEW: ");
 	md_escape(out, new->name);
-	if (reg)
-		strbuf_addf(out, "\n\n**%zu regression%s** (%zu correct → not correct, %zu slower beyond the threshold); "
-				 "%zu improvement%s.\n\n",
-			    reg, reg == 1 ? "" : "s", r->count[RG_LOST], r->count[RG_SLOWER], imp, imp == 1 ? "" : "s");
-	else
-		strbuf_addf(out, "\n\n**No regressions** in %zu compared candidates; %zu improvement%s.\n\n", both, imp,
+	size_t flagged = 0, lost_to_flag = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		flagged += flagged_pass(r->items[i].new);
+		lost_to_flag += r->items[i].outcome == RG_LOST && flagged_pass(r->items[i].new);
+	}
+	if (reg) {
+		strbuf_addf(out, "\n\n**%zu regression%s** (%zu correct → not correct, ", reg, reg == 1 ? "" : "s",
+			    r->count[RG_LOST] - lost_to_flag);
+		if (lost_to_flag)
+			strbuf_addf(out, "%zu correct → flagged, ", lost_to_flag);
+		strbuf_addf(out, "%zu slower beyond the threshold); %zu improvement%s.", r->count[RG_SLOWER], imp,
 			    imp == 1 ? "" : "s");
+	} else {
+		strbuf_addf(out, "\n\n**No regressions** in %zu compared candidates; %zu improvement%s.", both, imp,
+			    imp == 1 ? "" : "s");
+	}
+	if (flagged)
+		strbuf_addf(out, " %zu candidate%s of NEW pass%s with a hack finding (flagged): never counted as an "
+				 "improvement or compared for speed.", flagged, flagged == 1 ? "" : "s", flagged == 1 ? "es" : "");
+	strbuf_addstr(out, "\n\n");
 
 	struct table t;
 	table_init(&t, 2);
 	table_cell(&t, "outcome (agent, problem, sample: each sample's best attempt)");
 	table_cell(&t, "count");
 	for (int o = 0; o < RG_OUTCOMES; o++) {
-		struct regress_item probe = { .outcome = (enum regress_outcome)o };
-		table_cell(&t, why(&probe));
+		table_cell(&t, outcome_name((enum regress_outcome)o));
 		table_cellf(&t, "%zu", r->count[o]);
 	}
 	table_markdown(&t, out);
@@ -391,6 +425,7 @@ void regress_markdown(const struct regress *r, const struct regress_run *base, c
 
 	static const enum regress_outcome regressions[] = { RG_LOST, RG_SLOWER, RG_OUTCOMES };
 	static const enum regress_outcome improvements[] = { RG_FIXED, RG_FASTER, RG_OUTCOMES };
+	static const enum regress_outcome flagged_new[] = { RG_FLAGGED, RG_OUTCOMES };
 	static const enum regress_outcome rest[] = { RG_NOISE, RG_REMEASURED, RG_NOT_TIMED, RG_BOTH_FAIL, RG_OUTCOMES };
 	static const enum regress_outcome alone[] = { RG_ONLY_BASE, RG_ONLY_NEW, RG_OUTCOMES };
 	if (reg) {
@@ -400,6 +435,10 @@ void regress_markdown(const struct regress *r, const struct regress_run *base, c
 	if (imp) {
 		strbuf_addstr(out, "\n### Improvements\n\n");
 		item_table(out, r, improvements);
+	}
+	if (r->count[RG_FLAGGED]) {
+		strbuf_addstr(out, "\n### Flagged in NEW (not improvements)\n\n");
+		item_table(out, r, flagged_new);
 	}
 	if (r->count[RG_NOISE] + r->count[RG_REMEASURED] + r->count[RG_NOT_TIMED] + r->count[RG_BOTH_FAIL]) {
 		strbuf_addstr(out, "\n### Unchanged\n\n");

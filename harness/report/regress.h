@@ -1,6 +1,7 @@
 /* regress.h - `stitchbench compare`: two runs candidate by candidate, keyed (agent, problem, sample) with
- * each sample's best attempt, flagging correctness flips and speedup changes beyond the timing noise both
- * verdicts recorded and the spread between evaluations of one candidate (the rule: docs/report.md). */
+ * each sample's best attempt, flagging clean-pass flips and speedup changes beyond the timing noise both
+ * verdicts recorded and the spread between evaluations of one candidate (the rule: docs/report.md). A pass
+ * with a hack finding is no clean pass: never an improvement, and losing a clean pass to it is a regression. */
 #ifndef SB_REGRESS_H
 #define SB_REGRESS_H
 
@@ -48,15 +49,17 @@ double regress_threshold(double floor, double noise_base, double noise_new, doub
  * how many candidates and verdicts it came from. */
 double regress_spread(const struct regress_run *const *runs, size_t n, size_t *groups, size_t *evals);
 
+/* "Clean" is metrics_clean(): a pass with no hack finding. */
 enum regress_outcome {
-	RG_LOST,          /* correct in BASE, not in NEW: a regression */
-	RG_SLOWER,        /* correct in both, NEW slower beyond the threshold: a regression */
-	RG_FIXED,         /* not correct in BASE, correct in NEW */
+	RG_LOST,          /* a clean pass in BASE, not in NEW (not correct, or a flagged pass): a regression */
+	RG_SLOWER,        /* clean in both, NEW slower beyond the threshold: a regression */
+	RG_FIXED,         /* no clean pass in BASE, a clean pass in NEW */
 	RG_FASTER,        /* faster beyond the threshold */
+	RG_FLAGGED,       /* no clean pass in BASE, a flagged pass in NEW: neither compared for speed nor better */
 	RG_REMEASURED,    /* the same candidate (sha256) on both sides: a re-measurement, never a change */
-	RG_NOISE,         /* correct and timed in both, the change within the threshold */
-	RG_NOT_TIMED,     /* correct in both, one side without a speedup: not compared for speed */
-	RG_BOTH_FAIL,     /* not correct on either side */
+	RG_NOISE,         /* clean and timed in both, the change within the threshold */
+	RG_NOT_TIMED,     /* clean in both, one side without a speedup: not compared for speed */
+	RG_BOTH_FAIL,     /* no pass on either side (BASE may have a flagged one) */
 	RG_ONLY_BASE,
 	RG_ONLY_NEW,
 	RG_OUTCOMES

@@ -83,8 +83,8 @@ static int add_plot(struct draw_ctx *c, struct doc *doc, int which, struct sb_er
 	return rc;
 }
 
-/* The short results table first, then the plots, then the long tables (per agent, per problem, by stage,
- * findings) and the runs: a reader reaches the first plot without scrolling past pages of tables. */
+/* The short results table first, then the plots, then the long tables (per agent, per problem, flagged
+ * passes, by stage, findings) and the runs: a reader reaches the first plot without scrolling past pages of tables. */
 static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 {
 	const struct report_data *d = c->d;
@@ -106,6 +106,7 @@ static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 	report_section_runs(d, doc);
 	report_section_details(d, doc);
 	report_section_problems(d, doc);
+	report_section_flagged(d, doc);
 	report_section_stages(d, doc);
 	report_section_findings(d, doc);
 	report_section_audit(d, doc);

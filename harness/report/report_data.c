@@ -190,7 +190,7 @@ static int cmp_refs(const void *x, const void *y)
 
 size_t report_problems(const struct report_data *d, const char ***out)
 {
-	size_t n = 0;
+	size_t n = d->m.nunjudged;
 	for (size_t a = 0; a < d->m.nagents; a++)
 		n += d->m.agents[a].nproblems;
 	const char **v = xcalloc(n ? n : 1, sizeof(*v));
@@ -198,6 +198,8 @@ size_t report_problems(const struct report_data *d, const char ***out)
 	for (size_t a = 0; a < d->m.nagents; a++)
 		for (size_t i = 0; i < d->m.agents[a].nproblems; i++)
 			v[n++] = d->m.agents[a].problems[i].rep->problem;
+	for (size_t i = 0; i < d->m.nunjudged; i++)
+		v[n++] = d->m.unjudged[i].problem;
 	qsort(v, n, sizeof(*v), cmp_refs);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
@@ -260,13 +262,13 @@ size_t report_fastp_steps(const struct metric_agent *a, double xmax, double *xs,
 	double *s = xcalloc(np ? np : 1, sizeof(double));
 	for (size_t i = 0; i < np; i++) {
 		const struct metric_row *r = a->problems[i].rep;
-		correct += (size_t)r->correct;
-		if (r->correct && timed(r->speedup_eager))
+		correct += (size_t)metrics_clean(r);
+		if (metrics_clean(r) && timed(r->speedup_eager))
 			s[ns++] = r->speedup_eager;
 	}
 	qsort(s, ns, sizeof(double), cmp_double);
 	double n = np ? (double)np : 1;
-	/* p = 0 is the correct rate, timed or not; just above 0, only timed candidates count */
+	/* p = 0 is the rate of clean passes, timed or not (fast_0); just above 0, only timed ones count */
 	xs[k] = 0;
 	ys[k++] = 100.0 * (double)correct / n;
 	xs[k] = 0;
@@ -292,7 +294,7 @@ double report_traj_best(const struct report_traj *t)
 	double best = NAN;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct metric_row *r = t->attempts[i];
-		if (r->correct && timed(r->speedup_eager) && !(r->speedup_eager <= best))
+		if (metrics_clean(r) && timed(r->speedup_eager) && !(r->speedup_eager <= best))
 			best = r->speedup_eager;
 	}
 	return best;
@@ -316,7 +318,7 @@ void report_attempt_curve(const struct report_data *d, size_t agent, int kmax, d
 			if ((size_t)k < tr->n) {
 				const struct metric_row *r = tr->attempts[k];
 				correct |= r->correct;
-				if (r->correct && timed(r->speedup_eager) && !(r->speedup_eager <= best))
+				if (metrics_clean(r) && timed(r->speedup_eager) && !(r->speedup_eager <= best))
 					best = r->speedup_eager;
 			}
 			ncorr[k] += (size_t)correct;

@@ -63,8 +63,8 @@ const struct report_extra *report_extra_of(const struct report_data *d, const st
 int report_agent_index(const struct report_data *d, const char *agent);
 /* The problem's name from the first input that knows it, or "" */
 const char *report_problem_name(const struct report_data *d, const char *ref);
-/* Every problem of any agent's cells (with --denominator all, those without a verdict too), in level and
- * problem order (the array is allocated). */
+/* Every problem of any agent's cells (with --denominator all, those without a verdict too) and every problem
+ * whose reference failed, in level and problem order (the array is allocated). */
 size_t report_problems(const struct report_data *d, const char ***out);
 /* 1 when the agent has a trajectory of more than one attempt. */
 int report_agent_iterative(const struct report_data *d, size_t agent);
@@ -75,12 +75,12 @@ int report_agent_iterative(const struct report_data *d, size_t agent);
  * gnuplot's "with steps". Returns how many points were written to xs/ys (at most 2 * nproblems + 3). */
 size_t report_fastp_steps(const struct metric_agent *a, double xmax, double *xs, double *ys);
 /* For attempt budgets k = 1..kmax: the % of the agent's trajectories with a correct candidate among their
- * first k attempts, the % with one faster than eager, and the geometric mean of the best speedup so far
- * over those with a correct timed candidate by k (NAN when none; n_geo[k-1] says how many). A trajectory
+ * first k attempts, the % with a clean pass faster than eager, and the geometric mean of the best speedup
+ * so far over those with a clean timed pass by k (NAN when none; n_geo[k-1] says how many). A trajectory
  * shorter than k keeps its last state. Arrays have kmax entries. */
 void report_attempt_curve(const struct report_data *d, size_t agent, int kmax, double *correct_pct,
 			  double *fast1_pct, double *geomean, size_t *n_geo);
-/* The best speedup vs eager among a trajectory's correct attempts; NAN when none is correct and timed. */
+/* The best speedup vs eager among a trajectory's clean passes; NAN when none is a clean pass and timed. */
 double report_traj_best(const struct report_traj *t);
 
 /* The finding ids present, sorted (the array is allocated, the strings are d's). */
@@ -104,6 +104,7 @@ void report_section_details(const struct report_data *d, struct doc *doc);
 void report_section_problems(const struct report_data *d, struct doc *doc);
 void report_section_stages(const struct report_data *d, struct doc *doc);
 void report_section_findings(const struct report_data *d, struct doc *doc);
+void report_section_flagged(const struct report_data *d, struct doc *doc);
 void report_section_audit(const struct report_data *d, struct doc *doc);
 
 #endif

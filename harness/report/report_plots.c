@@ -99,7 +99,7 @@ void report_plot_fastp(const struct report_data *d, struct plot *p)
 	for (size_t a = 0; a < m->nagents; a++)
 		for (size_t i = 0; i < m->agents[a].nproblems; i++) {
 			const struct metric_row *r = m->agents[a].problems[i].rep;
-			if (r->correct && timed(r->speedup_eager)) {
+			if (metrics_clean(r) && timed(r->speedup_eager)) {
 				maxs = fmax(maxs, r->speedup_eager);
 				beyond += r->speedup_eager > SPEEDUP_AXIS_CAP;
 			}
@@ -109,7 +109,7 @@ void report_plot_fastp(const struct report_data *d, struct plot *p)
 		return;
 	}
 	double xmax = fmax(2.5, fmin(maxs * 1.05, SPEEDUP_AXIS_CAP));
-	header(p, "fast_p: % of problems correct and faster than p x eager");
+	header(p, "fast_p: % of problems passed cleanly and faster than p x eager");
 	strbuf_addf(&p->body, "set xlabel 'p (speedup vs eager)'\nset ylabel '%% of problems'\nset xrange [0:%.6g]\n"
 			      "set yrange [0:105]\nset arrow from 1, graph 0 to 1, graph 1 nohead dt 2 lc rgb '#888888'\n",
 		    xmax);
@@ -140,9 +140,9 @@ void report_plot_fastp(const struct report_data *d, struct plot *p)
 	free(xs);
 	free(ys);
 	p->caption = xstrdup("fast_p curves, all levels: for each threshold p, the percentage of an agent's problems whose "
-			     "representative candidate is correct and more than p times as fast as eager PyTorch (docs/metrics.md). "
-			     "At p = 0 a curve starts at correct %; dots mark the p values of the tables; the dashed line is "
-			     "p = 1.");
+			     "representative candidate is correct with no hack finding and more than p times as fast as eager "
+			     "PyTorch (docs/metrics.md). At p = 0 a curve starts at fast_0 (correct % less the flagged passes); "
+			     "dots mark the p values of the tables; the dashed line is p = 1.");
 	if (beyond) {
 		char *c = xstrfmt("%s The axis ends at p = 10, where each curve's last value counts its problems faster "
 				  "than that (%zu in all).", p->caption, beyond);
@@ -168,7 +168,7 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 	for (size_t a = 0; a < m->nagents; a++)
 		for (size_t i = 0; i < m->agents[a].nproblems; i++) {
 			const struct metric_row *r = m->agents[a].problems[i].rep;
-			for (int side = 0; side < 2 && r->correct; side++) {
+			for (int side = 0; side < 2 && metrics_clean(r); side++) {
 				double s = side ? r->speedup_compiled : r->speedup_eager;
 				if (timed(s)) {
 					lo = fmin(lo, s);
@@ -178,11 +178,11 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 			}
 		}
 	if (!n_eager) {
-		plot_omit(p, "Speedup distributions: no correct candidate has a speedup (none was timed).");
+		plot_omit(p, "Speedup distributions: no clean pass (correct with no hack finding) has a speedup.");
 		return;
 	}
 	p->width = (int)fmax(W, 160 + 140 * (double)m->nagents);
-	header(p, "Speedups of correct candidates (log scale)");
+	header(p, "Speedups of clean passes (log scale)");
 	log_range(&p->body, "y", lo, hi);
 	strbuf_addf(&p->body, "set ylabel 'speedup (x, log scale)'\nset xrange [0.4:%zu.6]\nset xtics (", m->nagents);
 	for (size_t a = 0; a < m->nagents; a++) {
@@ -204,7 +204,7 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 			for (size_t i = 0; i < m->agents[a].nproblems; i++) {
 				const struct metric_row *r = m->agents[a].problems[i].rep;
 				double s = side ? r->speedup_compiled : r->speedup_eager;
-				if (r->correct && timed(s))
+				if (metrics_clean(r) && timed(s))
 					strbuf_addf(&p->data, "%.6f %.10g\n", x + jitter(k++), s);
 			}
 			end_block(p);
@@ -226,8 +226,8 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 		}
 	strbuf_addch(&p->body, '\n');
 	p->caption = xstrfmt("Speedup distributions, all levels, log scale: one dot per problem whose representative "
-			     "candidate is correct and timed (n per agent), and from four dots on a box (quartiles and median) with "
-			     "whiskers to the smallest and largest; blue: "
+			     "candidate is correct with no hack finding and timed (n per agent; flagged passes are left out), "
+			     "and from four dots on a box (quartiles and median) with whiskers to the smallest and largest; blue: "
 			     "speedup vs eager PyTorch%s. The dashed line is 1x: below it the candidate is slower.",
 			     n_comp ? ", orange: vs torch.compile" : " (torch.compile was not timed)");
 }
@@ -256,7 +256,7 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 	for (size_t a = 0; a < na; a++)
 		for (size_t i = 0; i < m->agents[a].nproblems; i++) {
 			const struct metric_row *r = m->agents[a].problems[i].rep;
-			if (r->correct && timed(r->speedup_eager)) {
+			if (metrics_clean(r) && timed(r->speedup_eager)) {
 				lo = fmin(lo, r->speedup_eager);
 				hi = fmax(hi, r->speedup_eager);
 			}
@@ -279,7 +279,7 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 		for (size_t i = 0; i < m->agents[a].nproblems; i++) {
 			const struct metric_row *r = m->agents[a].problems[i].rep;
 			double x = (double)problem_slot(probs, np, r->problem) + 1 - 0.4 + w * ((double)a + 0.5);
-			if (r->correct && timed(r->speedup_eager)) {
+			if (metrics_clean(r) && timed(r->speedup_eager)) {
 				double s = r->speedup_eager;
 				strbuf_addf(&blocks[0], "%.6f %.10g %.6f %.6f %.10g %.10g\n", x, s, x - 0.45 * w, x + 0.45 * w,
 					    fmin(s, 1), fmax(s, 1));
@@ -314,7 +314,8 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 	free(probs);
 	p->caption = xstrdup("Per-problem speedup vs eager of each agent's representative candidate, log scale: a bar "
 			     "up from the 1x line is faster than eager, down is slower, a dot ends each bar. x on the 1x line: not correct "
-			     "(did not compile, wrong, crashed, a hack, or no verdict); o: correct but not timed.");
+			     "(did not compile, wrong, crashed, a hack, or no verdict); o: correct but not timed, or a pass with a "
+			     "hack finding (flagged: its speedup is not counted, see \"Flagged passes\").");
 }
 
 /* ---------- best speedup by attempt (iterative agents) ---------- */
@@ -427,15 +428,16 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	free(ngeo);
 	free(iterative);
 	p->caption = xstrfmt("Iterative agents, all levels: a trajectory is one sample of one problem, its attempts in "
-			     "order. Top: %% of trajectories with a correct candidate (solid) and with one faster than eager "
-			     "(dashed) among their first k attempts; a trajectory that stopped earlier keeps its last state. "
+			     "order. Top: %% of trajectories with a correct candidate (solid) and with a clean pass (no hack "
+			     "finding) faster than eager (dashed) among their first k attempts; a trajectory that stopped "
+			     "earlier keeps its last state. "
 			     "So that equal series stay visible, each is drawn a little above or below its values (4 points "
 			     "of %% at most on top, 4%% below) and each agent has its own point shape; plots/attempts.dat "
 			     "holds the exact values. %s",
-			     lo <= hi ? "Bottom: geometric mean, over the trajectories that have a correct timed candidate by "
+			     lo <= hi ? "Bottom: geometric mean, over the trajectories that have a clean timed pass by "
 					"attempt k, of the best speedup vs eager so far (log scale); the set grows with k, "
 					"so a newly solved slow problem can lower it."
-				      : "No trajectory has a correct timed candidate, so there is no speedup panel.");
+				      : "No trajectory has a clean timed pass, so there is no speedup panel.");
 }
 
 /* ---------- tokens and cost against speedup ---------- */
@@ -530,8 +532,8 @@ void report_plot_tokens(const struct report_data *d, struct plot *p)
 		strbuf_addstr(&p->body, "unset multiplot\n");
 	free(n);
 	p->caption = xstrfmt("One dot per trajectory (an agent's sample of a problem) that made LLM calls: its tokens "
-			     "(prompt + completion, all calls)%s against its best speedup vs eager among its correct "
-			     "candidates; x at the bottom: no correct timed candidate.",
+			     "(prompt + completion, all calls)%s against its best speedup vs eager among its clean passes "
+			     "(correct, no hack finding); x at the bottom: no clean timed pass.",
 			     cost_panel ? " and, right, its cost in USD (trajectories without a cost are left out there)"
 					: " (no call has a cost, so there is no cost panel)");
 }

@@ -1,5 +1,6 @@
 /* report_sections.c - the tables and text of a report: the runs and their settings, the results tables of
- * metrics.c, each problem's outcome per agent, attempts by stage, hack findings by id, and the audit. */
+ * metrics.c, each problem's outcome per agent, flagged passes, attempts by stage, hack findings by id, and
+ * the audit. */
 #include "report_int.h"
 
 #include <math.h>
@@ -55,9 +56,15 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 	}
 	struct strbuf scope = STRBUF_INIT;
 	metrics_scope_note(m, &scope);
-	doc_para(doc, "Each cell: correct %% / fast_1 %% / geometric-mean speedup vs eager over the correct problems, "
-		      "agents as rows and levels as columns. %s See docs/metrics.md.", scope.buf);
+	doc_para(doc, "Each cell: correct %% / fast_1 %% / geometric-mean speedup vs eager over the clean passes, "
+		      "agents as rows and levels as columns; \"(N flagged)\": N of the correct problems pass with a hack "
+		      "finding (listed under \"Flagged passes\"). %s See docs/metrics.md.", scope.buf);
 	strbuf_release(&scope);
+	struct strbuf unjudged = STRBUF_INIT;
+	metrics_unjudged_note(m, &unjudged);
+	if (unjudged.len)
+		doc_para(doc, "%s", unjudged.buf);
+	strbuf_release(&unjudged);
 	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
 	struct strbuf note = STRBUF_INIT;
 	metrics_intervals_note(&note);
@@ -101,6 +108,17 @@ static void outcome(struct strbuf *out, const struct report_data *d, const struc
 		strbuf_addstr(out, *status ? status : "not correct");
 	if (r->hack && strcmp(status, "rejected"))
 		strbuf_addstr(out, " (hack)");
+	else if (r->correct && r->flagged)
+		strbuf_addf(out, " (flagged %s)", r->hack_ids);
+}
+
+/* The first sample of the agent on the problem whose reference failed, or NULL. */
+static const struct metric_reffail *unjudged_of(const struct metrics *m, const char *agent, const char *problem)
+{
+	for (size_t i = 0; i < m->nunjudged; i++)
+		if (!strcmp(m->unjudged[i].agent, agent) && !strcmp(m->unjudged[i].problem, problem))
+			return &m->unjudged[i];
+	return NULL;
 }
 
 void report_section_problems(const struct report_data *d, struct doc *doc)
@@ -114,8 +132,10 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 	}
 	doc_heading(doc, 2, "outcomes", "Outcome per problem");
 	doc_para(doc, "Each problem's representative candidate per agent: its status, and its speedup vs eager "
-		      "when it is correct and timed. '(hack)': a finding rejected it; 'no verdict': the run selected the "
-		      "problem and the agent has no verdict for it.");
+		      "when it is correct and timed. '(hack)': a finding rejected it; '(flagged H..)': it passes with a hack "
+		      "finding, so it counts as correct and nothing more (see \"Flagged passes\"); 'no verdict': the run "
+		      "selected the problem and the agent has no verdict for it; 'reference failed': the problem's "
+		      "reference failed, so it is left out of the agent's rates.");
 	struct table *t = doc_table(doc, "problems-table", m->nagents + 2);
 	table_cell(t, "problem");
 	table_cell(t, "name");
@@ -132,6 +152,8 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 				k++;
 			if (k < ag->nproblems)
 				outcome(&cell, d, ag->problems[k].rep);
+			else if (unjudged_of(m, ag->name, probs[i]))
+				strbuf_addstr(&cell, "reference failed");
 			else
 				strbuf_addch(&cell, '-');
 			table_text(t, cell.buf);
@@ -139,6 +161,72 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 		}
 	}
 	free(probs);
+}
+
+/* ---------- flagged passes ---------- */
+
+/* The findings of one candidate with a hack id, "H21 (flag): message; ..." with each message cut short. */
+static void candidate_findings(struct strbuf *out, const struct report_data *d, const struct metric_row *r)
+{
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct report_finding *f = &d->findings[i];
+		if (strcmp(f->agent, r->agent) || strcmp(f->problem, r->problem) || f->sample != r->sample ||
+		    f->attempt != r->attempt || !hack_title(f->id))
+			continue;
+		size_t len = strlen(f->message);
+		strbuf_addf(out, "%s%s %s (%s): %.*s%s", out->len ? "; " : "", f->id, hack_title(f->id), f->severity,
+			    (int)(len > MESSAGE_MAX ? MESSAGE_MAX : len), f->message, len > MESSAGE_MAX ? "..." : "");
+	}
+}
+
+/* 1 when r represents its problem for its agent. */
+static int represents(const struct report_data *d, const struct metric_row *r)
+{
+	int a = report_agent_index(d, r->agent);
+	for (size_t i = 0; a >= 0 && i < d->m.agents[a].nproblems; i++)
+		if (d->m.agents[a].problems[i].rep == r)
+			return 1;
+	return 0;
+}
+
+void report_section_flagged(const struct report_data *d, struct doc *doc)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->mi.nrows; i++)
+		n += d->sorted[i]->correct && d->sorted[i]->flagged;
+	doc_heading(doc, 2, "flagged", "Flagged passes");
+	if (!n) {
+		doc_para(doc, "No candidate passes with a hack finding: every pass is a clean one.");
+		return;
+	}
+	doc_para(doc, "Candidates that pass but carry a hack finding (one that checks.policy flags rather than rejects: "
+		      "H17 output equal to an input on a flawed problem, H21 faster than the physical floor allows or more "
+		      "than 10x eager, H14 precision, ...). They count as correct and in nothing after it: not in fast_p, "
+		      "not in the geometric means, not in the speedup plots (docs/metrics.md). 'represents': the "
+		      "candidate is the one its problem is counted by.");
+	struct table *t = doc_table(doc, "flagged-table", 7);
+	static const char *const head[] = { "agent", "problem", "sample", "attempt", "speedup vs eager", "represents",
+					    "findings" };
+	for (size_t i = 0; i < 7; i++)
+		table_cell(t, head[i]);
+	for (size_t i = 0; i < d->mi.nrows; i++) {
+		const struct metric_row *r = d->sorted[i];
+		if (!r->correct || !r->flagged)
+			continue;
+		struct strbuf f = STRBUF_INIT;
+		candidate_findings(&f, d, r);
+		table_text(t, r->agent);
+		table_text(t, r->problem);
+		table_cellf(t, "%d", r->sample);
+		table_cellf(t, "%d", r->attempt);
+		if (isfinite(r->speedup_eager))
+			table_cellf(t, "%.2fx", r->speedup_eager);
+		else
+			table_cell(t, "not timed");
+		table_cell(t, represents(d, r) ? "yes" : "no");
+		table_text(t, f.len ? f.buf : r->hack_ids);
+		strbuf_release(&f);
+	}
 }
 
 /* ---------- attempts by stage ---------- */
@@ -169,7 +257,7 @@ void report_section_stages(const struct report_data *d, struct doc *doc)
 		v[j].compiled += (size_t)r->compiled;
 		v[j].correct += (size_t)r->correct;
 		v[j].hack += (size_t)r->hack;
-		if (r->correct && isfinite(r->speedup_eager) && r->speedup_eager > 0) {
+		if (metrics_clean(r) && isfinite(r->speedup_eager) && r->speedup_eager > 0) {
 			v[j].timed++;
 			v[j].logsum += log(r->speedup_eager);
 		}
@@ -184,7 +272,7 @@ void report_section_stages(const struct report_data *d, struct doc *doc)
 		      "repair_correctness, optimize_performance, ...), in the order the stages first appear.");
 	struct table *t = doc_table(doc, "stages-table", 7);
 	static const char *const head[] = { "agent", "stage", "attempts", "compiled %", "correct %", "hack %",
-					    "geomean speedup of correct (n)" };
+					    "geomean speedup of clean passes (n)" };
 	for (size_t i = 0; i < 7; i++)
 		table_cell(t, head[i]);
 	for (size_t j = 0; j < nv; j++) {

@@ -11,7 +11,9 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 	int rc = st_prepare(s, &st,
 			    "SELECT v.run, r.run_id, v.agent, a.kind, a.model, v.problem, v.problem_sha256, p.level, p.id,"
 			    " v.sample, v.attempt, v.status, t.stage, v.hack, v.speedup_eager, v.speedup_compiled,"
-			    " v.candidate_sha256, v.created, v.json"
+			    " v.candidate_sha256, v.created, v.json,"
+			    " (SELECT group_concat(id, ' ') FROM (SELECT f.id FROM findings f WHERE f.verdict = v.id"
+			    " ORDER BY f.idx))"
 			    " FROM verdicts v JOIN runs r ON r.id = v.run JOIN agents a ON a.name = v.agent"
 			    " JOIN problems p ON p.ref = v.problem"
 			    " JOIN attempts t USING (agent, problem, sample, attempt)"
@@ -29,7 +31,7 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			.stage = sqlite3_column_type(st, 12) == SQLITE_NULL ? NULL : st_text(st, 12),
 			.hack = sqlite3_column_int(st, 13), .speedup_eager = st_real(st, 14),
 			.speedup_compiled = st_real(st, 15), .candidate_sha256 = st_text(st, 16),
-			.created = st_text(st, 17), .json = st_text(st, 18),
+			.created = st_text(st, 17), .json = st_text(st, 18), .finding_ids = st_text(st, 19),
 		};
 		rc = fn(arg, &row, err);
 	}

@@ -2,7 +2,7 @@
 # test_report.sh - reports and compare end to end: stores made by `import` from the verdict fixtures and by the
 # store API (an iterative agent with stages and LLM calls), reports drawn by the real gnuplot and opened in
 # headless Chromium (DOM and screenshot checked), gnuplot missing, and compare's exit codes on flips, a slowdown
-# beyond the noise, a change within it and identical runs.
+# beyond the noise, a change within it, identical runs and a pass with a hack finding.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
 R="$TMP/results"
@@ -91,6 +91,14 @@ check_true "the iterative store is made (build/tests/test_report --make-store)" 
 run_sb report "$R/rich" -o "$TMP/rich"
 check_out "every plot has data there" "6 plots drawn (svg and pngcairo png), 0 without data left out"
 check_true "attempts by stage are tabled" grep -qF '| stitchcuda | repair\_correctness | 3 | 100.0 | 33.3 | 0.0 | 0.900x (1) |' "$TMP/rich/report.md"
+# export of the iterative run, read back by import into a new run: the same rows, stages and attempts
+"$SB" export "$R/rich" >"$TMP/rich.jsonl"
+run_sb import "$R/rich_back" "$TMP/rich.jsonl"
+check_rc "import reads the export of an iterative run" 0
+if [ -s "$TMP/rich.jsonl" ] && "$SB" export "$R/rich_back" | cmp -s - "$TMP/rich.jsonl"; then _report ok "its export gives the same rows back"; else
+	_report fail "its export gives the same rows back" "$("$SB" export "$R/rich_back" | diff - "$TMP/rich.jsonl" | head -4)"; fi
+run_sb report "$R/rich_back" -o "$TMP/rich_back" --no-plots
+check_true "and the same attempts by stage" grep -qF '| stitchcuda | repair\_correctness | 3 | 100.0 | 33.3 | 0.0 | 0.900x (1) |' "$TMP/rich_back/report.md"
 
 # ---------- the HTML in headless Chromium ----------
 dom_check() { # name report.html expected-figure-ids expected-agents min-points...
@@ -201,6 +209,27 @@ run_sb compare "$R/base" "$R/small" --threshold 1%
 check_rc "--threshold 1% makes the same change a regression" 1
 run_sb compare "$R/base" "$R/small" --threshold 0.01
 check_rc "--threshold takes a fraction too" 1
+
+# A pass with a hack finding the policy flags (H21: more than 10x eager) is correct and nothing more: not in
+# fast_p or the geometric mean, listed apart in the report, and never an improvement in compare.
+variant "$TMP/flag.jsonl" "${changed}S = 15.0; LO = 0.99; HI = 1.01; $speed"'; v["findings"] = [{"id": "H21", "severity": "flag", "message": "15.0x eager: more than 10x", "line": 0, "col": 0}]'
+run_sb import "$R/flag" "$TMP/flag.jsonl" "$FIX/shard_b.jsonl"
+run_sb metrics "$R/flag"
+check_out "metrics: the flagged 15x counts as correct, not in fast_1 or the geomean, and is counted apart" \
+	"| samples | 50.0 / 0.0 / 1.000x (1 flagged) | 33.3 / 0.0 / 0.500x | 42.9 / 0.0 / 0.707x (1 flagged) |"
+check_out "with a row of its own" "| flagged % (correct with a hack finding) | 25.0 | 0.0 | 14.3 |"
+run_sb report "$R/flag" -o "$TMP/flagrep" --no-plots
+check_true "the report marks it in the outcome per problem" grep -qF '| L1/1 | Square\_GEMM | pass 15.00x (flagged H21) |' "$TMP/flagrep/report.md"
+check_true "and lists it with its finding under Flagged passes" \
+	grep -qF '| samples | L1/1 | 0 | 0 | 15.00x | yes | H21 impossible speed (flag): 15.0x eager: more than 10x |' "$TMP/flagrep/report.md"
+run_sb compare "$R/base" "$R/flag"
+check_rc "compare: a clean 1.5x that became a flagged 15x is a regression, exit 1" 1
+check_out "named so, not an improvement" "| samples | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 15.000x ±1.0% flagged H21 (attempt 0) | - | - | correct → flagged: no longer a clean pass |"
+check_out "the verdict line says a NEW pass is flagged" "1 candidate of NEW passes with a hack finding (flagged): never counted as an improvement or compared for speed."
+run_sb compare "$R/flip" "$R/flag"
+check_rc "incorrect -> a flagged pass is no improvement either: exit 0" 0
+check_out "it is listed apart" "passes with a hack finding in NEW: not an improvement, speed not compared |"
+check_out "with no improvement counted" "**No regressions** in 9 compared candidates; 0 improvements."
 
 # the same file measured again on a loaded machine: 1.5x -> 1.1x is a re-measurement, never a regression;
 # its spread (one pair, ln(1.1/1.5), among 5 candidates evaluated twice) widens every other threshold

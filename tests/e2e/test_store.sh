@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_store.sh - run stores end to end from hand-written verdicts (tests/fixtures/verdicts): import, merge of
-# two shards equal to one run, refusals that name the differing settings, CSV export, metrics, eval --run.
+# two shards equal to one run, refusals that name the differing settings, CSV export, export read back by
+# import, metrics (problems whose reference failed among them), eval --run.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
 R="$TMP/results"
@@ -147,6 +148,58 @@ check_eq "--json names the denominator and counts the problems without a verdict
 run_sb metrics "$R/two" --denominator some
 check_rc "a bad --denominator is a usage error" 2
 check_err "naming both choices" "--denominator some: use all or judged"
+# What export writes, import reads: the key and stage from each row, so the run comes back whole.
+"$SB" export "$R/two" >"$TMP/two.jsonl"
+run_sb import "$R/two_back" "$TMP/two.jsonl"
+check_rc "import reads the rows of export --format jsonl" 0
+check_out "every row is a verdict" "imported 9 verdicts into $R/two_back/results.db (0 already there)"
+check_eq "its export gives the same rows back" "$("$SB" export "$R/two_back" | cmp - "$TMP/two.jsonl" 2>&1 && echo same)" same
+metrics_json() { "$SB" metrics "$1" --json 2>/dev/null | python3 -c 'import json,sys; j=json.load(sys.stdin); j.pop("inputs"); print(json.dumps(j, sort_keys=True))'; }
+check_eq "and metrics agree" "$(metrics_json "$R/two_back")" "$(metrics_json "$R/two")"
+run_sb import "$R/two_back" "$TMP/two.jsonl"
+check_out "importing the rows again changes nothing" "imported 0 verdicts into $R/two_back/results.db (9 already there)"
+# rows and bare verdicts in one file; --agent renames the rows' agent
+{ head -1 "$TMP/two.jsonl"; tail -1 "$FIX/shard_b.jsonl"; } >"$TMP/mixed.jsonl"
+run_sb import "$R/mixed" "$TMP/mixed.jsonl" --agent renamed
+check_out "a file may mix rows and bare verdicts" "imported 2 verdicts into $R/mixed/results.db (0 already there)"
+check_eq "both under the agent --agent names" "$("$SB" export "$R/mixed" --format csv | python3 -c 'import csv,sys; print(sorted((r["agent"], r["problem"]) for r in csv.DictReader(sys.stdin)))')" \
+	"[('renamed', 'L1/1'), ('renamed', 'L2/3')]"
+python3 -c 'import json,sys; r=json.loads(sys.stdin.readline()); r["problem"]="L1/2"; print(json.dumps(r))' <"$TMP/two.jsonl" >"$TMP/wrong_key.jsonl"
+run_sb import "$R/wrong" "$TMP/wrong_key.jsonl"
+check_rc "a row whose key disagrees with its verdict is refused" 2
+check_err "naming the line and both problems" "wrong_key.jsonl:1: the row says problem L1/2 but its verdict is for L1/1"
+
+# A problem whose reference failed is the problem's failure, not the agent's: out of the denominator.
+cp -r "$R/two" "$R/reffail"
+printf '%s\n' '{"agents": ["base", "samples"], "problems": ["L1/1", "L1/2", "L1/3", "L1/4", "L1/5", "L2/1", "L2/2",' \
+	'"L2/3"], "samples": {"base": 1, "samples": 1}}' >"$R/reffail/run.json"
+python3 - "$R/reffail/results.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO problems (ref, level, id, name, sha256) VALUES ('L1/5', 1, 5, NULL, '00')")
+# the table as docs/store.md describes it, with the rows a run writes when a problem's reference raised
+db.execute("CREATE TABLE reference_failures (agent TEXT NOT NULL REFERENCES agents(name), problem TEXT NOT NULL "
+           "REFERENCES problems(ref), sample INTEGER NOT NULL, message TEXT NOT NULL, created TEXT NOT NULL, "
+           "PRIMARY KEY (agent, problem, sample))")
+for agent in ("base", "samples"):
+    db.execute("INSERT INTO reference_failures VALUES (?, 'L1/5', 0, 'the reference raised ZeroDivisionError', "
+               "'2026-01-01T00:00:00Z')", (agent,))
+db.commit()
+PY
+run_sb metrics "$R/reffail"
+check_rc "metrics of a run with a reference failure" 0
+check_out "says which problem could not be judged, and why, in a line of its own" \
+	"1 problem could not be judged: its reference failed (the harness's or the problem's, not the agent's), so it is left out of the rates of the agents without a verdict for it: L1/5 (base, samples: the reference raised ZeroDivisionError)."
+check_out "the rates stay those over the 7 problems judged or without a verdict" \
+	"| base | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |"
+check_out "the problem is counted apart" "| reference failed (left out) | 1 | 0 | 1 |"
+check_err "the coverage warning counts it apart" \
+	"agent base has verdicts for 3 of the 8 problems in $R/reffail; the 4 without one count as failures (--denominator judged leaves them out); the 1 whose reference failed is left out"
+run_sb metrics "$R/reffail" --denominator judged --json
+check_eq "--denominator judged leaves it out too, and --json lists it" \
+	"$(python3 -c 'import json,sys; j=json.load(sys.stdin); c=j["agents"][0]["levels"]["all"]; print(c["problems"], c["problems_reference_failed"], [(f["agent"], f["problem"]) for f in j["reference_failures"]])' <<<"$OUT_TXT" 2>&1)" \
+	"3 1 [('base', 'L1/5'), ('samples', 'L1/5')]"
+
 run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model gpt
 check_rc "one agent name cannot stand for two models" 2
 check_err "it says which" "agent base is stored in $R/two/results.db as kind samples, model qwen3-32b"

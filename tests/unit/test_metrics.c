@@ -1,5 +1,6 @@
 /* test_metrics.c - the results metrics against numbers worked out by hand: ties at exactly p, nothing correct,
- * everything a hack, and two agents over two levels with samples, attempts and LLM calls (first and best). */
+ * everything a hack, two agents over two levels with samples, attempts and LLM calls (first and best), passes
+ * with a hack finding, and problems whose reference failed. */
 #include "testutil.h"
 
 #include <math.h>
@@ -18,10 +19,12 @@ static int close_to(double a, double b)
 	} while (0)
 
 /* Candidates by outcome: PASS(agent, ref, level, sample, attempt, vs eager, vs compiled). */
-#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0 }
-#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0 } /* incorrect, runtime_error, timeout */
-#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0 } /* compile_error, format_error */
-#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0 }
+#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL }
+#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL } /* incorrect, runtime_error, timeout */
+#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL } /* compile_error, format_error */
+#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10" } /* a reject finding */
+/* A pass whose verdict carries hack findings (ids) that checks.policy flags rather than rejects. */
+#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids }
 
 static void compute(const struct metric_row *rows, size_t n, const struct metric_call *calls, size_t nc,
 		    enum metrics_by by, struct metrics *m)
@@ -287,7 +290,7 @@ static void missing_verdicts(void **state)
 	for (size_t i = 0; i < 8; i++)
 		e[i] = (struct metric_expect){ i < 4 ? "a" : "b", probs[i % 4], probs[i % 4][1] - '0' };
 	e[8] = e[2]; /* the same problem from a second store counts once */
-	struct metric_scope all = { METRICS_ALL, e, 9 }, judged = { METRICS_JUDGED, e, 9 };
+	struct metric_scope all = { METRICS_ALL, e, 9, NULL, 0 }, judged = { METRICS_JUDGED, e, 9, NULL, 0 };
 	struct metrics m;
 	struct sb_error err = { 0 };
 	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &all, &m, &err))
@@ -339,6 +342,120 @@ static void missing_verdicts(void **state)
 	metrics_release(&m);
 }
 
+/* A flagged pass (H21 at 15x, H17 untimed) counts as correct and in nothing after it: not fast_p, not the
+ * geometric mean; a clean pass outranks it when representatives are picked. */
+static void flagged_passes(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = {
+		FLAGGED("a", "L1/1", 1, 0, 0, 15.0, "H21"), PASS("a", "L1/2", 1, 0, 0, 2.0, NAN),
+		FLAGGED("a", "L1/3", 1, 0, 0, NAN, "H17"), WRONG("a", "L1/4", 1, 0, 0),
+		/* b: sample 0 flagged at 15x, sample 1 a clean 1.2x */
+		FLAGGED("b", "L1/1", 1, 0, 0, 15.0, "H14 H21"), PASS("b", "L1/1", 1, 1, 0, 1.2, NAN),
+		/* c: one attempt flagged at 9x, the next a clean 1.1x: the sample's best is the clean one */
+		FLAGGED("c", "L1/1", 1, 0, 0, 9.0, "H21"), PASS("c", "L1/1", 1, 0, 1, 1.1, NAN),
+	};
+	struct metrics m;
+	compute(rows, sizeof(rows) / sizeof(*rows), NULL, 0, METRICS_FIRST, &m);
+	const struct metric_cell *c = &m.agents[0].cells[1];
+	assert_int_equal(c->problems, 4);
+	assert_close(c->correct_pct, 75);           /* the flagged passes are correct */
+	assert_int_equal(c->flagged, 2);
+	assert_close(c->flagged_pct, 50);
+	fast(c, 25, 25, 25, 25, 25, 0);             /* only L1/2's clean 2.0: fast_0 is the clean-pass rate */
+	assert_close(c->geomean_eager, 2.0);        /* 15x is not in it */
+	assert_int_equal(c->geomean_eager_n, 1);
+	/* resamples hold k of 4 copies of L1/2, k ~ B(4, 1/4): P(k = 4) = 0.4% < 2.5% < P(k >= 3) = 5.1%, so the
+	 * interval ends at 75 (counting the 15x would give 100) */
+	assert_close(c->fast1_ci.hi, 75);
+	assert_true(c->geomean_eager_ci.lo == 2.0 && c->geomean_eager_ci.hi == 2.0);
+	assert_close(c->attempts_to_correct, 1);
+	/* b, --by first: sample 0 represents L1/1, flagged; c: the clean attempt */
+	assert_int_equal(m.agents[1].cells[0].flagged, 1);
+	assert_close(m.agents[1].cells[0].fast_pct[0], 0);
+	assert_true(isnan(m.agents[1].cells[0].geomean_eager));
+	assert_false(m.agents[2].problems[0].rep->flagged);
+	assert_close(m.agents[2].cells[0].geomean_eager, 1.1);
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| a | 75.0 / 25.0 / 2.000x (2 flagged) | 75.0 / 25.0 / 2.000x (2 flagged) |"));
+	assert_non_null(strstr(out.buf, "| flagged % (correct with a hack finding) | 50.0 | 50.0 |"));
+	assert_non_null(strstr(out.buf, "fast_p and the geometric means count clean passes only"));
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m);
+	json_t *cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "all");
+	assert_int_equal(json_integer_value(json_object_get(cell, "flagged")), 2);
+	assert_close(json_number_value(json_object_get(cell, "flagged_pct")), 50);
+	json_decref(j);
+	metrics_release(&m);
+	/* --by best: b's clean sample beats the flagged one, whatever the speedups */
+	compute(rows, sizeof(rows) / sizeof(*rows), NULL, 0, METRICS_BEST, &m);
+	assert_int_equal(m.agents[1].problems[0].rep->sample, 1);
+	assert_int_equal(m.agents[1].cells[0].flagged, 0);
+	assert_close(m.agents[1].cells[0].geomean_eager, 1.2);
+	metrics_release(&m);
+}
+
+/* A problem without a verdict whose reference failed is the problem's failure (or the harness's): out of the
+ * denominator with either choice, counted apart and named in a line of its own. One with a verdict (another
+ * sample) was judged, and counts. */
+static void reference_failures(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = { PASS("a", "L1/1", 1, 0, 0, 1.5, NAN), WRONG("a", "L2/1", 2, 0, 0) };
+	static const char *const probs[] = { "L1/1", "L1/2", "L1/3", "L2/1" };
+	struct metric_expect e[8];
+	for (size_t i = 0; i < 8; i++)
+		e[i] = (struct metric_expect){ i < 4 ? "a" : "b", probs[i % 4], probs[i % 4][1] - '0' };
+	const struct metric_reffail f[] = {
+		{ "a", "L1/2", 1, 0, "the reference raised RuntimeError: boom\nTraceback (most recent call last)" },
+		{ "a", "L1/2", 1, 1, "the reference raised RuntimeError: boom" }, /* the same problem: once */
+		{ "a", "L1/1", 1, 1, "the reference cannot repeat its outputs" }, /* L1/1 has a verdict: judged */
+		{ "b", "L1/2", 1, 0, "the reference raised RuntimeError: boom" },
+	};
+	struct metric_scope all = { METRICS_ALL, e, 8, f, 4 }, judged = { METRICS_JUDGED, e, 8, f, 4 };
+	struct metrics m;
+	struct sb_error err = { 0 };
+	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &all, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.nunjudged, 2);
+	assert_int_equal(m.nmissing, 4);             /* a: L1/3; b: L1/1, L1/3, L2/1 */
+	const struct metric_cell *a = &m.agents[0].cells[0], *b = &m.agents[1].cells[0];
+	assert_int_equal(a->problems, 3);            /* L1/1, L1/3 (no verdict: failed), L2/1; not L1/2 */
+	assert_int_equal(a->unjudged, 1);
+	assert_int_equal(a->missing, 1);
+	assert_close(a->correct_pct, 100.0 / 3);
+	assert_int_equal(m.agents[0].cells[1].problems, 2);
+	assert_int_equal(m.agents[0].cells[1].unjudged, 1);
+	assert_int_equal(b->problems, 3);
+	assert_int_equal(b->unjudged, 1);
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "\n1 problem could not be judged: its reference failed (the harness's or the "
+				       "problem's, not the agent's), so it is left out of the rates of the agents without a "
+				       "verdict for it: L1/2 (a, b: the reference raised RuntimeError: boom...).\n"));
+	assert_non_null(strstr(out.buf, "| reference failed (left out) | 1 | 0 | 1 |"));
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m), *rf = json_object_get(j, "reference_failures");
+	assert_int_equal(json_array_size(rf), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rf, 1), "agent")), "b");
+	json_t *cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "all");
+	assert_int_equal(json_integer_value(json_object_get(cell, "problems_reference_failed")), 1);
+	json_decref(j);
+	metrics_release(&m);
+
+	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &judged, &m, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.nagents, 1);
+	assert_int_equal(m.agents[0].cells[0].problems, 2);
+	assert_int_equal(m.agents[0].cells[0].unjudged, 1);
+	assert_int_equal(m.agents[0].cells[0].missing, 1); /* L1/3, counted apart from L1/2 */
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "1 problem could not be judged"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +466,8 @@ int main(void)
 		cmocka_unit_test(two_levels_first),
 		cmocka_unit_test(two_levels_best),
 		cmocka_unit_test(missing_verdicts),
+		cmocka_unit_test(flagged_passes),
+		cmocka_unit_test(reference_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

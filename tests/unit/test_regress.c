@@ -1,6 +1,6 @@
 /* test_regress.c - `compare`'s rule on hand-computed cases: the noise of a verdict from its interval or its
- * quartiles, the threshold, flips both ways, a slowdown beyond and within the noise, best attempts, and keys
- * in one run only. */
+ * quartiles, the threshold, flips both ways, a slowdown beyond and within the noise, best attempts, keys
+ * in one run only, and passes with a hack finding on either side. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -51,8 +51,17 @@ static void add_sha(struct regress_run *r, const char *agent, const char *proble
 	int compiled = strcmp(status, "compile_error") != 0;
 	int level = problem[1] - '0';
 	r->mi.rows[i] = (struct metric_row){ agent, problem, level, sample, attempt, compiled, correct,
-					     !strcmp(status, "rejected"), speedup, NAN, 0 };
+					     !strcmp(status, "rejected"), speedup, NAN, 0, 0, NULL };
 	r->noise[i] = (struct regress_noise){ status, noise, isnan(noise) ? NULL : "ci95", sha };
+}
+
+/* A pass of its own whose verdict carries hack findings (ids) that the policy flags. */
+static void add_flagged(struct regress_run *r, const char *agent, const char *problem, int sample, double speedup,
+			const char *ids)
+{
+	add_sha(r, agent, problem, sample, 0, "pass", speedup, 0.01, NULL);
+	r->mi.rows[r->mi.nrows - 1].flagged = 1;
+	r->mi.rows[r->mi.nrows - 1].hack_ids = ids;
 }
 
 /* A candidate of its own: no other verdict has its sha256. */
@@ -236,6 +245,53 @@ static void same_candidate_is_a_remeasurement(void **state)
 	free_run(&n2);
 }
 
+/* A flagged pass is no clean one: a speedup it shows is never an improvement, and a clean pass that became
+ * one is lost. */
+static void flagged_passes(void **state)
+{
+	(void)state;
+	struct regress_run base = { .name = "base" }, new = { .name = "new" };
+	/* L1/1: a clean 1.5x -> a flagged 15x (H21); L1/2: incorrect -> flagged 12x; L1/3: flagged 20x -> clean
+	 * 1.1x; L1/4: flagged on both sides, 10x -> 30x; L1/5: flagged -> incorrect */
+	add(&base, "a", "L1/1", 0, 0, "pass", 1.5, 0.01);
+	add_flagged(&new, "a", "L1/1", 0, 15.0, "H21");
+	add(&base, "a", "L1/2", 0, 0, "incorrect", NAN, NAN);
+	add_flagged(&new, "a", "L1/2", 0, 12.0, "H17");
+	add_flagged(&base, "a", "L1/3", 0, 20.0, "H21");
+	add(&new, "a", "L1/3", 0, 0, "pass", 1.1, 0.01);
+	add_flagged(&base, "a", "L1/4", 0, 10.0, "H14");
+	add_flagged(&new, "a", "L1/4", 0, 30.0, "H14 H21");
+	add_flagged(&base, "a", "L1/5", 0, 10.0, "H21");
+	add(&new, "a", "L1/5", 0, 0, "incorrect", NAN, NAN);
+	struct regress g;
+	regress_compute(&base, &new, 0.05, &g);
+	assert_int_equal(find(&g, "a", "L1/1", 0)->outcome, RG_LOST);
+	assert_int_equal(find(&g, "a", "L1/2", 0)->outcome, RG_FLAGGED);
+	assert_int_equal(find(&g, "a", "L1/3", 0)->outcome, RG_FIXED);
+	assert_int_equal(find(&g, "a", "L1/4", 0)->outcome, RG_FLAGGED);
+	assert_true(isnan(find(&g, "a", "L1/4", 0)->ratio)); /* not compared for speed */
+	assert_int_equal(find(&g, "a", "L1/5", 0)->outcome, RG_BOTH_FAIL);
+	assert_int_equal(regress_regressions(&g), 1);
+	assert_int_equal(g.count[RG_FIXED] + g.count[RG_FASTER], 1);
+	assert_int_equal(g.geomean_n, 0);
+	struct strbuf md = STRBUF_INIT;
+	regress_markdown(&g, &base, &new, "", &md);
+	assert_non_null(strstr(md.buf, "**1 regression** (0 correct → not correct, 1 correct → flagged, 0 slower beyond "
+				       "the threshold); 1 improvement. 3 candidates of NEW pass with a hack finding (flagged): "
+				       "never counted as an improvement or compared for speed."));
+	assert_non_null(strstr(md.buf, "| a | L1/1 | 0 | pass 1.500x ±1.0% (attempt 0) | pass 15.000x ±1.0% flagged H21 "
+				       "(attempt 0) | - | - | correct → flagged: no longer a clean pass |"));
+	assert_non_null(strstr(md.buf, "| flagged → correct: a clean pass now |"));
+	assert_non_null(strstr(md.buf, "### Flagged in NEW (not improvements)"));
+	assert_non_null(strstr(md.buf, "flagged H14 H21 (attempt 0) | - | - | passes with a hack finding in NEW: not an "
+				       "improvement, speed not compared |"));
+	assert_non_null(strstr(md.buf, "| flagged in BASE, not correct in NEW |"));
+	strbuf_release(&md);
+	regress_release(&g);
+	free_run(&base);
+	free_run(&new);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +299,7 @@ int main(void)
 		cmocka_unit_test(outcomes),
 		cmocka_unit_test(escaped_names),
 		cmocka_unit_test(same_candidate_is_a_remeasurement),
+		cmocka_unit_test(flagged_passes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_report.c - reports: escaping of untrusted text in Markdown and HTML, SVG made safe to inline, the
- * series behind the plots against hand-computed values, the audit hook, and whole reports drawn by the real
- * gnuplot from a store written through the store API as an iterative agent writes it.
+ * series behind the plots against hand-computed values, the audit hook, passes with a hack finding and
+ * problems whose reference failed read from a store, and whole reports drawn by the real gnuplot from a store
+ * written through the store API as an iterative agent writes it.
  * `test_report --make-store DIR` only writes that store (tests/e2e/test_report.sh opens its report in Chromium). */
 #include "testutil.h"
 
@@ -309,9 +310,9 @@ static void fastp_steps(void **state)
 	(void)state;
 	/* 5 problems: correct 0.5, 1.0, 1.0, 3.0, one correct untimed; one wrong (6 problems) */
 	struct metric_row rows[6] = {
-		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN, 0 }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0 },
-		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0 }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN, 0 },
-		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN, 0 }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN, 0 },
+		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN, 0, 0, NULL }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0, 0, NULL },
+		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0, 0, NULL }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN, 0, 0, NULL },
+		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN, 0, 0, NULL }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN, 0, 0, NULL },
 	};
 	struct metric_problem probs[6];
 	for (int i = 0; i < 6; i++)
@@ -738,6 +739,81 @@ static void denominator_is_the_runs_selection(void **state)
 	tmpdir_remove(dir);
 }
 
+/* From a store as a run leaves it: agent a passes L1/1 at 15x with an H21 flag and L1/2 cleanly at 2x, and
+ * L1/3's reference failed for it; b passes L1/1 at 1.1x and has no verdict for L1/2 and L1/3. */
+static void flagged_and_reference_failed(void **state)
+{
+	(void)state;
+	const struct cand two[] = { { "a", "L1/2", 0, 0, NULL, "pass", 2.0, 0 }, { "b", "L1/1", 0, 0, NULL, "pass", 1.1, 0 } };
+	struct sb_error err = { 0 };
+	struct templates t;
+	char *dir = tmpdir_make(), *run = xstrfmt("%s/r", dir), *db = xstrfmt("%s/results.db", run);
+	char *out = xstrfmt("%s/rep", dir);
+	char *runs[] = { run };
+	struct store *s;
+	struct store_run *r = NULL;
+	size_t nr = 0;
+	load_templates(&t);
+	json_t *v = verdict(&t, "L1/1", "pass", 15.0, "a flagged one");
+	json_array_append_new(json_object_get(v, "findings"),
+			      json_pack("{s:s, s:s, s:s, s:i, s:i}", "id", "H21", "severity", "flag", "message",
+					"15.0x eager: more than 10x", "line", 0, "col", 0));
+	if (make_store(run, "r", two, 2, &err) || store_open(&s, db, STORE_WRITE, &err) ||
+	    store_load_runs(s, &r, &nr, &err) ||
+	    store_add_problem(s, "L1/1", NULL, json_string_value(json_object_get(json_object_get(v, "problem"), "sha256")),
+			      &err) ||
+	    store_put_verdict(s, &(struct store_put){ .agent = "a", .run = r[0].id }, v, &err) ||
+	    store_add_problem(s, "L1/3", NULL, "00", &err) ||
+	    store_put_reference_failure(s, "a", "L1/3", 0, "the reference raised ZeroDivisionError", &err))
+		fail_msg("%s", err.msg);
+	json_decref(v);
+	release_templates(&t);
+	store_runs_free(r, nr);
+	store_close(s);
+	write_file(run, "run.json", "{\"agents\": [\"a\", \"b\"], \"problems\": [\"L1/1\", \"L1/2\", \"L1/3\"], "
+				    "\"samples\": {\"a\": 1, \"b\": 1}}");
+	struct report_data d;
+	if (report_data_load(&d, runs, 1, METRICS_FIRST, METRICS_ALL, &err))
+		fail_msg("%s", err.msg);
+	const struct metric_cell *a = all_cell(&d, "a"), *b = all_cell(&d, "b");
+	assert_int_equal(a->problems, 2);            /* L1/3 is left out: its reference failed */
+	assert_int_equal(a->missing, 0);
+	assert_int_equal(a->unjudged, 1);
+	assert_true(fabs(a->correct_pct - 100) < 1e-9);
+	assert_int_equal(a->flagged, 1);
+	assert_true(fabs(a->fast_pct[3] - 50) < 1e-9); /* only the clean 2x is faster than eager */
+	assert_true(fabs(a->geomean_eager - 2.0) < 1e-9);
+	assert_int_equal(b->problems, 3);            /* b's L1/2 and L1/3 have no verdict and no reference failure */
+	assert_int_equal(b->missing, 2);
+	double xs[16], ys[16];
+	report_fastp_steps(&d.m.agents[report_agent_index(&d, "a")], 2.5, xs, ys);
+	assert_true(fabs(ys[0] - 50) < 1e-9);         /* the curve starts at fast_0, the clean passes */
+	assert_non_null(strstr(d.coverage.buf, "agent b has verdicts for 1 of the 3 problems"));
+	assert_null(strstr(d.coverage.buf, "agent a"));
+	report_data_release(&d);
+
+	struct report_opts o = { .runs = runs, .nruns = 1, .out_dir = out, .by = METRICS_FIRST, .no_plots = 1 };
+	struct report_result res;
+	if (report_write(&o, &res, &err))
+		fail_msg("%s", err.msg);
+	char *md = read_all(res.md_path);
+	assert_non_null(strstr(md, "| a | 100.0 / 50.0 / 2.000x (1 flagged) |"));
+	assert_non_null(strstr(md, "\n1 problem could not be judged: its reference failed (the harness's or the problem's, "
+				   "not the agent's), so it is left out of the rates of the agents without a verdict for it: "
+				   "L1/3 (a: the reference raised ZeroDivisionError).\n"));
+	assert_non_null(strstr(md, "| L1/1 |  | pass 15.00x (flagged H21) | pass 1.10x |"));
+	assert_non_null(strstr(md, "| L1/3 |  | reference failed | no verdict |"));
+	assert_non_null(strstr(md, "## Flagged passes"));
+	assert_non_null(strstr(md, "| a | L1/1 | 0 | 0 | 15.00x | yes | H21 impossible speed (flag): 15.0x eager: more "
+				   "than 10x |"));
+	free(md);
+	report_result_release(&res);
+	free(out);
+	free(db);
+	free(run);
+	tmpdir_remove(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--make-store")) {
@@ -763,6 +839,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(findings_bars_are_centred),
 		cmocka_unit_test(tokens_plot_says_why_it_is_missing),
 		cmocka_unit_test(denominator_is_the_runs_selection),
+		cmocka_unit_test(flagged_and_reference_failed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
