@@ -74,6 +74,109 @@ static int cx_half_type(const struct cx_list *x, size_t i)
 	       (prev_const && next_star) || (i > 0 && cx_is(x, i - 1, CX_PUNCT, "(") && next_star);
 }
 
+/* Numbers of the precision enums that keep fp32 arithmetic (cublasMath_t: default, pedantic and the no-
+ * reduced-precision-reduction flag; cublasComputeType_t: 32F, 32F_PEDANTIC, 64F, 64F_PEDANTIC; cudaDataType:
+ * R_32F, R_64F, C_32F, C_64F; cudnnMathType_t: default and FMA). */
+struct mode_enum {
+	const char *type;
+	const char *fp32[6];
+};
+
+static const struct mode_enum mode_enums[] = {
+	{ "cublasMath_t", { "0", "2", "16", "18", NULL } },
+	{ "cublasComputeType_t", { "68", "69", "70", "71", NULL } },
+	{ "cudaDataType", { "0", "1", "4", "5", NULL } },
+	{ "cudaDataType_t", { "0", "1", "4", "5", NULL } },
+	{ "cudnnMathType_t", { "0", "3", NULL } },
+	{ "cudnnDataType_t", { "0", "1", NULL } },
+};
+static const char *const fp32_math_names[] = { "CUBLAS_DEFAULT_MATH", "CUBLAS_PEDANTIC_MATH",
+					       "CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION", NULL };
+static const char *const lt_precision_attrs[] = { "CUBLASLT_MATMUL_DESC_COMPUTE_TYPE", "CUBLASLT_MATMUL_DESC_SCALE_TYPE",
+						  "CUBLASLT_MATMUL_DESC_FAST_ACCUM", NULL };
+
+/* The tokens of the argument list opening at '(' i: [i + 1, close). */
+static size_t cx_close(const struct cx_list *x, size_t open)
+{
+	int depth = 0;
+	for (size_t k = open; k < x->n; k++) {
+		depth += cx_is(x, k, CX_PUNCT, "(") - cx_is(x, k, CX_PUNCT, ")");
+		if (!depth)
+			return k;
+	}
+	return x->n;
+}
+
+/* A number cast to a precision enum, `(cublasMath_t)3`, `static_cast<cublasMath_t>(3)`, `cublasMath_t(3)`:
+ * the mode asked for by its value, where the name would be seen. */
+static const char *cx_mode_cast(const struct cx_list *x, size_t i)
+{
+	for (size_t e = 0; e < sizeof(mode_enums) / sizeof(*mode_enums); e++) {
+		if (!cx_is(x, i, CX_IDENT, mode_enums[e].type))
+			continue;
+		size_t v = 0;
+		if (i > 0 && cx_is(x, i - 1, CX_PUNCT, "(") && cx_is(x, i + 1, CX_PUNCT, ")"))
+			v = i + 2; /* (cublasMath_t)3 */
+		else if (cx_is(x, i + 1, CX_PUNCT, ">") && cx_is(x, i + 2, CX_PUNCT, "("))
+			v = i + 3; /* static_cast<cublasMath_t>(3) */
+		else if (cx_is(x, i + 1, CX_PUNCT, "(") && !(i > 0 && x->v[i - 1].kind == CX_IDENT))
+			v = i + 2; /* cublasMath_t(3) */
+		if (!v || v >= x->n)
+			return NULL;
+		if (cx_is(x, v, CX_PUNCT, "("))
+			v++;
+		if (x->v[v].kind == CX_NUMBER && word_in(x->v[v].text, mode_enums[e].fp32) &&
+		    (cx_is(x, v + 1, CX_PUNCT, ")") || cx_is(x, v + 1, CX_PUNCT, ",") || cx_is(x, v + 1, CX_PUNCT, ";")))
+			return NULL;
+		return mode_enums[e].type;
+	}
+	return NULL;
+}
+
+/* cublasSetMathMode(h, mode) with a mode other than the fp32 ones (a variable filled by cublasGetMathMode
+ * puts back what was there); cublasLtMatmulDescSetAttribute on the compute or scale type. */
+static const char *cx_mode_call(const struct cx_list *x, size_t i)
+{
+	if (cx_is(x, i, CX_IDENT, "cublasLtMatmulDescSetAttribute") && cx_is(x, i + 1, CX_PUNCT, "(")) {
+		size_t close = cx_close(x, i + 1), arg = 0;
+		for (size_t k = i + 2; k < close; k++) {
+			arg += cx_is(x, k, CX_PUNCT, ",");
+			if (arg == 1 && (cx_ident_in(x, k, lt_precision_attrs) || x->v[k].kind == CX_NUMBER))
+				return "cublasLtMatmulDescSetAttribute";
+		}
+		return NULL;
+	}
+	if (!cx_is(x, i, CX_IDENT, "cublasSetMathMode") || !cx_is(x, i + 1, CX_PUNCT, "("))
+		return NULL;
+	size_t close = cx_close(x, i + 1), comma = close;
+	for (size_t k = i + 2; k < close; k++)
+		if (cx_is(x, k, CX_PUNCT, ",")) {
+			comma = k;
+			break;
+		}
+	if (comma + 2 == close && x->v[comma + 1].kind == CX_IDENT) {
+		const char *m = x->v[comma + 1].text;
+		if (word_in(m, fp32_math_names))
+			return NULL;
+		/* cublasGetMathMode(h, &saved); ... cublasSetMathMode(h, saved) */
+		for (size_t k = 0; k + 1 < x->n; k++)
+			if (cx_is(x, k, CX_IDENT, "cublasGetMathMode"))
+				for (size_t j = k + 1; j < x->n && !cx_is(x, j, CX_PUNCT, ";"); j++)
+					if (cx_is(x, j, CX_IDENT, m) && cx_is(x, j - 1, CX_PUNCT, "&"))
+						return NULL;
+	}
+	if (comma + 2 == close && x->v[comma + 1].kind == CX_NUMBER && !strcmp(x->v[comma + 1].text, "0"))
+		return NULL;
+	for (size_t k = comma + 1; k < close; k++)
+		if (cx_ident_in(x, k, fp32_math_names) && k + 1 == close)
+			return NULL;
+	/* a cast inside is judged by cx_mode_cast; what is left is a mode the checks cannot read as fp32 */
+	for (size_t k = comma + 1; k < close; k++)
+		if (cx_mode_cast(x, k) || (x->v[k].kind == CX_IDENT && !strcmp(x->v[k].text, "cublasMath_t")))
+			return NULL;
+	return "cublasSetMathMode";
+}
+
 static void rule_h14(struct static_ctx *c)
 {
 	for_each_ref(c, lowp_refs, NULL);
@@ -93,6 +196,15 @@ static void rule_h14(struct static_ctx *c)
 		for (const char *const *p = ptx_lowp; !hit && x->v[i].kind == CX_STRING && *p; p++)
 			if (strstr(x->v[i].text, *p))
 				hit = *p;
+		const char *cast = cx_mode_cast(x, i), *call = cx_mode_call(x, i);
+		if (cast)
+			static_add(c, "H14", "cxx-math-mode", x->v[i].line, x->v[i].col,
+				   "a value cast to %s (line %d) asks for a precision mode by its number, which may be TF32 "
+				   "or reduced precision; %s", cast, x->v[i].line, h14_fix);
+		else if (call)
+			static_add(c, "H14", "cxx-math-mode", x->v[i].line, x->v[i].col,
+				   "%s (line %d) sets a math mode other than plain fp32 (TF32 or reduced-precision tensor "
+				   "ops); %s", call, x->v[i].line, h14_fix);
 		if (hit)
 			static_add(c, "H14", "cxx-half", x->v[i].line, x->v[i].col,
 				   "the CUDA source uses %s (line %d), a reduced-precision type or mode; %s", hit, x->v[i].line, h14_fix);
@@ -114,7 +226,7 @@ static const char *const py_world[] = {
 	"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", NULL,
 };
 /* Build settings a candidate may read or set for load_inline: building is normal. */
-static const char *const build_env[] = { "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "TORCH_EXTENSIONS_DIR", "CUDA_HOME",
+static const char *const build_env[] = { "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME",
 					 "CUDA_PATH", "CUDA_ROOT", "CXX", "CC", "NVCC", "NVCC_APPEND_FLAGS",
 					 "NVCC_PREPEND_FLAGS", "TORCH_NVCC_FLAGS", "CUDAHOSTCXX", "TORCH_USE_CUDA_DSA",
 					 "TORCH_DONT_CHECK_COMPILER_ABI", "PYTORCH_NVCC", NULL };
@@ -146,16 +258,59 @@ static char *open_mode(const struct pytok_list *t, size_t paren)
 	return NULL;
 }
 
-/* os.environ["TORCH_CUDA_ARCH_LIST"] = ..., os.environ.setdefault("MAX_JOBS", ...), os.getenv("CUDA_HOME"). */
-static int build_setting(const struct pytok_list *t, const struct pv_ref *r)
+/* The key of os.environ["KEY"], os.environ.get("KEY"), os.getenv("KEY"), os.putenv("KEY", ...). */
+static char *env_key(const struct pytok_list *t, const struct pv_ref *r)
 {
 	size_t k = r->end;
 	if (!pytok_is_op(t, k, "[") && !pytok_is_op(t, k, "("))
-		return 0;
-	char *key = pytok_string_value(t, k + 1, NULL);
+		return NULL;
+	return pytok_string_value(t, k + 1, NULL);
+}
+
+static int env_key_is(const struct pytok_list *t, const struct pv_ref *r, const char *name)
+{
+	char *key = env_key(t, r);
+	int is = key && !strcmp(key, name);
+	free(key);
+	return is;
+}
+
+/* os.environ["TORCH_CUDA_ARCH_LIST"] = ..., os.environ.setdefault("MAX_JOBS", ...), os.getenv("CUDA_HOME"). */
+static int build_setting(const struct pytok_list *t, const struct pv_ref *r)
+{
+	char *key = env_key(t, r);
 	int ok = key && word_in(key, build_env);
 	free(key);
 	return ok;
+}
+
+/* Where builds go is the harness's choice: a build the candidate places itself, or a binary it loads,
+ * is not the source that was checked. */
+static void build_refs(struct static_ctx *c, const struct pv_ref *r)
+{
+	const struct pytok_list *t = c->t;
+	const struct pytok *k = &t->v[r->start];
+	if (!r->called)
+		return;
+	if (!strcmp(r->path, "torch.utils.cpp_extension.load")) {
+		static_add(c, "H22", "build-files", k->line, k->col,
+			   "%s (line %d) builds source files read at run time, not the source that was checked; pass "
+			   "the C++/CUDA source to load_inline as a string", r->text, k->line);
+	} else if (path_under(r->path, "torch.ops.load_library") || path_under(r->path, "torch.classes.load_library")) {
+		static_add(c, "H22", "build-files", k->line, k->col,
+			   "%s (line %d) loads a binary the checks never read; build your kernels from source with "
+			   "load_inline", r->text, k->line);
+	}
+	if (!path_under(r->path, "torch.utils.cpp_extension"))
+		return;
+	struct pv_arg a[32];
+	size_t n = pv_call_args(t, r->end, a, 32);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(a[i].kw, "build_directory"))
+			static_add(c, "H22", "build-dir", t->v[a[i].a].line, t->v[a[i].a].col,
+				   "build_directory (line %d) chooses where the extension is built, which is the harness's "
+				   "to choose (a build placed elsewhere can stand in for another source's); leave it out",
+				   t->v[a[i].a].line);
 }
 
 static void world_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
@@ -163,6 +318,7 @@ static void world_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 	(void)arg;
 	const struct pytok_list *t = c->t;
 	const struct pytok *k = &t->v[r->start];
+	build_refs(c, r);
 	int is_open = (r->head == REF_FREE && !strcmp(r->path, "open")) || path_in(r->path, (const char *const[]){
 		"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", NULL });
 	if (is_open && r->called) {
@@ -179,6 +335,12 @@ static void world_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 		return;
 	if ((path_under(r->path, "os.environ") || path_under(r->path, "os.getenv")) && build_setting(t, r))
 		return;
+	if (env_key_is(t, r, "TORCH_EXTENSIONS_DIR")) {
+		static_add(c, "H22", "build-dir", k->line, k->col,
+			   "TORCH_EXTENSIONS_DIR (line %d) is where extensions are built, which is the harness's to "
+			   "choose (a build placed elsewhere can stand in for another source's); leave it alone", k->line);
+		return;
+	}
 	static_add(c, "H22", "outside-world", k->line, k->col, "%s (line %d) reaches outside the inputs; %s", r->path,
 		   k->line, h22_fix);
 }
