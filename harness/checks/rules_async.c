@@ -142,8 +142,10 @@ static const char *const async_harmless[] = { "multiprocessing.cpu_count", "os.c
 static const char *const py_signal[] = { "signal.signal", "signal.setitimer", "signal.alarm", "signal.set_wakeup_fd",
 					 "signal.pthread_kill", "signal.raise_signal", "signal.siginterrupt",
 					 "signal.pthread_sigmask", "signal.sigwait", "signal.sigtimedwait",
-					 "signal.sigwaitinfo", "signal.pause", "signal.?", NULL };
-static const char *const cx_thread_after_scope[] = { "thread", "jthread", "async", "launch", NULL };
+					 "signal.sigwaitinfo", "signal.pause", "signal.?", "_signal", NULL };
+static const char *const cx_thread_after_scope[] = { "thread", "jthread", "async", NULL };
+/* ATen's own pool: at::launch(fn) and at::intraop_launch(fn) run fn on another thread. */
+static const char *const cx_aten_launch[] = { "launch", "intraop_launch", "launch_no_thread_state", NULL };
 static const char *const cx_thread[] = { "pthread_create", "fork", "vfork", "cudaLaunchHostFunc",
 					 "cudaStreamAddCallback", "cuLaunchHostFunc", "cuStreamAddCallback", NULL };
 static const char *const cx_signal[] = { "sigaction", "signal", "setitimer", "timer_create", "timer_settime", "alarm",
@@ -211,6 +213,8 @@ static void rule_h06(struct static_ctx *c)
 	const struct cx_list *x = c->cx;
 	for (size_t i = 0; i < x->n; i++) {
 		int thread = (cx_ident_in(x, i, cx_thread_after_scope) && i > 0 && cx_is(x, i - 1, CX_PUNCT, "::")) ||
+			     (cx_ident_in(x, i, cx_aten_launch) && i > 1 && cx_is(x, i - 1, CX_PUNCT, "::") &&
+			      (cx_is(x, i - 2, CX_IDENT, "at") || cx_is(x, i - 2, CX_IDENT, "internal"))) ||
 			     (cx_ident_in(x, i, cx_thread) && cx_free_call(x, i)) || cx_clone(x, i) ||
 			     cx_ident_in(x, i, cx_clone_calls) ||
 			     (x->v[i].kind == CX_INCLUDE && word_in(x->v[i].text, cx_thread_headers));

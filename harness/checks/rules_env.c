@@ -21,16 +21,47 @@ static const char *const cx_lowp[] = {
 	"__float2bfloat16_rn", "__bfloat162float", "__hmul", "__hadd", "__hfma", "__hmul2", "__hfma2", "CUDA_R_16F",
 	"CUDA_R_16BF", "CUBLAS_COMPUTE_16F", "CUBLAS_COMPUTE_32F_FAST_16F", "CUBLAS_COMPUTE_32F_FAST_16BF",
 	"CUBLAS_COMPUTE_32F_FAST_TF32", "CUBLAS_TF32_TENSOR_OP_MATH", "CUBLAS_TENSOR_OP_MATH", "tf32",
-	"__float_to_tf32", "CUDNN_DATA_HALF", "CUDNN_DATA_BFLOAT16", NULL,
+	"__float_to_tf32", "CUDNN_DATA_HALF", "CUDNN_DATA_BFLOAT16", "CUDNN_TENSOR_OP_MATH",
+	"CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION", NULL,
 };
+/* ATen's precision switches, from C++ (at::globalContext()) or Python's private bindings: on unless
+ * given false or "highest". */
+static const char *const precision_switches[] = { "setAllowTF32CuBLAS", "setAllowTF32CuDNN", "setFloat32MatmulPrecision",
+						  "setAllowFP16ReductionCuBLAS", "setAllowBF16ReductionCuBLAS",
+						  "_set_cublas_allow_tf32", "_set_cudnn_allow_tf32",
+						  "_set_float32_matmul_precision",
+						  "_set_cublas_allow_fp16_reduced_precision_reduction",
+						  "_set_cublas_allow_bf16_reduced_precision_reduction", NULL };
 static const char *const ptx_lowp[] = { ".f16", ".bf16", ".tf32", ".e4m3", ".e5m2", NULL };
 
 static const char *const h14_fix = "the problem is fp32: keep fp32 arithmetic (FMA-heavy fp32 kernels are fine)";
+
+/* Whether an argument switches precision off: false, False, 0, "highest". */
+static int keeps_fp32(const char *arg)
+{
+	return arg && (!strcmp(arg, "false") || !strcmp(arg, "False") || !strcmp(arg, "0") || !strcmp(arg, "highest"));
+}
 
 static void lowp_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 {
 	(void)arg;
 	const struct pytok *k = &c->t->v[r->start];
+	if (path_under(r->path, "torch") && word_in(path_last(r->path), precision_switches) && r->called) {
+		struct pv_arg a[2];
+		char first[PV_NAME] = "";
+		if (pv_call_args(c->t, r->end, a, 2) >= 1) {
+			char *v = pytok_string_value(c->t, a[0].a, NULL);
+			if (v)
+				snprintf(first, sizeof(first), "%s", v);
+			else
+				pytok_text(c->t, a[0].a, first, sizeof(first));
+			free(v);
+		}
+		if (!keeps_fp32(first))
+			static_add(c, "H14", "tf32", k->line, k->col, "%s (line %d) lets fp32 matmuls or convolutions run in "
+				   "TF32 or reduced precision; %s", r->path, k->line, h14_fix);
+		return;
+	}
 	int f8 = path_under(r->path, "torch") && starts_with(path_last(r->path), "float8");
 	if ((r->head == REF_IMPORT && path_in(r->path, py_lowp)) || f8) {
 		static_add(c, "H14", "half-type", k->line, k->col, "%s (line %d) computes in reduced precision; %s", r->path,
@@ -42,6 +73,23 @@ static void lowp_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 				   "torch.set_float32_matmul_precision (line %d) lets fp32 matmuls run as TF32 or bf16; %s",
 				   k->line, h14_fix);
 		free(arg0);
+	}
+}
+
+/* setattr(torch.backends.cuda.matmul, "allow_tf32", True): the flag by name. */
+static void tf32_setattr(struct static_ctx *c)
+{
+	const struct pytok_list *t = c->t;
+	for (size_t i = 0; i + 1 < t->n; i++) {
+		struct pv_arg a[4];
+		if (!pytok_is_name(t, i, "setattr") || !pytok_is_op(t, i + 1, "(") || pv_call_args(t, i + 1, a, 4) != 3)
+			continue;
+		char *name = pv_const_string(c->v, a[1].a, a[1].b, NULL);
+		if (name && word_in(name, tf32_flags) && !pytok_is_name(t, a[2].a, "False") && !pytok_is(t, a[2].a, PT_NUMBER, "0"))
+			static_add(c, "H14", "tf32", t->v[i].line, t->v[i].col,
+				   "setattr of %s (line %d) lets fp32 matmuls and convolutions run in TF32; %s", name,
+				   t->v[i].line, h14_fix);
+		free(name);
 	}
 }
 
@@ -181,6 +229,7 @@ static void rule_h14(struct static_ctx *c)
 {
 	for_each_ref(c, lowp_refs, NULL);
 	tf32_assignments(c);
+	tf32_setattr(c);
 	for (size_t i = 0; i < c->t->n; i++)
 		if (method_call_at(c->t, i, lowp_methods))
 			static_add(c, "H14", "half-cast", c->t->v[i + 1].line, c->t->v[i + 1].col,
@@ -196,6 +245,14 @@ static void rule_h14(struct static_ctx *c)
 		for (const char *const *p = ptx_lowp; !hit && x->v[i].kind == CX_STRING && *p; p++)
 			if (strstr(x->v[i].text, *p))
 				hit = *p;
+		if (cx_ident_in(x, i, precision_switches) && cx_is(x, i + 1, CX_PUNCT, "(")) {
+			const char *first = i + 2 < x->n ? x->v[i + 2].text : NULL;
+			if (!keeps_fp32(first))
+				static_add(c, "H14", "cxx-math-mode", x->v[i].line, x->v[i].col,
+					   "%s (line %d) lets fp32 matmuls or convolutions run in TF32 or reduced precision; %s",
+					   x->v[i].text, x->v[i].line, h14_fix);
+			continue;
+		}
 		const char *cast = cx_mode_cast(x, i), *call = cx_mode_call(x, i);
 		if (cast)
 			static_add(c, "H14", "cxx-math-mode", x->v[i].line, x->v[i].col,
@@ -292,7 +349,11 @@ static void build_refs(struct static_ctx *c, const struct pv_ref *r)
 	const struct pytok *k = &t->v[r->start];
 	if (!r->called)
 		return;
-	if (!strcmp(r->path, "torch.utils.cpp_extension.load")) {
+	if (path_under(r->path, "torch.utils.cpp_extension") && path_last(r->path)[0] == '_') {
+		static_add(c, "H22", "build-files", k->line, k->col,
+			   "%s (line %d) is a private part of the extension builder (it can build or import files "
+			   "the checks never read); build with load_inline and nothing else", r->text, k->line);
+	} else if (!strcmp(r->path, "torch.utils.cpp_extension.load")) {
 		static_add(c, "H22", "build-files", k->line, k->col,
 			   "%s (line %d) builds source files read at run time, not the source that was checked; pass "
 			   "the C++/CUDA source to load_inline as a string", r->text, k->line);

@@ -30,6 +30,22 @@ static void subclass_refs(struct static_ctx *c, const struct pv_ref *r, void *ar
 		   "instead of in forward; return plain dense tensors computed by your kernels", r->path, k->line);
 }
 
+/* type(torch.empty(0)) as a base: the tensor class reached through one of its objects. */
+static int type_of_torch(struct static_ctx *c, const struct pv_ref *r)
+{
+	if (r->head != REF_FREE || strcmp(r->path, "type") || !pytok_is_op(c->t, r->end, "("))
+		return 0;
+	struct pv_ref in;
+	size_t close = pytok_matching(c->t, r->end);
+	for (size_t k = r->end + 1; k < close; k++)
+		if (c->t->v[k].kind == PT_NAME && pv_ref_at(c->v, k, &in)) {
+			if (path_under(in.path, "torch") && !path_under(in.path, "torch.cuda"))
+				return 1;
+			k = in.end - 1;
+		}
+	return 0;
+}
+
 /* type("Lazy", (torch.Tensor,), {...}), types.new_class(...), x.as_subclass(cls): a tensor subclass made
  * without a class statement. */
 static void dynamic_subclasses(struct static_ctx *c)
@@ -54,7 +70,7 @@ static void dynamic_subclasses(struct static_ctx *c)
 			struct pv_ref base;
 			if (t->v[k].kind != PT_NAME || !pv_ref_at(c->v, k, &base))
 				continue;
-			if (path_in(base.path, tensor_bases)) {
+			if (path_in(base.path, tensor_bases) || type_of_torch(c, &base)) {
 				static_add(c, "H07", "tensor-subclass", t->v[i].line, t->v[i].col,
 					   "%s (line %d) builds a subclass of %s at run time: its values can be produced "
 					   "outside the timed call; %s", r.path, t->v[i].line, base.path, fix);
@@ -90,7 +106,7 @@ static void rule_h07(struct static_ctx *c)
 		struct pv_ref r;
 		for (size_t i = cl->bases; i < cl->bases_end; i++)
 			if (c->t->v[i].kind == PT_NAME && pv_ref_at(c->v, i, &r)) {
-				if (path_in(r.path, tensor_bases))
+				if (path_in(r.path, tensor_bases) || type_of_torch(c, &r))
 					static_add(c, "H07", "tensor-subclass", c->t->v[cl->at].line, c->t->v[cl->at].col,
 						   "class %s (line %d) subclasses %s: its values can be produced outside the "
 						   "timed call; %s", cl->name, c->t->v[cl->at].line, r.path, fix);
@@ -225,7 +241,12 @@ static const char *const py_introspect[] = { "gc", "inspect", "ctypes", "importl
 					     "sys.setprofile", "sys.modules", "threading.settrace", "threading.setprofile",
 					     "traceback.extract_stack", "traceback.walk_stack", "traceback.walk_tb",
 					     "traceback.extract_tb", "traceback.StackSummary", "builtins.__import__", "ptrace",
-					     "cffi", "dis", "_ctypes", "sys.addaudithook", "sys._current_frames", NULL };
+					     "cffi", "dis", "_ctypes", "sys.addaudithook", "sys._current_frames", "sys.path",
+					     "sys.meta_path", "sys.path_hooks", NULL };
+/* The same reached by name: getattr(sys, "_get" + "frame"), __builtins__["__import__"]. */
+static const char *const introspect_names[] = { "__import__", "_getframe", "_current_frames", "f_back", "f_globals",
+						"f_locals", "__globals__", "settrace", "setprofile", "get_objects",
+						"get_referrers", "get_referents", NULL };
 /* Code made from bytes or objects at run time: what runs was never read as source. */
 static const char *const py_made_code[] = { "marshal", "types.FunctionType", "types.CodeType", "types.LambdaType",
 					    "types.new_class", "pickle.loads", "pickle.Unpickler", "_pickle", "copyreg",
@@ -312,9 +333,19 @@ static void rule_h13(struct static_ctx *c)
 				   x->v[i].text, x->v[i].line, h13_fix);
 }
 
+static void introspect_strings(struct static_ctx *c, size_t at, const char *value, int assembled, void *arg)
+{
+	(void)assembled, (void)arg;
+	if (word_in(value, introspect_names))
+		static_add(c, "H13", "introspection", c->t->v[at].line, c->t->v[at].col,
+			   "the string %s (line %d) names a way into the interpreter's frames, objects or imports; %s",
+			   value, c->t->v[at].line, h13_fix);
+}
+
 void rules_tamper(struct static_ctx *c)
 {
 	rule_h07(c);
 	rule_h08(c);
 	rule_h13(c);
+	for_each_const_string(c, introspect_strings, NULL);
 }

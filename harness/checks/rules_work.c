@@ -18,7 +18,7 @@ static const char *const scalar_calls[] = { "float", "int", "abs", "min", "max",
 static const char *const scalar_methods[] = { "item", "size", "numel", "dim", "element_size", "nelement", "ndim",
 					      "shape", NULL };
 /* operator's functions that compute nothing on a tensor. */
-static const char *const operator_free[] = { "itemgetter", "attrgetter", "index", "length_hint", "contains", "is_",
+static const char *const operator_free[] = { "itemgetter", "index", "length_hint", "contains", "is_",
 					     "is_not", "not_", "truth", "getitem", "setitem", "delitem", "concat",
 					     "iconcat", "countOf", "indexOf", NULL };
 
@@ -35,7 +35,7 @@ static const char *const work_prefixes[] = { "torch.linalg", "torch.fft", "torch
 					     "torch._C._nn", "torch._C._VariableFunctions", "torch._C._linalg",
 					     "torch._C._fft", "torch._C._special", "torch.ops.aten", "torch.ops.prims",
 					     "torch._refs", "torch._prims", "torch._decomp", "torch.jit", "torch._dynamo",
-					     "torch._inductor", "torch.compiler", NULL };
+					     "torch._inductor", "torch.compiler", "torch.func", "torch.vmap", NULL };
 
 /* Subtrees of torch that hold settings, devices, tooling and other rules' matters, not operators. */
 static const char *const torch_tooling[] = { "torch.cuda", "torch.backends", "torch.utils", "torch.autograd.graph",
@@ -56,6 +56,13 @@ static int torch_work(const char *path)
 {
 	if (!path_under(path, "torch") || !strcmp(path, "torch"))
 		return 0;
+	const char *tail = path_last(path);
+	if (!strcmp(tail, "__call__") || !strcmp(tail, "__wrapped__") || !strcmp(tail, "__func__")) {
+		/* torch.relu.__call__(x) is torch.relu(x) */
+		char shorter[PV_PATH];
+		snprintf(shorter, sizeof(shorter), "%.*s", (int)(tail - path - 1), path);
+		return torch_work(shorter);
+	}
 	for (const char *const *p = work_prefixes; *p; p++)
 		if (path_under(path, *p) && strcmp(path, *p))
 			return 1;
@@ -422,12 +429,12 @@ static void handle_operator(struct walk *w, const struct pv_ref *r, const struct
 {
 	const char *fn = path_last(r->path);
 	char obj[200];
-	if (!strcmp(fn, "methodcaller")) {
+	if (!strcmp(fn, "methodcaller") || !strcmp(fn, "attrgetter")) {
 		struct pv_arg args[4];
 		size_t n = r->called ? pv_call_args(w->c->t, r->end, args, 4) : 0;
 		char *name = n ? pv_const_string(w->c->v, args[0].a, args[0].b, NULL) : NULL;
 		if (!n || !name || tensor_method_computes(name)) {
-			snprintf(obj, sizeof(obj), "the tensor method %s() through operator.methodcaller", name ? name : "?");
+			snprintf(obj, sizeof(obj), "the tensor method %s() through operator.%s", name ? name : "?", fn);
 			report(w, r->start, s, "tensor-method", obj, name ? name : "?");
 		}
 		free(name);
@@ -465,7 +472,7 @@ static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, c
 		if (!*more || !strcmp(more, ".forward") || !strcmp(more, ".__call__")) {
 			if (called)
 				call_binds(w, r, name, b, nb, s);
-		} else if (!not_a_tensor(w, b, nb, more + 1, called) && r->called && method_computes(v, path_last(r->path), r->end)) {
+		} else if (!not_a_tensor(w, b, nb, more + 1, called) && called && method_computes(v, path_last(r->path), r->end)) {
 			tensor_method(w, r, s);
 		}
 	} else if (r->head == REF_BOUND) {
@@ -475,10 +482,10 @@ static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, c
 		if (!dot) {
 			if (called)
 				call_binds(w, r, name, b, nb, s);
-		} else if (!not_a_tensor(w, b, nb, dot + 1, called) && r->called && method_computes(v, path_last(r->path), r->end)) {
+		} else if (!not_a_tensor(w, b, nb, dot + 1, called) && called && method_computes(v, path_last(r->path), r->end)) {
 			tensor_method(w, r, s);
 		}
-	} else if ((r->head == REF_PARAM || r->head == REF_FREE) && dot && r->called && !starts_with(r->path, "super()") &&
+	} else if ((r->head == REF_PARAM || r->head == REF_FREE) && dot && called && !starts_with(r->path, "super()") &&
 		   method_computes(v, path_last(r->path), r->end)) {
 		tensor_method(w, r, s);
 	}

@@ -200,17 +200,33 @@ static void reach_ref(struct reach *R, const struct pv_ref *r)
 	}
 	switch (r->head) {
 	case REF_FUNC:
-		if (r->called)
+		if (r->ncomp > 1 && !r->called && !word_in(path_last(r->path), str_methods))
+			R->unresolved = 1; /* f.source: an attribute set at run time */
+		else if (r->called)
 			reach_returns(R, r->target);
 		else
 			reach_doc(R, pv_func_doc(v, r->target)); /* inspect.getdoc(f) */
 		check_methods(R, r, 0);
 		break;
 	case REF_CLASS:
-		if (r->called)
+		if (r->ncomp > 1) {
+			/* Src.code (a class attribute), Src.build() (a method's returns), Src.meth (its docstring) */
+			char attr[PV_NAME];
+			const char *dot = strchr(r->path, '.');
+			snprintf(attr, sizeof(attr), "%.*s", (int)strcspn(dot + 1, "."), dot + 1);
+			int m = pv_find_method(v, r->target, attr);
+			if (m >= 0 && r->called)
+				reach_returns(R, m);
+			else if (m >= 0)
+				reach_doc(R, pv_func_doc(v, m));
+			else
+				reach_binds(R, b, pv_lookup_attr(v, r->target, attr, b, 16));
+			check_methods(R, r, 1);
+		} else if (r->called) {
 			R->unresolved = 1;
-		else
+		} else {
 			reach_doc(R, pv_class_doc(v, r->target));
+		}
 		break;
 	case REF_BOUND:
 		reach_binds(R, b, pv_lookup(v, head, r->start, b, 16));

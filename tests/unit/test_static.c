@@ -547,7 +547,7 @@ static void all_fire(const char *const *snippets, const char *wrap, const char *
 
 /* A file whose only build takes its C++ from the expression `src`, defined by the lines `defs`. */
 #define BUILT(defs, src)                                                                        \
-	"import inspect\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n" \
+	"import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n" \
 	defs "ext = load_inline(name='k', cpp_sources=" src ", functions=['f'])\n"              \
 	"class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.f(x)\n"
 
@@ -557,7 +557,7 @@ static void cxx_reached_by_load_inline(void **state)
 	/* a function's or a class's docstring handed to the build, directly or through inspect */
 	assert_true(has_rule(BUILT("def k():\n    \"\"\"torch::Tensor f(torch::Tensor x) { return torch::relu(x); }\"\"\"\n",
 				   "k.__doc__"), "H01", "cxx-aten-op"));
-	assert_true(has_rule(BUILT("class K:\n    \"\"\"torch::Tensor f(torch::Tensor x) { return at::sigmoid(x); }\"\"\"\n",
+	assert_true(has_rule(BUILT("import inspect\nclass K:\n    \"\"\"torch::Tensor f(torch::Tensor x) { return at::sigmoid(x); }\"\"\"\n",
 				   "inspect.getdoc(K)"), "H01", "cxx-aten-op"));
 	/* through a name, a helper's parameter, and pieces put together */
 	assert_true(has_rule(BUILT("def k():\n    \"\"\"torch::Tensor f(torch::Tensor x) { return x.erfc(); }\"\"\"\n"
@@ -565,6 +565,11 @@ static void cxx_reached_by_load_inline(void **state)
 				   "[SRC]"), "H01", "cxx-aten-op"));
 	assert_true(has_rule(BUILT("P = ['torch::Tensor f(torch::Tensor x) { return torch::re', 'lu(x); }']\n", "''.join(P)"),
 			     "H01", "cxx-aten-op"));
+	/* a class attribute is a source the file shows: the docstring beside it is not read as C++ */
+	assert_ids(BUILT("class Src:\n    \"\"\"Unlike at::softmax(x, 1) { ; } this is ours.\"\"\"\n"
+			 "    code = '__global__ void k() {}\\ntorch::Tensor f(torch::Tensor x) { return x; }'\n",
+			 "Src.code"),
+		   "");
 	/* a template with the op filled in: .format, .replace, %, an f-string field */
 	assert_true(has_rule(BUILT("T = 'torch::Tensor f(torch::Tensor x) {{ return at::{op}(x); }}'\n", "T.format(op='gelu')"),
 			     "H01", "cxx-aten-op"));
@@ -667,6 +672,8 @@ static void h01_reexports_and_private_spellings(void **state)
 	assert_ids(FWD("return torch.functional.einsum('ij->i', x)"), "H01");
 	assert_ids(FWD("return torch._C._VariableFunctions.tanh(x)"), "H01");
 	assert_ids(FWD("return torch._softmax(x, 1, False)"), "H01");
+	assert_ids(FWD("return torch.relu.__call__(x)"), "H01");
+	assert_ids(FWD("return torch.func.vmap(torch.square)(x)"), "H01");
 	assert_ids(FWD("return torch._C.TensorBase.sigmoid(x)"), "H01 H07"); /* TensorBase is H07's as well */
 	/* settings, devices and type information under torch compute nothing */
 	assert_ids(FWD("torch.cuda.synchronize(); e = torch.finfo(x.dtype).eps; v = torch.version.cuda\n"
@@ -688,6 +695,8 @@ static void h01_every_tensor_method_that_computes(void **state)
 	assert_ids(FWD("return getattr(x, 'erfc')()"), "H01");
 	assert_ids(FWD("return getattr(x, 'sig' + 'moid')()"), "H01");
 	assert_ids(PRE "import operator\nerfc = operator.methodcaller('erfc')\n" FWD("return erfc(x)"), "H01");
+	assert_ids(PRE "import operator\n" FWD("return operator.attrgetter('erfc')(x)()"), "H01");
+	assert_ids(FWD("f = x.erfc\n        return f()"), "H01");
 	assert_ids(PRE "import operator\n" FWD("return operator.matmul(x, x)"), "H01");
 	assert_ids(PRE "import functools, operator\n" FWD("return functools.reduce(operator.add, [x, x])"), "H01");
 	/* the operators spelled out by a scalar are glue, like `x * 2`; containers and loggers are no tensors */
@@ -778,6 +787,8 @@ static void h13_code_from_bytes_and_harness_modules(void **state)
 	assert_true(has_rule(PRE "def plant():\n    from headers import lite_applies\n", "H13", "harness-module"));
 	assert_true(has_rule(PRE "import profiler as p\n", "H13", "harness-module"));
 	assert_true(has_rule(PRE "import logging\nname = logging.getLogger('k').findCaller(stacklevel=3)[2]\n", "H13", "frames"));
+	assert_true(has_rule(PRE "imp = __builtins__['__imp' + 'ort__']\n", "H13", "introspection"));
+	assert_true(has_rule(PRE "import sys\nsys.path.insert(0, '/tmp/written')\n", "H13", "introspection"));
 	/* torch's own profiler module is torch, not the harness */
 	assert_ids(PRE "import torch.profiler\nfrom torch import profiler\n", "");
 }
@@ -796,11 +807,13 @@ static void h06_signals_timers_and_false_threads(void **state)
 		"void f() { alarm(1); }",
 		"void cb(void *) {}\nvoid f(cudaStream_t s) { cudaLaunchHostFunc(s, cb, nullptr); }",
 		"int run(void *) { return 0; }\nvoid f(char *stack) { clone(run, stack, CLONE_VM | CLONE_FS, nullptr); }",
+		"void f() { at::launch([] {}); }",
 		NULL,
 	};
 	all_fire(cxx, CXX("%s"), "H06", "cxx-thread");
 	/* a tensor's clone(), a lock or an event with no thread started, signal numbers */
 	assert_ids(CXX("torch::Tensor f(torch::Tensor x) { auto y = x.contiguous().clone(); return y; }"), "");
+	assert_ids(CXX("namespace kern { void launch(int n) {} }\nvoid f() { kern::launch(3); }"), "");
 	assert_ids(PRE "import signal\nimport threading\nLOCK = threading.Lock()\nREADY = threading.Event()\n"
 		       "NAME = signal.Signals(2).name\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
 		       "        with LOCK:\n            return ext.k(x)\n",
@@ -817,6 +830,8 @@ static void h22_build_locations(void **state)
 			     "H22", "build-files"));
 	assert_true(has_rule(PRE "import os\nos.environ['TORCH_EXTENSIONS_DIR'] = '/tmp/x'\n", "H22", "build-dir"));
 	assert_true(has_rule(PRE "torch.ops.load_library('/tmp/libk.so')\n", "H22", "build-files"));
+	assert_true(has_rule(PRE "import torch.utils.cpp_extension as ce\nm = ce._import_module_from_library('k', '/tmp/k', True)\n",
+			     "H22", "build-files"));
 	/* build settings stay fine */
 	assert_ids(PRE "import os\nos.environ['MAX_JOBS'] = '4'\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "");
 }
@@ -831,9 +846,17 @@ static void h14_precision_modes_by_number(void **state)
 		"void f(cublasHandle_t h, cublasMath_t m) { cublasSetMathMode(h, m); }",
 		"void f(cublasLtMatmulDesc_t d) { cublasLtMatmulDescCreate(&d, (cublasComputeType_t)77, CUDA_R_32F); }",
 		"void f(cublasLtMatmulDesc_t d, int t) { cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &t, 4); }",
+		"void f() { at::globalContext().setAllowTF32CuBLAS(true); }",
 		NULL,
 	};
 	all_fire(hacks, CXX("%s"), "H14", "cxx-math-mode");
+	assert_true(has_rule(PRE "torch._C._set_cublas_allow_tf32(True)\n", "H14", "tf32"));
+	assert_true(has_rule(PRE "setattr(torch.backends.cuda.matmul, 'allow_' + 'tf32', True)\n", "H14", "tf32"));
+	assert_true(has_rule(CXX("void f(cudnnConvolutionDescriptor_t d) { cudnnSetConvolutionMathType(d, CUDNN_TENSOR_OP_MATH); }"),
+			     "H14", "cxx-half"));
+	assert_ids(PRE "torch._C._set_cublas_allow_tf32(False)\n"
+		       "SRC = '''void f() { at::globalContext().setAllowTF32CuBLAS(false); }'''\n",
+		   "");
 	/* the fp32 modes by name or number, and putting back the mode that was there */
 	assert_ids(CXX("void f(cublasHandle_t h) { cublasMath_t old; cublasGetMathMode(h, &old);\n"
 		       "  cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH); cublasSetMathMode(h, (cublasMath_t)0);\n"
@@ -860,6 +883,7 @@ static void computed_names_and_made_types(void **state)
 	/* H07: a tensor subclass without a class statement, and the hook's name put together */
 	assert_true(has_rule(PRE "Lazy = type('Lazy', (torch.Tensor,), {})\n", "H07", "tensor-subclass"));
 	assert_true(has_rule(PRE "import types\nLazy = types.new_class('Lazy', (torch.Tensor,))\n", "H07", "tensor-subclass"));
+	assert_true(has_rule(PRE "class Lazy(type(torch.empty(0))):\n    pass\n", "H07", "tensor-subclass"));
 	assert_true(has_rule(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.k(x).as_subclass(object)\n",
 			     "H07", "tensor-subclass"));
 	assert_true(has_rule(PRE "ns = {'__torch_' + 'function__': classmethod(print)}\n", "H07", "torch-override"));
