@@ -156,12 +156,27 @@ static const char *const cx_clone_calls[] = { "SYS_clone", "SYS_clone3", "__NR_c
 
 static const char *const h06_fix = "do all the work in forward's kernels on the current stream, before forward returns";
 
+/* weakref.ref(obj, callback), weakref.proxy(obj, callback): the callback runs when obj is collected. */
+static int weak_callback(struct static_ctx *c, const struct pv_ref *r)
+{
+	struct pv_arg a[4];
+	return r->called && (!strcmp(r->path, "weakref.ref") || !strcmp(r->path, "weakref.proxy") ||
+			     !strcmp(r->path, "weakref.WeakMethod")) &&
+	       pv_call_args(c->t, r->end, a, 4) >= 2;
+}
+
 static void async_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 {
 	(void)arg;
 	if (r->head != REF_IMPORT)
 		return;
 	const struct pytok *k = &c->t->v[r->start];
+	if (weak_callback(c, r)) {
+		static_add(c, "H06", "thread", k->line, k->col,
+			   "%s with a callback (line %d) runs code whenever the object is collected, outside the timed "
+			   "call; %s", r->path, k->line, h06_fix);
+		return;
+	}
 	if (path_in(r->path, py_signal)) {
 		static_add(c, "H06", "signal", k->line, k->col,
 			   "%s (line %d) arranges for Python code to run when a signal or timer fires, outside the timed "
@@ -202,7 +217,9 @@ static void rule_h06(struct static_ctx *c)
 {
 	for (size_t i = 0; i < c->v->nimports; i++) {
 		const struct pv_import *m = &c->v->imports[i];
-		if (!path_in(m->path, py_async) || path_in(m->path, async_harmless) || word_in(m->path, py_async_by_use))
+		/* `from signal import *`: its uses are bare names, so the import is what shows */
+		int star = !strcmp(m->name, "*") && (path_in(m->path, py_async) || word_in(m->path, py_async_by_use));
+		if (!star && (!path_in(m->path, py_async) || path_in(m->path, async_harmless) || word_in(m->path, py_async_by_use)))
 			continue; /* `import threading` is judged by what it is used for */
 		const struct pytok *k = &c->t->v[m->at];
 		static_add(c, "H06", "thread", k->line, k->col,

@@ -30,7 +30,12 @@ struct cxx_names {
 	int vectorized;          /* at::vec::Vectorized is used: its math methods are the candidate's own loop */
 	const char **defined;    /* names the candidate's C++ declares (not owned: the tokens' text) */
 	size_t ndefined;
+	const char **pyobjs;     /* variables of pybind11 object types: calling one runs Python */
+	size_t npyobjs;
 };
+
+static const char *const pybind_object_types[] = { "object", "function", "handle", "callable", "module", "module_",
+						   NULL };
 
 static const char *const aten_roots[] = { "at", "torch", "aten", "c10", "caffe2", NULL };
 /* Namespaces that hold only operators (per backend, structured kernels, the op structs of at::_ops). */
@@ -192,6 +197,17 @@ static void read_names(const struct cx_list *x, struct cxx_names *nm)
 			nm->defined = xrealloc(nm->defined, (nm->ndefined + 1) * sizeof(*nm->defined));
 			nm->defined[nm->ndefined++] = x->v[i].text;
 		}
+		/* py::object fn, const py::function &fn, py::handle h */
+		if ((cx_is(x, i, CX_IDENT, "py") || cx_is(x, i, CX_IDENT, "pybind11")) && cx_is(x, i + 1, CX_PUNCT, "::") &&
+		    cx_ident_in(x, i + 2, pybind_object_types)) {
+			size_t k = i + 3;
+			while (cx_is(x, k, CX_PUNCT, "&") || cx_is(x, k, CX_PUNCT, "*") || cx_is(x, k, CX_IDENT, "const"))
+				k++;
+			if (k < x->n && x->v[k].kind == CX_IDENT) {
+				nm->pyobjs = xrealloc(nm->pyobjs, (nm->npyobjs + 1) * sizeof(*nm->pyobjs));
+				nm->pyobjs[nm->npyobjs++] = x->v[k].text;
+			}
+		}
 		if (cx_is(x, i, CX_IDENT, "Vectorized"))
 			nm->vectorized = 1;
 		if (cx_is(x, i, CX_IDENT, "namespace") && i + 3 < x->n && x->v[i + 1].kind == CX_IDENT &&
@@ -222,6 +238,14 @@ static int placeholder(const struct cx_list *x, size_t i)
 {
 	return cx_is(x, i, CX_PUNCT, "{") || cx_is(x, i, CX_PUNCT, "%") || cx_is(x, i, CX_PUNCT, "$") ||
 	       cx_is(x, i, CX_PUNCT, "(");
+}
+
+static int word_in_n(const char *name, const char **words, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(words[i], name))
+			return 1;
+	return 0;
 }
 
 static int used_name(const struct cxx_names *nm, const char *name)
@@ -355,6 +379,8 @@ static void rule_h01_cxx(struct static_ctx *c)
 				expand_alias(&nm, &q);
 				judge_qname(c, &q);
 				i = next - 1;
+			} else if (q.called && !after_dot && word_in_n(k->text, nm.pyobjs, nm.npyobjs)) {
+				found(c, k, "cxx-python", python_fmt, k->text, own_code); /* fn(x) on a py::object */
 			} else if (q.called && (used_name(&nm, k->text) ||
 						(nm.using_aten && torch_op_spelling(k->text) && !word_in(k->text, math_names) &&
 						 !defined_here(&nm, k->text)))) {
@@ -364,6 +390,7 @@ static void rule_h01_cxx(struct static_ctx *c)
 		}
 	}
 	free(nm.defined);
+	free(nm.pyobjs);
 }
 
 void rules_cxx(struct static_ctx *c)

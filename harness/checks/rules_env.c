@@ -280,7 +280,9 @@ static const char *const py_world[] = {
 	"os.spawnlp", "os.posix_spawn", "os.posix_spawnp", "os.kill", "os.killpg", "os.remove", "os.unlink",
 	"os.rename", "os.replace", "os.rmdir", "os.removedirs", "os.truncate", "os.listdir", "os.scandir", "os.walk",
 	"os.symlink", "os.link", "os.getenv", "os.getenvb", "os.putenv", "os.unsetenv", "os.environ", "os.environb",
-	"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", NULL,
+	"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", "linecache", "fileinput", "mmap", "zipfile",
+	"tarfile", "os.dup", "os.dup2", "os.write", "os.read", "os.pipe", "os.pipe2", "os.fstat", "os.openpty",
+	"os.set_inheritable", "os.sendfile", "os.pwrite", "os.pread", "os.readv", "os.writev", NULL,
 };
 /* Build settings a candidate may read or set for load_inline: building is normal. */
 static const char *const build_env[] = { "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CUDA_HOME",
@@ -289,10 +291,12 @@ static const char *const build_env[] = { "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "CU
 					 "TORCH_DONT_CHECK_COMPILER_ABI", "PYTORCH_NVCC", NULL };
 static const char *const py_reads[] = { "read_text", "read_bytes", "tofile", NULL };
 static const char *const py_writes[] = { "write_text", "write_bytes", NULL };
+static const char *const py_binary_writes[] = { "write_bytes", NULL };
 static const char *const cx_world[] = { "fopen", "freopen", "ifstream", "ofstream", "fstream", "popen", "getenv",
 					"secure_getenv", "setenv", "putenv", "unsetenv", "execv", "execve", "execvp", "execl",
 					"execlp", "execle", "opendir", "readdir", "filesystem", NULL };
-static const char *const cx_world_calls[] = { "system", "socket", "connect", "unlink", NULL };
+static const char *const cx_world_calls[] = { "system", "socket", "connect", "unlink", "dup2", "dup3", "socketpair",
+					      "sendmsg", "recvmsg", NULL };
 
 static const char *const h22_fix = "a candidate computes from its inputs only: no files, network, processes or "
 				   "environment (building the extension with load_inline is fine)";
@@ -384,12 +388,24 @@ static void world_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 		"io.open", "codecs.open", "os.open", "os.fdopen", "builtins.open", NULL });
 	if (is_open && r->called) {
 		char *mode = open_mode(t, r->end);
-		int writes = mode && strpbrk(mode, "wax+");
-		if (!writes || c->hot[r->start])
+		int writes = mode && strpbrk(mode, "wax+"), binary = writes && strchr(mode, 'b');
+		if (binary && !c->hot[r->start])
+			static_add(c, "H22", "file-write", k->line, k->col,
+				   "%s (line %d) writes a binary file: the extension is built by the harness from the source "
+				   "in this file, so a candidate writes no binaries; %s", r->text, k->line, h22_fix);
+		else if (!writes || c->hot[r->start])
 			static_add(c, "H22", writes ? "file-write" : "file-read", k->line, k->col,
 				   "%s (line %d) %s a file%s; %s", r->text, k->line, writes ? "writes" : "reads",
 				   writes ? " while forward runs" : "", h22_fix);
 		free(mode);
+		return;
+	}
+	if (r->ncomp > 1 && !strcmp(path_last(r->path), "__file__")) {
+		/* ext.__file__, torch.__file__: where a build or a library lies on disk */
+		static_add(c, "H22", "build-dir", k->line, k->col,
+			   "%s (line %d) finds where a module or a build lies on disk, which a candidate has no use for "
+			   "(a build placed there can stand in for another source's); leave the files alone", r->text,
+			   k->line);
 		return;
 	}
 	if (r->head != REF_IMPORT || !path_in(r->path, py_world))
@@ -417,7 +433,8 @@ static void rule_h22(struct static_ctx *c)
 	}
 	for_each_ref(c, world_refs, NULL);
 	for (size_t i = 0; i < t->n; i++)
-		if (method_call_at(t, i, py_reads) || (method_call_at(t, i, py_writes) && c->hot[i + 1]))
+		if (method_call_at(t, i, py_reads) || (method_call_at(t, i, py_writes) && c->hot[i + 1]) ||
+		    method_call_at(t, i, py_binary_writes))
 			static_add(c, "H22", "file-method", t->v[i + 1].line, t->v[i + 1].col,
 				   "a file operation (line %d); %s", t->v[i + 1].line, h22_fix);
 	const struct cx_list *x = c->cx;

@@ -242,7 +242,7 @@ static const char *const py_introspect[] = { "gc", "inspect", "ctypes", "importl
 					     "traceback.extract_stack", "traceback.walk_stack", "traceback.walk_tb",
 					     "traceback.extract_tb", "traceback.StackSummary", "builtins.__import__", "ptrace",
 					     "cffi", "dis", "_ctypes", "sys.addaudithook", "sys._current_frames", "sys.path",
-					     "sys.meta_path", "sys.path_hooks", NULL };
+					     "sys.meta_path", "sys.path_hooks", "sys.?", "builtins.?", NULL };
 /* The same reached by name: getattr(sys, "_get" + "frame"), __builtins__["__import__"]. */
 static const char *const introspect_names[] = { "__import__", "_getframe", "_current_frames", "f_back", "f_globals",
 						"f_locals", "__globals__", "settrace", "setprofile", "get_objects",
@@ -251,7 +251,20 @@ static const char *const introspect_names[] = { "__import__", "_getframe", "_cur
 static const char *const py_made_code[] = { "marshal", "types.FunctionType", "types.CodeType", "types.LambdaType",
 					    "types.new_class", "pickle.loads", "pickle.Unpickler", "_pickle", "copyreg",
 					    "dill", "cloudpickle", "codeop", "runpy", "zipimport", "imp", "pkgutil", "code",
-					    "opcode", NULL };
+					    "opcode", "builtins.eval", "builtins.exec", "builtins.compile", "timeit.timeit",
+					    "timeit.repeat", "timeit.Timer", "torch.utils.benchmark", "doctest", "pdb", "bdb",
+					    "trace", NULL };
+/* Reading the clock or the random generator's state in forward tells timed calls from checked ones
+ * (back-to-back calls, a freshly reseeded generator). */
+static const char *const watch_probes[] = { "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+					    "time.monotonic_ns", "time.time", "time.time_ns", "time.process_time",
+					    "time.process_time_ns", "time.thread_time", "time.thread_time_ns",
+					    "time.clock_gettime", "time.clock_gettime_ns", "timeit.default_timer",
+					    "datetime.datetime.now", "datetime.datetime.utcnow", "torch.initial_seed",
+					    "torch.get_rng_state", "torch.random.initial_seed", "torch.random.get_rng_state",
+					    "torch.default_generator", "torch.cuda.initial_seed", "torch.cuda.get_rng_state",
+					    "torch.cuda.get_rng_state_all", "torch.cuda.default_generators",
+					    "torch.cuda.Event.elapsed_time", NULL };
 /* The worker's own modules (harness/worker/) and the entry module: the harness in the candidate's process. */
 static const char *const harness_modules[] = { "__main__", "worker", "facts", "exchange", "sbtensors", "profiler",
 					       "headers", "template", "nvcc_split", "probe", "ncu_target", "sb_candidate",
@@ -263,7 +276,8 @@ static const char *const code_fields[] = { "co_code", "co_consts", "co_names", "
 					   "co_lnotab", "co_exceptiontable", NULL };
 static const char *const dynamic_code[] = { "eval", "exec", "compile", "__import__", NULL };
 static const char *const cx_introspect[] = { "ptrace", "process_vm_readv", "process_vm_writev", "dlsym", "dlopen",
-					     "RTLD_NEXT", "PTRACE_ATTACH", "PTRACE_PEEKDATA", "PTRACE_TRACEME", NULL };
+					     "RTLD_NEXT", "PTRACE_ATTACH", "PTRACE_PEEKDATA", "PTRACE_TRACEME", "mprotect",
+					     "dl_iterate_phdr", NULL };
 
 static const char *const h13_fix = "the expected outputs never enter the candidate's process: compute the result";
 
@@ -275,6 +289,10 @@ static void introspect_refs(struct static_ctx *c, const struct pv_ref *r, void *
 		static_add(c, "H13", "introspection", k->line, k->col,
 			   "%s (line %d) inspects the interpreter (frames, objects, memory or loaded modules); %s",
 			   r->path, k->line, h13_fix);
+	else if (r->head == REF_IMPORT && path_in(r->path, watch_probes) && c->hot[r->start])
+		static_add(c, "H13", "watch-probe", k->line, k->col,
+			   "forward reads %s (line %d): the clock or the generator's state tells timed calls from checked "
+			   "ones, and every call must do the same work; remove it from forward", r->path, k->line);
 	else if (r->head == REF_IMPORT && path_in(r->path, py_made_code))
 		static_add(c, "H13", "dynamic-code", k->line, k->col,
 			   "%s (line %d) makes code or objects from bytes at run time, hidden from the checks; write the "
@@ -336,7 +354,11 @@ static void rule_h13(struct static_ctx *c)
 static void introspect_strings(struct static_ctx *c, size_t at, const char *value, int assembled, void *arg)
 {
 	(void)assembled, (void)arg;
-	if (word_in(value, introspect_names))
+	if (!pytok_bare_string(c->t, at) && strcasestr(value, "stitchbench") && !strpbrk(value, " \t\n"))
+		static_add(c, "H13", "harness-module", c->t->v[at].line, c->t->v[at].col,
+			   "the string at line %d names the harness's own files or folders (a path or a marker file); a "
+			   "candidate computes from its inputs and leaves the harness alone", c->t->v[at].line);
+	else if (word_in(value, introspect_names))
 		static_add(c, "H13", "introspection", c->t->v[at].line, c->t->v[at].col,
 			   "the string %s (line %d) names a way into the interpreter's frames, objects or imports; %s",
 			   value, c->t->v[at].line, h13_fix);

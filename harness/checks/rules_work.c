@@ -634,11 +634,25 @@ static void rebind_target(struct static_ctx *c, size_t k, size_t rhs, size_t rhs
 	struct pv_ref r;
 	if (del || !pv_ref_at(c->v, k, &r))
 		return;
-	/* the target as written: resolving it would follow the very binding being made */
-	const char *last = path_last(r.text);
+	/* the target as written, where an alias would lead elsewhere: resolving it would follow the very
+	 * binding being made (self.__dict__["forward"] keeps its resolved path self.forward) */
+	const char *raw = r.via[0] ? r.text : r.path;
+	const char *last = path_last(raw);
 	r.ncomp = 1;
-	for (const char *p = r.text; *p; p++)
+	for (const char *p = raw; *p; p++)
 		r.ncomp += *p == '.';
+	if (pytok_is_name(t, k, "type") && pytok_is_op(t, k + 1, "(")) {
+		/* type(self).forward = f */
+		size_t close = pytok_matching(t, k + 1);
+		if (pytok_is_op(t, close + 1, ".") && name_in(t, close + 2, call_names, (char[PV_NAME]){ 0 }, PV_NAME) &&
+		    close + 3 == rhs - 1) {
+			static_add(c, "H01", "forward-rebound", x->line, x->col,
+				   "line %d rebinds forward on the model's class, so the code that runs when the model is "
+				   "called is not forward's body; define forward in ModelNew's class body", x->line);
+			root(w, k, rhs, rhs_end, "forward");
+		}
+		return;
+	}
 	int in_class = pv_class_body_at(c->v, k) >= 0 && r.ncomp == 1;
 	if (in_class && word_in(last, call_names)) {
 		root(w, k, rhs, rhs_end, "forward"); /* `forward = make_forward()` in the class body */
@@ -675,16 +689,23 @@ static void rebind_target(struct static_ctx *c, size_t k, size_t rhs, size_t rhs
 	}
 }
 
-/* setattr(X, "forward", f), setattr(module, "ModelNew", cls). */
+/* setattr(X, "forward", f), object.__setattr__(X, "forward", f), self.__setattr__("forward", f),
+ * setattr(module, "ModelNew", cls). */
 static void rebind_setattr(struct walk *w)
 {
 	const struct pytok_list *t = w->c->t;
 	for (size_t i = 0; i + 1 < t->n; i++) {
-		if (!pytok_is_name(t, i, "setattr") || !pytok_is_op(t, i + 1, "(") || (i > 0 && pytok_is_op(t, i - 1, ".")))
+		int plain = pytok_is_name(t, i, "setattr") && !(i > 0 && pytok_is_op(t, i - 1, "."));
+		if (!(plain || pytok_is_name(t, i, "__setattr__")) || !pytok_is_op(t, i + 1, "("))
 			continue;
 		struct pv_arg a[4];
-		if (pv_call_args(t, i + 1, a, 4) != 3)
+		size_t n = pv_call_args(t, i + 1, a, 4);
+		if (n != 3 && !(n == 2 && !plain && i > 0 && pytok_is_op(t, i - 1, ".")))
 			continue;
+		if (n == 2) { /* obj.__setattr__(name, value): the receiver is the object */
+			a[2] = a[1];
+			a[1] = a[0];
+		}
 		char *name = pv_const_string(w->c->v, a[1].a, a[1].b, NULL);
 		if (name && (word_in(name, call_names) || !strcmp(name, "ModelNew"))) {
 			static_add(w->c, "H01", "forward-rebound", t->v[i].line, t->v[i].col,

@@ -652,6 +652,7 @@ static void cxx_calls_back_into_python(void **state)
 		"torch::Tensor f(torch::Tensor x) { PyObject *m = PyImport_ImportModule(\"torch\"); return x; }",
 		"torch::Tensor f(torch::Tensor x) { return py::eval(\"__import__('torch').tanh\")(x).cast<torch::Tensor>(); }",
 		"torch::Tensor f(torch::Tensor x, py::object fn) { return fn.attr(\"__call__\")(x).cast<torch::Tensor>(); }",
+		"torch::Tensor f(torch::Tensor x, const py::function &fn) { return fn(x).cast<torch::Tensor>(); }",
 		NULL,
 	};
 	all_fire(hacks, CXX("%s"), "H01", "cxx-python");
@@ -725,6 +726,12 @@ static void h01_forward_replaced(void **state)
 	assert_true(has_rule(PRE "def helper(x):\n    return x\nclass ModelNew(nn.Module):\n    def __init__(self):\n"
 				 "        super().__init__()\n        self.forward = helper\n",
 			     "H01", "forward-rebound"));
+	static const char *const rebinds[] = { "self.__dict__['forward'] = lambda x: torch.sigmoid(x)",
+					       "type(self).forward = lambda self, x: x.expm1()",
+					       "object.__setattr__(self, 'forward', lambda x: x.log1p())",
+					       "self.__setattr__('__call__', print)", NULL };
+	all_fire(rebinds, PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        %s\n",
+		 "H01", "forward-rebound");
 	/* hooks: registered on the model, globally, through the dict, or by a name put together */
 	src = xstrfmt(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
 			  "        self.register_forward_hook(lambda m, a, out: torch.relu(a[0]))\n"
@@ -782,6 +789,8 @@ static void h13_code_from_bytes_and_harness_modules(void **state)
 	assert_true(has_rule(PRE "def g(x):\n    return x\ng.__code__ = g.__code__.replace(co_code=b'')\n", "H13", "dynamic-code"));
 	assert_true(has_rule(PRE "import pickle\nf = pickle.loads(b'')\n", "H13", "dynamic-code"));
 	assert_true(has_rule(PRE "import copyreg\n", "H13", "dynamic-code"));
+	assert_true(has_rule(CXX("#include <sys/mman.h>\nvoid f(void *p) { mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC); }"),
+			     "H13", "cxx-introspection"));
 	assert_true(has_rule(PRE "import __main__ as entry\n", "H13", "harness-module"));
 	assert_true(has_rule(PRE "from worker import Worker\n", "H13", "harness-module"));
 	assert_true(has_rule(PRE "def plant():\n    from headers import lite_applies\n", "H13", "harness-module"));
@@ -789,6 +798,19 @@ static void h13_code_from_bytes_and_harness_modules(void **state)
 	assert_true(has_rule(PRE "import logging\nname = logging.getLogger('k').findCaller(stacklevel=3)[2]\n", "H13", "frames"));
 	assert_true(has_rule(PRE "imp = __builtins__['__imp' + 'ort__']\n", "H13", "introspection"));
 	assert_true(has_rule(PRE "import sys\nsys.path.insert(0, '/tmp/written')\n", "H13", "introspection"));
+	assert_true(has_rule(PRE "import builtins\nbuiltins.exec('x = 1')\n", "H13", "dynamic-code"));
+	assert_true(has_rule(PRE "import timeit\n" FWD("return timeit.timeit('torch.relu(x)', globals=globals(), number=1)"), "H13",
+			     "dynamic-code"));
+	assert_true(has_rule(PRE "MARK = '.stitchbench-built'\n", "H13", "harness-module"));
+	/* the clock or the generator's state read in forward: how a candidate tells timed calls apart */
+	assert_true(has_rule(PRE "import time\n" FWD("t0 = time.perf_counter()\n        return ext.k(x)"), "H13", "watch-probe"));
+	assert_true(has_rule(FWD("s = torch.cuda.initial_seed()\n        return ext.k(x)"), "H13", "watch-probe"));
+	/* ... but not in __init__, and a source naming the project in a comment is no path */
+	assert_ids(PRE "import time\nSRC = '// built by stitchbench\\n__global__ void g() {}'\n"
+		       "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        t0 = time.perf_counter()\n        torch.manual_seed(0)\n"
+		       "    def forward(self, x):\n        return ext.k(x)\n",
+		   "");
 	/* torch's own profiler module is torch, not the harness */
 	assert_ids(PRE "import torch.profiler\nfrom torch import profiler\n", "");
 }
@@ -819,6 +841,8 @@ static void h06_signals_timers_and_false_threads(void **state)
 		       "        with LOCK:\n            return ext.k(x)\n",
 		   "");
 	assert_true(has_rule(PRE "import threading\nthreading.Thread(target=print).start()\n", "H06", "thread"));
+	assert_true(has_rule(PRE "import weakref\nkeep = weakref.ref(ext, lambda r: print('late'))\n", "H06", "thread"));
+	assert_true(has_rule(PRE "from signal import *\nsetitimer(ITIMER_REAL, 0.001)\n", "H06", "thread"));
 }
 
 static void h22_build_locations(void **state)
@@ -832,8 +856,16 @@ static void h22_build_locations(void **state)
 	assert_true(has_rule(PRE "torch.ops.load_library('/tmp/libk.so')\n", "H22", "build-files"));
 	assert_true(has_rule(PRE "import torch.utils.cpp_extension as ce\nm = ce._import_module_from_library('k', '/tmp/k', True)\n",
 			     "H22", "build-files"));
+	assert_true(has_rule(PRE "with open('/tmp/k.so', 'wb') as f:\n    f.write(b'ELF')\n", "H22", "file-write"));
+	assert_true(has_rule(PRE "import os\nhere = os.path.dirname(ext.__file__)\n", "H22", "build-dir"));
+	assert_true(has_rule(PRE "import os\nos.dup2(3, 4)\n", "H22", "outside-world"));
+	assert_true(has_rule(PRE "import linecache\nsrc = ''.join(linecache.getlines(__file__))\n", "H22", "outside-world"));
+	assert_true(has_rule(CXX("void f(int a, int b) { dup2(a, b); }"), "H22", "cxx-outside-world"));
 	/* build settings stay fine */
 	assert_ids(PRE "import os\nos.environ['MAX_JOBS'] = '4'\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0')\n", "");
+	assert_ids(PRE "import os\nHERE = os.path.dirname(os.path.abspath(__file__))\n"
+		       "with open(os.path.join(HERE, 'k.cu'), 'w') as f:\n    f.write('__global__ void g() {}')\n",
+		   "");
 }
 
 static void h14_precision_modes_by_number(void **state)
