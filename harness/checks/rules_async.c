@@ -229,7 +229,9 @@ static void rule_h06(struct static_ctx *c)
 	for_each_ref(c, async_refs, NULL);
 	const struct cx_list *x = c->cx;
 	for (size_t i = 0; i < x->n; i++) {
-		int thread = (cx_ident_in(x, i, cx_thread_after_scope) && i > 0 && cx_is(x, i - 1, CX_PUNCT, "::")) ||
+		/* std::thread::hardware_concurrency() counts cores, it starts nothing */
+		int counts = cx_is(x, i + 1, CX_PUNCT, "::") && cx_is(x, i + 2, CX_IDENT, "hardware_concurrency");
+		int thread = (cx_ident_in(x, i, cx_thread_after_scope) && i > 0 && cx_is(x, i - 1, CX_PUNCT, "::") && !counts) ||
 			     (cx_ident_in(x, i, cx_aten_launch) && i > 1 && cx_is(x, i - 1, CX_PUNCT, "::") &&
 			      (cx_is(x, i - 2, CX_IDENT, "at") || cx_is(x, i - 2, CX_IDENT, "internal"))) ||
 			     (cx_ident_in(x, i, cx_thread) && cx_free_call(x, i)) || cx_clone(x, i) ||

@@ -836,6 +836,7 @@ static void h06_signals_timers_and_false_threads(void **state)
 	/* a tensor's clone(), a lock or an event with no thread started, signal numbers */
 	assert_ids(CXX("torch::Tensor f(torch::Tensor x) { auto y = x.contiguous().clone(); return y; }"), "");
 	assert_ids(CXX("namespace kern { void launch(int n) {} }\nvoid f() { kern::launch(3); }"), "");
+	assert_ids(CXX("int cores() { return (int)std::thread::hardware_concurrency(); }"), "");
 	assert_ids(PRE "import signal\nimport threading\nLOCK = threading.Lock()\nREADY = threading.Event()\n"
 		       "NAME = signal.Signals(2).name\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
 		       "        with LOCK:\n            return ext.k(x)\n",
