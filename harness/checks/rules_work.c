@@ -661,7 +661,7 @@ static void rebind_target(struct static_ctx *c, size_t k, size_t rhs, size_t rhs
 			   "line %d rebinds %s, so the code that runs when the model is called is not forward's body; "
 			   "define forward in ModelNew's class body and leave it there", x->line, r.text);
 		root(w, k, rhs, rhs_end, r.text);
-	} else if (r.ncomp > 1 && !strcmp(last, "__class__")) {
+	} else if (r.ncomp > 1 && (!strcmp(last, "__class__") || !strcmp(last, "__bases__"))) {
 		static_add(c, "H13", "class-swap", x->line, x->col,
 			   "line %d assigns %s: an object that changes class runs code other than the code that was "
 			   "checked; keep every object the class it was built as", x->line, r.text);

@@ -762,6 +762,7 @@ static void h01_forward_replaced(void **state)
 				 "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
 				 "        self.__class__ = Other\n",
 			     "H13", "class-swap"));
+	assert_true(has_rule(PRE "class ModelNew(nn.Module):\n    pass\nModelNew.__bases__ = (nn.Linear,)\n", "H13", "class-swap"));
 	assert_ids(PRE "def deco(cls):\n    class W(cls):\n        def forward(self, x):\n            return torch.cosh(x)\n"
 		       "    return W\n@deco\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.k(x)\n",
 		   "H01");
