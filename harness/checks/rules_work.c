@@ -626,6 +626,19 @@ static void hooks(struct walk *w)
 	}
 }
 
+/* `self.forward = self._fast` in a method: the instance picks one of its class's own methods, which are
+ * judged as forward is; nothing is hidden, so it is no finding (a choice made after the class, or of
+ * something else, is). */
+static int own_method_choice(struct static_ctx *c, size_t k, int ncomp, size_t rhs, size_t rhs_end)
+{
+	struct pv_ref r;
+	int cls = pv_self_class(c->v, k);
+	if (ncomp != 2 || !pytok_is_name(c->t, k, "self") || cls < 0 || !pv_ref_at(c->v, rhs, &r) || r.end != rhs_end ||
+	    r.called || r.head != REF_SELF || r.ncomp != 2)
+		return 0;
+	return pv_find_method(c->v, cls, path_last(r.path)) >= 0;
+}
+
 static void rebind_target(struct static_ctx *c, size_t k, size_t rhs, size_t rhs_end, int del, void *arg)
 {
 	struct walk *w = arg;
@@ -657,9 +670,10 @@ static void rebind_target(struct static_ctx *c, size_t k, size_t rhs, size_t rhs
 	if (in_class && word_in(last, call_names)) {
 		root(w, k, rhs, rhs_end, "forward"); /* `forward = make_forward()` in the class body */
 	} else if (r.ncomp > 1 && word_in(last, call_names)) {
-		static_add(c, "H01", "forward-rebound", x->line, x->col,
-			   "line %d rebinds %s, so the code that runs when the model is called is not forward's body; "
-			   "define forward in ModelNew's class body and leave it there", x->line, r.text);
+		if (!own_method_choice(c, k, r.ncomp, rhs, rhs_end))
+			static_add(c, "H01", "forward-rebound", x->line, x->col,
+				   "line %d rebinds %s, so the code that runs when the model is called is not forward's "
+				   "body; define forward in ModelNew's class body and leave it there", x->line, r.text);
 		root(w, k, rhs, rhs_end, r.text);
 	} else if (r.ncomp > 1 && (!strcmp(last, "__class__") || !strcmp(last, "__bases__"))) {
 		static_add(c, "H13", "class-swap", x->line, x->col,

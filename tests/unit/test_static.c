@@ -766,8 +766,18 @@ static void h01_forward_replaced(void **state)
 	assert_ids(PRE "def deco(cls):\n    class W(cls):\n        def forward(self, x):\n            return torch.cosh(x)\n"
 		       "    return W\n@deco\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.k(x)\n",
 		   "H01");
-	/* a class-body alias of its own method is forward itself, judged as such */
+	/* a class-body alias of its own method, or an instance choosing one of its methods, is judged as forward */
 	assert_ids(PRE "class ModelNew(nn.Module):\n    def _run(self, x):\n        return ext.k(x)\n    forward = _run\n", "");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self, fast=True):\n        super().__init__()\n"
+		       "        self.forward = self._fast if fast else self._slow\n        self.forward = self._fast\n"
+		       "    def _fast(self, x):\n        return ext.k(x)\n    def _slow(self, x):\n        return ext.k(x)\n",
+		   "H01");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.forward = self._fast\n    def _fast(self, x):\n        return ext.k(x)\n",
+		   "");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+		       "        self.forward = self._slow\n    def _slow(self, x):\n        return torch.tanh(x)\n",
+		   "H01");
 }
 
 static void h03_reference_found_by_name(void **state)
