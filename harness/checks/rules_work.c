@@ -47,8 +47,8 @@ static const char *const torch_tooling[] = { "torch.cuda", "torch.backends", "to
 					     "torch.nn.parameter", "torch.futures", "torch.cuda.amp", "torch.distributions",
 					     NULL };
 /* Components through which torch re-exports its functional ops (torch.nn.modules.activation.F.relu). */
-static const char *const functional_parts[] = { "F", "functional", "_VF", "_VariableFunctions", "_C", "_nn", "_refs",
-						"_prims", "_decomp", "_ops", NULL };
+static const char *const functional_parts[] = { "F", "functional", "_VF", "_VariableFunctions", "_nn", "_refs", "_prims",
+						"_decomp", "_ops", NULL };
 static const char *const tensor_parts[] = { "Tensor", "TensorBase", "_TensorBase", NULL };
 
 /* Whether calling `path` (a canonical torch.* path) has PyTorch compute something. */

@@ -678,6 +678,7 @@ static void h01_reexports_and_private_spellings(void **state)
 	assert_ids(FWD("return torch._C.TensorBase.sigmoid(x)"), "H01 H07"); /* TensorBase is H07's as well */
 	/* settings, devices and type information under torch compute nothing */
 	assert_ids(FWD("torch.cuda.synchronize(); e = torch.finfo(x.dtype).eps; v = torch.version.cuda\n"
+		       "        on = torch._C._get_cudnn_enabled()\n"
 		       "        return ext.k(x, torch.Size([1]))"),
 		   "");
 }
