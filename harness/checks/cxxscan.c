@@ -7,27 +7,36 @@
 
 #include "../core/strbuf.h"
 
-/* The literal's text as the compiler will see it, with each character's offset in the .py file. */
+/* The literals' text as the compiler will see it, with each character's offset in the .py file and the
+ * literal it came from. */
 struct decoded {
 	char *c;
-	size_t *from;
-	size_t n;
+	size_t *from, *tok;
+	size_t n, alloc;
+	size_t cur;              /* the literal being decoded */
 };
 
 static void put(struct decoded *d, char c, size_t from)
 {
 	d->c[d->n] = c;
+	d->tok[d->n] = d->cur;
 	d->from[d->n++] = from;
 }
 
-static void decode(const struct pytok_list *t, const struct pytok *s, struct decoded *d)
+/* Appends literal `tok` to d (a string's decoded text is never longer than its body). */
+static void decode(const struct pytok_list *t, size_t tok, struct decoded *d)
 {
+	const struct pytok *s = &t->v[tok];
 	const char *p = t->src + s->body;
 	size_t n = s->body_len;
 	int raw = (s->sflags & PTS_RAW) != 0, fmt = (s->sflags & PTS_FORMAT) != 0;
-	d->c = xmalloc(n + 1);
-	d->from = xmalloc((n + 1) * sizeof(size_t));
-	d->n = 0;
+	if (d->n + n + 1 > d->alloc) {
+		d->alloc = 2 * (d->n + n + 1);
+		d->c = xrealloc(d->c, d->alloc);
+		d->from = xrealloc(d->from, d->alloc * sizeof(size_t));
+		d->tok = xrealloc(d->tok, d->alloc * sizeof(size_t));
+	}
+	d->cur = tok;
 	for (size_t i = 0; i < n; i++) {
 		size_t at = s->body + i;
 		char c = p[i];
@@ -69,16 +78,14 @@ static void decode(const struct pytok_list *t, const struct pytok *s, struct dec
 
 int cxx_string_is_code(const struct pytok_list *t, size_t i)
 {
-	const struct pytok *s = &t->v[i];
-	if (s->kind != PT_STRING)
-		return 0;
 	/* a bare string statement: a docstring or a string used as a comment */
-	int starts = i == 0 || t->v[i - 1].kind == PT_NEWLINE || t->v[i - 1].kind == PT_INDENT ||
-		     t->v[i - 1].kind == PT_DEDENT;
-	size_t k = i + 1;
-	while (k < t->n && (t->v[k].kind == PT_STRING || (t->v[k].flags & PTF_FEXPR)))
-		k++;
-	if (starts && s->depth == 0 && k < t->n && (t->v[k].kind == PT_NEWLINE || t->v[k].kind == PT_END))
+	return !pytok_bare_string(t, i) && cxx_string_has_markers(t, i);
+}
+
+int cxx_string_has_markers(const struct pytok_list *t, size_t i)
+{
+	const struct pytok *s = &t->v[i];
+	if (i >= t->n || s->kind != PT_STRING)
 		return 0;
 	char *body = xstrndup(t->src + s->body, s->body_len);
 	int code = strstr(body, "#include") || strstr(body, "__global__") || strstr(body, "__device__") ||
@@ -124,8 +131,40 @@ static size_t skip_literal(const struct decoded *d, size_t i)
 
 void cxx_scan_string(const struct pytok_list *t, size_t pystr, struct cx_list *out)
 {
-	struct decoded d;
-	decode(t, &t->v[pystr], &d);
+	cxx_scan_joined(t, &pystr, 1, out);
+}
+
+static void lex(const struct pytok_list *t, struct decoded *d, struct cx_list *out);
+
+void cxx_scan_joined(const struct pytok_list *t, const size_t *strs, size_t nstrs, struct cx_list *out)
+{
+	struct decoded d = { 0 };
+	for (size_t k = 0; k < nstrs; k++)
+		if (strs[k] < t->n && t->v[strs[k]].kind == PT_STRING)
+			decode(t, strs[k], &d);
+	lex(t, &d, out);
+}
+
+void cxx_scan_text(const struct pytok_list *t, const char *text, size_t len, size_t at, struct cx_list *out)
+{
+	struct decoded d = { xmalloc(len + 1), xmalloc((len + 1) * sizeof(size_t)), xmalloc((len + 1) * sizeof(size_t)),
+			     0, len + 1, at };
+	for (size_t i = 0; i < len; i++)
+		put(&d, text[i], t->v[at].off);
+	d.c[d.n] = '\0';
+	lex(t, &d, out);
+}
+
+/* Lexes the decoded text into out and frees it. */
+static void lex(const struct pytok_list *t, struct decoded *d_, struct cx_list *out)
+{
+	struct decoded d = *d_;
+	if (!d.n) {
+		free(d.c);
+		free(d.from);
+		free(d.tok);
+		return;
+	}
 	const char *c = d.c;
 	size_t i = 0, n = d.n;
 	int line_start = 1;
@@ -160,7 +199,7 @@ void cxx_scan_string(const struct pytok_list *t, size_t pystr, struct cx_list *o
 				while (close && j < n && c[j] != close && c[j] != '\n')
 					j++;
 				if (close)
-					add(out, CX_INCLUDE, c + a, j - a, t, d.from[a < n ? a : n - 1], pystr);
+					add(out, CX_INCLUDE, c + a, j - a, t, d.from[a < n ? a : n - 1], d.tok[a < n ? a : n - 1]);
 				while (j < n && c[j] != '\n')
 					j++;
 			}
@@ -175,12 +214,12 @@ void cxx_scan_string(const struct pytok_list *t, size_t pystr, struct cx_list *o
 			char *close = xstrfmt(")%.*s\"", (int)(open - (c + i + 2)), c + i + 2);
 			const char *e = strstr(open, close);
 			size_t a = (size_t)(open - c) + 1, b = e ? (size_t)(e - c) : n;
-			add(out, CX_STRING, c + a, b - a, t, d.from[i], pystr);
+			add(out, CX_STRING, c + a, b - a, t, d.from[i], d.tok[i]);
 			i = e ? b + strlen(close) : n;
 			free(close);
 		} else if (c[i] == '"') {
 			size_t e = skip_literal(&d, i);
-			add(out, CX_STRING, c + i + 1, e > i + 1 ? e - i - 2 : 0, t, d.from[i], pystr);
+			add(out, CX_STRING, c + i + 1, e > i + 1 ? e - i - 2 : 0, t, d.from[i], d.tok[i]);
 			i = e;
 		} else if (c[i] == '\'') {
 			i = skip_literal(&d, i);
@@ -188,18 +227,21 @@ void cxx_scan_string(const struct pytok_list *t, size_t pystr, struct cx_list *o
 			size_t a = i;
 			while (i < n && ident_char(c[i]))
 				i++;
-			add(out, CX_IDENT, c + a, i - a, t, d.from[a], pystr);
+			add(out, CX_IDENT, c + a, i - a, t, d.from[a], d.tok[a]);
 		} else if (c[i] >= '0' && c[i] <= '9') {
+			size_t a = i;
 			while (i < n && (ident_char(c[i]) || c[i] == '.'))
 				i++;
+			add(out, CX_NUMBER, c + a, i - a, t, d.from[a], d.tok[a]);
 		} else {
 			size_t len = c[i] == ':' && i + 1 < n && c[i + 1] == ':' ? 2 : 1;
-			add(out, CX_PUNCT, c + i, len, t, d.from[i], pystr);
+			add(out, CX_PUNCT, c + i, len, t, d.from[i], d.tok[i]);
 			i += len;
 		}
 	}
 	free(d.c);
 	free(d.from);
+	free(d.tok);
 }
 
 void cx_list_release(struct cx_list *l)

@@ -482,6 +482,14 @@ size_t pytok_matching(const struct pytok_list *t, size_t open)
 	return t->n;
 }
 
+size_t pytok_opening(const struct pytok_list *t, size_t close)
+{
+	for (size_t k = close; k-- > 0;)
+		if (t->v[k].depth == t->v[close].depth && t->v[k].kind == PT_OP && strchr("([{", t->src[t->v[k].off]))
+			return k;
+	return 0;
+}
+
 void pytok_text(const struct pytok_list *t, size_t i, char *buf, size_t cap)
 {
 	size_t n = i < t->n ? t->v[i].len : 0;
@@ -535,4 +543,16 @@ char *pytok_string_value(const struct pytok_list *t, size_t i, size_t *next)
 		return NULL;
 	}
 	return strbuf_detach(&sb, NULL);
+}
+
+int pytok_bare_string(const struct pytok_list *t, size_t i)
+{
+	if (i >= t->n || t->v[i].kind != PT_STRING || t->v[i].depth != 0)
+		return 0;
+	int starts = i == 0 || t->v[i - 1].kind == PT_NEWLINE || t->v[i - 1].kind == PT_INDENT ||
+		     t->v[i - 1].kind == PT_DEDENT;
+	size_t k = i + 1;
+	while (k < t->n && (t->v[k].kind == PT_STRING || (t->v[k].flags & PTF_FEXPR)))
+		k++;
+	return starts && k < t->n && (t->v[k].kind == PT_NEWLINE || t->v[k].kind == PT_END);
 }

@@ -64,8 +64,12 @@ static inline int pytok_is_name(const struct pytok_list *t, size_t i, const char
 {
 	return pytok_is(t, i, PT_NAME, name);
 }
+/* Whether token i is a string that is a statement by itself: a docstring, or a string used as a comment. */
+int pytok_bare_string(const struct pytok_list *t, size_t i);
 /* The bracket that closes the one opened at token `open` (t->n when none does). */
 size_t pytok_matching(const struct pytok_list *t, size_t open);
+/* The bracket that opens the one closed at token `close` (0 when none does). */
+size_t pytok_opening(const struct pytok_list *t, size_t close);
 /* Copies a token's text (at most cap - 1 bytes) into buf. */
 void pytok_text(const struct pytok_list *t, size_t i, char *buf, size_t cap);
 /* The value of the string literal at i joined with the literals right after it ("mat" "mul"),

@@ -75,6 +75,8 @@ void pyview_release(struct pyview *v);
 int pv_func_at(const struct pyview *v, size_t i);
 /* The class whose body holds token i directly (not inside one of its methods), or -1. */
 int pv_class_body_at(const struct pyview *v, size_t i);
+/* The class whose methods see token i as `self` (through nested functions too), or -1. */
+int pv_self_class(const struct pyview *v, size_t i);
 /* A function named `name` defined at module level (cls < 0, parent < 0), or -1. */
 int pv_find_func(const struct pyview *v, const char *name);
 int pv_find_class(const struct pyview *v, const char *name);
@@ -118,6 +120,36 @@ int pv_ref_at(const struct pyview *v, size_t i, struct pv_ref *r);
 size_t pv_lookup(const struct pyview *v, const char *name, size_t at, size_t *idx, size_t cap);
 /* Bindings of self attribute `name` in class c or the classes it inherits from in this file. */
 size_t pv_lookup_attr(const struct pyview *v, int cls, const char *name, size_t *idx, size_t cap);
+
+/* Whether token i is a Python keyword. */
+int pv_is_keyword(const struct pytok_list *t, size_t i);
+
+/* ---------- calls, docstrings, constant strings ---------- */
+
+/* One argument of a call: tokens [a, b), its keyword ("" when positional), `*x` / `**x` (star). */
+struct pv_arg {
+	size_t a, b;
+	char kw[PV_NAME];
+	int star;
+};
+/* The arguments of the call whose '(' is at `open` (up to cap); 0 when `open` is no '('. */
+size_t pv_call_args(const struct pytok_list *t, size_t open, struct pv_arg *args, size_t cap);
+/* The argument at position pos, or the one named kw (may be NULL); NULL when there is neither. */
+const struct pv_arg *pv_arg_find(const struct pv_arg *args, size_t n, size_t pos, const char *kw);
+/* The docstring token of function f, class c, or the module; PV_NONE when there is none. */
+size_t pv_func_doc(const struct pyview *v, int f);
+size_t pv_class_doc(const struct pyview *v, int c);
+size_t pv_module_doc(const struct pyview *v);
+/* How a constant string was written: from more than one piece, with str methods or `%` applied. */
+struct pv_const_info {
+	int pieces;
+	int transformed;         /* .format, .replace, `%`, .strip and the like */
+	int assembled;           /* not written as the one literal it is: pieces > 1 or transformed */
+};
+/* The value of [a, b) when it is a constant string: literals joined with `+`, names bound once to such
+ * a value, and str's join, replace, format, strip and `%` over constants. NULL otherwise. info (may be
+ * NULL) says how it was written. The caller frees it. */
+char *pv_const_string(const struct pyview *v, size_t a, size_t b, struct pv_const_info *info);
 
 /* Whether a path is `prefix` itself or starts with "prefix.". */
 int path_under(const char *path, const char *prefix);

@@ -7,31 +7,20 @@
 #include "../core/strbuf.h"
 #include "rules.h"
 
-/* torch.X that only allocate, reshape, move or configure: not the work being benchmarked. */
-static const char *const torch_free[] = {
-	"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-	"arange", "range", "linspace", "logspace", "tensor", "as_tensor", "asarray", "as_strided", "from_numpy",
-	"frombuffer", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
-	"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "is_tensor", "is_floating_point",
-	"is_complex", "numel", "result_type", "promote_types", "can_cast", "finfo", "iinfo", "get_default_dtype",
-	"set_default_dtype", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
-	"is_inference_mode_enabled", "device", "dtype", "cat", "concat", "concatenate", "stack", "hstack",
-	"vstack", "split", "tensor_split", "chunk", "narrow", "reshape", "flatten", "unflatten", "squeeze",
-	"unsqueeze", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "broadcast_to",
-	"broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d", "atleast_3d", "view_as_real",
-	"view_as_complex", "clone", "get_device", "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
-	"set_printoptions", "is_nonzero", "save", "load", "autocast", "set_float32_matmul_precision",
-	"get_float32_matmul_precision", "empty_cache", "chunk", "unbind", NULL,
-};
-
-/* Tensor methods that compute (x.softmax(-1), a.matmul(b)); shape and dtype methods are left alone. */
-static const char *const tensor_work[] = {
-	"matmul", "mm", "bmm", "addmm", "addmm_", "baddbmm", "baddbmm_", "addbmm", "addmv", "mv", "dot", "outer",
-	"inner", "softmax", "log_softmax", "relu", "relu_", "sigmoid", "sigmoid_", "tanh", "tanh_", "exp", "exp_",
-	"log", "log1p", "sum", "mean", "var", "std", "norm", "amax", "amin", "max", "min", "logsumexp", "cumsum",
-	"cumprod", "prod", "sqrt", "rsqrt", "erf", "topk", "argmax", "argmin", "gelu", "silu", "clamp", "clamp_",
-	"clamp_min", "clamp_max", "maximum", "minimum", NULL,
-};
+/* Tensor methods that are the operators spelled out (x.mul(2) is x * 2): by a scalar they are glue, like
+ * the operators themselves; with a tensor they are PyTorch's arithmetic. Dunders always count. */
+static const char *const arith_methods[] = { "add", "add_", "sub", "sub_", "subtract", "subtract_", "mul", "mul_",
+					     "multiply", "multiply_", "div", "div_", "divide", "divide_", "true_divide",
+					     "true_divide_", "floor_divide", "floor_divide_", "remainder", "remainder_",
+					     "pow", "pow_", "neg", "neg_", "negative", "negative_", NULL };
+/* What the scalar arguments of those may call. */
+static const char *const scalar_calls[] = { "float", "int", "abs", "min", "max", "round", "len", "pow", NULL };
+static const char *const scalar_methods[] = { "item", "size", "numel", "dim", "element_size", "nelement", "ndim",
+					      "shape", NULL };
+/* operator's functions that compute nothing on a tensor. */
+static const char *const operator_free[] = { "itemgetter", "index", "length_hint", "contains", "is_",
+					     "is_not", "not_", "truth", "getitem", "setitem", "delitem", "concat",
+					     "iconcat", "countOf", "indexOf", NULL };
 
 /* nn classes that hold or arrange modules without computing anything themselves. */
 static const char *const nn_free[] = { "Module", "Parameter", "Buffer", "ParameterList", "ParameterDict", "ModuleList",
@@ -46,38 +35,74 @@ static const char *const work_prefixes[] = { "torch.linalg", "torch.fft", "torch
 					     "torch._C._nn", "torch._C._VariableFunctions", "torch._C._linalg",
 					     "torch._C._fft", "torch._C._special", "torch.ops.aten", "torch.ops.prims",
 					     "torch._refs", "torch._prims", "torch._decomp", "torch.jit", "torch._dynamo",
-					     "torch._inductor", "torch.compiler", NULL };
+					     "torch._inductor", "torch.compiler", "torch.func", "torch.vmap", NULL };
+
+/* Subtrees of torch that hold settings, devices, tooling and other rules' matters, not operators. */
+static const char *const torch_tooling[] = { "torch.cuda", "torch.backends", "torch.utils", "torch.autograd.graph",
+					     "torch.library", "torch.testing", "torch.profiler", "torch.random", "torch.hub",
+					     "torch.serialization", "torch.distributed", "torch.multiprocessing",
+					     "torch.overrides", "torch.types", "torch.version", "torch.storage", "torch.ops",
+					     "torch.classes", "torch.cpu", "torch.mps", "torch.xpu", "torch.fx", "torch.onnx",
+					     "torch.package", "torch.export", "torch.amp", "torch.nn.init", "torch.nn.utils",
+					     "torch.nn.parameter", "torch.futures", "torch.cuda.amp", "torch.distributions",
+					     NULL };
+/* Components through which torch re-exports its functional ops (torch.nn.modules.activation.F.relu). */
+static const char *const functional_parts[] = { "F", "functional", "_VF", "_VariableFunctions", "_nn", "_refs", "_prims",
+						"_decomp", "_ops", NULL };
+static const char *const tensor_parts[] = { "Tensor", "TensorBase", "_TensorBase", NULL };
 
 /* Whether calling `path` (a canonical torch.* path) has PyTorch compute something. */
 static int torch_work(const char *path)
 {
-	char comp[PV_NAME];
 	if (!path_under(path, "torch") || !strcmp(path, "torch"))
 		return 0;
+	const char *tail = path_last(path);
+	if (!strcmp(tail, "__call__") || !strcmp(tail, "__wrapped__") || !strcmp(tail, "__func__")) {
+		/* torch.relu.__call__(x) is torch.relu(x) */
+		char shorter[PV_PATH];
+		snprintf(shorter, sizeof(shorter), "%.*s", (int)(tail - path - 1), path);
+		return torch_work(shorter);
+	}
 	for (const char *const *p = work_prefixes; *p; p++)
 		if (path_under(path, *p) && strcmp(path, *p))
 			return 1;
 	if (!strcmp(path, "torch.compile") || !strcmp(path, "torch.?"))
 		return 1;
+	const char *last = path_last(path);
 	if (path_under(path, "torch.nn.functional"))
-		return strcmp(path, "torch.nn.functional") && strcmp(path_last(path), "pad");
-	if (path_under(path, "torch.nn.init") || path_under(path, "torch.nn.utils") || path_under(path, "torch.nn.parameter"))
-		return 0;
-	if (path_under(path, "torch.nn")) {
-		const char *cls = path_last(path); /* torch.nn.Linear, torch.nn.modules.linear.Linear */
-		return cls[0] >= 'A' && cls[0] <= 'Z' && !word_in(cls, nn_free);
+		return strcmp(path, "torch.nn.functional") && strcmp(last, "pad");
+	if (path_in(path, torch_tooling))
+		return 0; /* cuda, backends, utils, library, testing, ops.<yours>: other rules */
+	/* a method reached through the class: torch.Tensor.erfc(x), torch._C.TensorBase.__matmul__(x, w) */
+	char part[PV_NAME];
+	int functional = 0, tensor = 0;
+	for (const char *p = strchr(path, '.'); p; p = strchr(p + 1, '.')) {
+		snprintf(part, sizeof(part), "%.*s", (int)strcspn(p + 1, "."), p + 1);
+		if (p + 1 == last)
+			break;
+		functional |= word_in(part, functional_parts);
+		tensor |= word_in(part, tensor_parts);
 	}
-	if (path_under(path, "torch.Tensor"))
-		return word_in(path_last(path), tensor_work);
-	const char *rest = path + 6;
-	if (strchr(rest, '.'))
-		return 0; /* cuda, backends, utils, autograd, library, testing, ops.<yours>: other rules */
-	snprintf(comp, sizeof(comp), "%s", rest);
-	return !(comp[0] >= 'A' && comp[0] <= 'Z') && !word_in(comp, torch_free) && !word_in(comp, torch_consts) &&
-	       comp[0] != '_';
+	if (tensor)
+		return !strcmp(last, "?") || tensor_method_computes(last);
+	if (path_under(path, "torch.nn") && !functional) {
+		/* torch.nn.Linear, torch.nn.modules.linear.Linear */
+		return last[0] >= 'A' && last[0] <= 'Z' && !word_in(last, nn_free);
+	}
+	if (last[0] >= 'A' && last[0] <= 'Z')
+		return 0; /* classes: torch.Size, torch.Generator; nn layers above */
+	if (word_in(last, sb_torch_free) || word_in(last, torch_consts))
+		return 0;
+	/* a re-export (torch.functional.F.relu, torch.nn.modules.activation.F.gelu), a private spelling
+	 * (torch._softmax), or any op name under torch (torch.functional.einsum) */
+	if (functional)
+		return strcmp(last, "pad") != 0;
+	if (strchr(path + 6, '.') || last[0] == '_')
+		return torch_op_spelling(last);
+	return 1;
 }
 
-static const char *advice(const char *path)
+const char *work_advice(const char *path)
 {
 	const char *op = path_last(path);
 	if (strstr(op, "mm") || strstr(op, "matmul") || strstr(op, "einsum") || strstr(op, "linear") ||
@@ -126,7 +151,7 @@ static void report(struct walk *w, size_t at, const struct site *s, const char *
 			   "the except branch at line %d falls back to PyTorch: it %s; re-raise the error instead of "
 			   "computing the result with PyTorch", w->handler_line, what);
 	else
-		static_add(w->c, "H01", rule, k->line, k->col, "forward %s; %s", what, advice(path));
+		static_add(w->c, "H01", rule, k->line, k->col, "forward %s; %s", what, work_advice(path));
 }
 
 static void scan(struct walk *w, size_t a, size_t b, int called_ctx, const struct site *s);
@@ -166,7 +191,8 @@ static void follow_bind(struct walk *w, size_t b, const struct site *s)
 	w->depth--;
 }
 
-enum bound_kind { BK_VALUE, BK_EXTENSION, BK_INSTANCE };
+/* BK_PLAIN: a Python value that is no tensor (a list, a set, a string, a number, a logger). */
+enum bound_kind { BK_VALUE, BK_EXTENSION, BK_INSTANCE, BK_PLAIN };
 
 static enum bound_kind kind_of_binds(const struct pyview *v, const size_t *b, size_t nb, int *cls, int depth);
 
@@ -179,13 +205,38 @@ static int builds_extension(const struct pyview *v, int f)
 	return 0;
 }
 
+/* Builtins whose result is never a tensor. */
+static const char *const plain_builtins[] = { "set", "dict", "list", "tuple", "str", "int", "float", "bool", "len",
+					      "range", "sorted", "frozenset", "bytes", "bytearray", "enumerate", "zip",
+					      "object", "repr", "format", "id", "hash", NULL };
+
+/* A display or literal: [..], {..}, a tuple, a string, a number. */
+static int plain_literal(const struct pytok_list *t, size_t a, size_t b)
+{
+	if (t->v[a].kind == PT_STRING || t->v[a].kind == PT_NUMBER || pytok_is_op(t, a, "[") || pytok_is_op(t, a, "{"))
+		return 1;
+	if (!pytok_is_op(t, a, "("))
+		return 0;
+	size_t close = pytok_matching(t, a);
+	if (close == a + 1)
+		return 1;
+	for (size_t k = a + 1; k < close && k < b; k++)
+		if (t->v[k].depth == t->v[a].depth + 1 && pytok_is_op(t, k, ","))
+			return 1;
+	return 0;
+}
+
 /* What a binding holds, judged by the start of its right side: an extension module, an instance of a
- * class of this file, or a value (a tensor, a torch module, anything else). */
+ * class of this file, a plain Python value, or a value that may be a tensor. */
 static enum bound_kind bound_kind(const struct pyview *v, size_t b, int *cls, int depth)
 {
 	struct pv_ref r;
 	size_t more[16], n;
-	if (depth > 4 || !pv_ref_at(v, v->binds[b].rhs, &r))
+	if (depth > 4)
+		return BK_VALUE;
+	if (plain_literal(v->t, v->binds[b].rhs, v->binds[b].rhs_end))
+		return BK_PLAIN;
+	if (!pv_ref_at(v, v->binds[b].rhs, &r))
 		return BK_VALUE;
 	if (r.head == REF_CLASS && r.called) {
 		*cls = r.target;
@@ -198,6 +249,11 @@ static enum bound_kind bound_kind(const struct pyview *v, size_t b, int *cls, in
 		return BK_EXTENSION;
 	if (r.head == REF_IMPORT && !path_under(r.path, "torch") && r.ncomp == 1)
 		return BK_EXTENSION; /* another name for a module that is not torch */
+	if (r.head == REF_IMPORT && !path_under(r.path, "torch") && r.called && r.end < v->binds[b].rhs_end &&
+	    pytok_matching(v->t, r.end) + 1 == v->binds[b].rhs_end)
+		return BK_PLAIN; /* logging.getLogger(...), collections.deque(), queue.Queue() */
+	if (r.head == REF_FREE && r.called && word_in(r.path, plain_builtins))
+		return BK_PLAIN;
 	if (r.called || r.end != v->binds[b].rhs_end)
 		return BK_VALUE;
 	if (r.head == REF_BOUND && r.ncomp == 1) /* ext2 = ext */
@@ -209,14 +265,91 @@ static enum bound_kind bound_kind(const struct pyview *v, size_t b, int *cls, in
 	return kind_of_binds(v, more, n, cls, depth + 1);
 }
 
+/* An extension or an instance where any binding says so; plain only when every binding is plain, so
+ * that `y = 0` before `y = x @ w` leaves y a tensor. */
 static enum bound_kind kind_of_binds(const struct pyview *v, const size_t *b, size_t nb, int *cls, int depth)
 {
+	size_t plain = 0;
 	for (size_t j = 0; j < nb; j++) {
 		enum bound_kind k = bound_kind(v, b[j], cls, depth);
-		if (k != BK_VALUE)
+		if (k == BK_PLAIN)
+			plain++;
+		else if (k != BK_VALUE)
 			return k;
 	}
-	return BK_VALUE;
+	return nb && plain == nb ? BK_PLAIN : BK_VALUE;
+}
+
+/* Whether [a, b) is a Python number: literals, arithmetic, math.*, x.size(0), .item(), names and self
+ * attributes bound to such values, and the constructor's parameters (KernelBench passes numbers there). */
+static int scalar_expr(const struct pyview *v, size_t a, size_t b, int depth)
+{
+	const struct pytok_list *t = v->t;
+	if (depth > 4 || a >= b)
+		return depth > 4 ? 0 : 1;
+	for (size_t k = a; k < b; k++) {
+		const struct pytok *x = &t->v[k];
+		struct pv_ref r;
+		size_t bind[16], nb;
+		if (x->kind == PT_NUMBER || pytok_is_name(t, k, "True") || pytok_is_name(t, k, "False"))
+			continue;
+		if (x->kind == PT_OP) {
+			if (pytok_is_op(t, k, "[") && k > a && (t->v[k - 1].kind == PT_NAME || pytok_is_op(t, k - 1, ")")))
+				k = pytok_matching(t, k); /* x.shape[0], sizes[1] */
+			else if (pytok_is_op(t, k, "[") || pytok_is_op(t, k, "{") || pytok_is_op(t, k, "@"))
+				return 0;
+			continue;
+		}
+		if (x->kind != PT_NAME || !pv_ref_at(v, k, &r))
+			return 0;
+		const char *last = path_last(r.path);
+		if (path_under(r.path, "math") || (r.head == REF_FREE && word_in(r.path, scalar_calls))) {
+			k = r.end - 1; /* the call's arguments are judged in turn */
+			continue;
+		}
+		if (r.ncomp > 1 && word_in(last, scalar_methods) && r.head != REF_IMPORT) {
+			k = r.called ? pytok_matching(t, r.end) : r.end - 1;
+			continue;
+		}
+		k = r.end - 1;
+		if (r.head == REF_PARAM && r.ncomp == 1) {
+			int f = pv_func_at(v, r.start);
+			if (f < 0 || strcmp(v->funcs[f].name, "__init__"))
+				return 0;
+			continue;
+		}
+		int cls = pv_self_class(v, r.start);
+		if (r.head == REF_BOUND && r.ncomp == 1)
+			nb = pv_lookup(v, r.path, r.start, bind, 16);
+		else if (r.head == REF_SELF && r.ncomp == 2 && cls >= 0)
+			nb = pv_lookup_attr(v, cls, last, bind, 16);
+		else
+			return 0;
+		if (!nb)
+			return 0;
+		for (size_t j = 0; j < nb; j++)
+			if (!scalar_expr(v, v->binds[bind[j]].rhs, v->binds[bind[j]].rhs_end, depth + 1))
+				return 0;
+	}
+	return 1;
+}
+
+/* Whether calling method `name` with the arguments after `open` has PyTorch compute: a computing tensor
+ * method (one looked up by a computed name too), except the operators' spelled-out forms by a scalar. */
+static int method_computes(const struct pyview *v, const char *name, size_t open)
+{
+	if (!strcmp(name, "?"))
+		return 1;
+	if (!tensor_method_computes(name))
+		return 0;
+	if (!word_in(name, arith_methods))
+		return 1;
+	struct pv_arg args[8];
+	size_t n = pv_call_args(v->t, open, args, 8);
+	for (size_t i = 0; i < n; i++)
+		if (args[i].star || !scalar_expr(v, args[i].a, args[i].b, 0))
+			return 1;
+	return 0;
 }
 
 /* The receiver of x.name(...): a method of an instance of a class of this file is followed, an
@@ -254,14 +387,6 @@ static void call_binds(struct walk *w, const struct pv_ref *r, const char *name,
 		follow_bind(w, b[j], s ? s : &here);
 }
 
-static int class_of_method(const struct pyview *v, size_t i)
-{
-	int f = pv_func_at(v, i);
-	while (f >= 0 && v->funcs[f].cls < 0)
-		f = v->funcs[f].parent;
-	return f >= 0 ? v->funcs[f].cls : -1;
-}
-
 /* Whether token i is an argument of isinstance(...) or issubclass(...): a class named there is compared
  * with, never called (`isinstance(m, nn.Linear)` to pick a module's weights). */
 static int in_type_test(const struct pytok_list *t, size_t i)
@@ -283,7 +408,8 @@ static int in_type_test(const struct pytok_list *t, size_t i)
 
 static void handle_torch(struct walk *w, const struct pv_ref *r, int called, const struct site *s)
 {
-	int constant = word_in(path_last(r->path), torch_consts) || path_last(r->path)[0] == '_';
+	const char *last = path_last(r->path);
+	int constant = word_in(last, torch_consts) || (last[0] == '_' && !torch_op_spelling(last));
 	char obj[200];
 	if (!torch_work(r->path) || (!called && constant) || (!called && in_type_test(w->c->t, r->start)))
 		return;
@@ -297,6 +423,27 @@ static void handle_torch(struct walk *w, const struct pv_ref *r, int called, con
 	report(w, r->start, s, strchr(r->path, '?') ? "torch-getattr" : r->via[0] ? "torch-alias" : "torch-op", obj, r->path);
 }
 
+/* operator.matmul(a, b), functools.reduce(operator.add, xs), operator.methodcaller("erfc"): the
+ * operators and tensor methods by another name. */
+static void handle_operator(struct walk *w, const struct pv_ref *r, const struct site *s)
+{
+	const char *fn = path_last(r->path);
+	char obj[200];
+	if (!strcmp(fn, "methodcaller") || !strcmp(fn, "attrgetter")) {
+		struct pv_arg args[4];
+		size_t n = r->called ? pv_call_args(w->c->t, r->end, args, 4) : 0;
+		char *name = n ? pv_const_string(w->c->v, args[0].a, args[0].b, NULL) : NULL;
+		if (!n || !name || tensor_method_computes(name)) {
+			snprintf(obj, sizeof(obj), "the tensor method %s() through operator.%s", name ? name : "?", fn);
+			report(w, r->start, s, "tensor-method", obj, name ? name : "?");
+		}
+		free(name);
+	} else if (!word_in(fn, operator_free)) {
+		snprintf(obj, sizeof(obj), "%s, PyTorch's %s on tensors", r->path, fn);
+		report(w, r->start, s, "torch-op", obj, strstr(fn, "matmul") ? "@" : fn);
+	}
+}
+
 static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, const struct site *s)
 {
 	const struct pyview *v = w->c->v;
@@ -305,6 +452,8 @@ static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, c
 	const char *dot = strchr(r->path, '.');
 	if (path_under(r->path, "torch")) {
 		handle_torch(w, r, called, s);
+	} else if (r->head == REF_IMPORT && path_under(r->path, "operator") && r->ncomp == 2) {
+		handle_operator(w, r, s);
 	} else if (r->head == REF_FUNC) {
 		follow_func(w, r->target);
 	} else if (r->head == REF_CLASS) {
@@ -313,7 +462,7 @@ static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, c
 		char attr[PV_NAME], name[PV_NAME + 8];
 		snprintf(attr, sizeof(attr), "%.*s", (int)strcspn(dot + 1, "."), dot + 1);
 		const char *more = dot + 1 + strlen(attr);
-		int cls = class_of_method(v, r->start), m = pv_find_method(v, cls, attr);
+		int cls = pv_self_class(v, r->start), m = pv_find_method(v, cls, attr);
 		if (m >= 0) {
 			follow_func(w, m);
 			return;
@@ -323,7 +472,7 @@ static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, c
 		if (!*more || !strcmp(more, ".forward") || !strcmp(more, ".__call__")) {
 			if (called)
 				call_binds(w, r, name, b, nb, s);
-		} else if (!not_a_tensor(w, b, nb, more + 1, called) && r->called && word_in(path_last(r->path), tensor_work)) {
+		} else if (!not_a_tensor(w, b, nb, more + 1, called) && called && method_computes(v, path_last(r->path), r->end)) {
 			tensor_method(w, r, s);
 		}
 	} else if (r->head == REF_BOUND) {
@@ -333,22 +482,13 @@ static void handle_ref(struct walk *w, const struct pv_ref *r, int called_ctx, c
 		if (!dot) {
 			if (called)
 				call_binds(w, r, name, b, nb, s);
-		} else if (!not_a_tensor(w, b, nb, dot + 1, called) && r->called && word_in(path_last(r->path), tensor_work)) {
+		} else if (!not_a_tensor(w, b, nb, dot + 1, called) && called && method_computes(v, path_last(r->path), r->end)) {
 			tensor_method(w, r, s);
 		}
-	} else if ((r->head == REF_PARAM || r->head == REF_FREE) && dot && r->called && !starts_with(r->path, "super()") &&
-		   word_in(path_last(r->path), tensor_work)) {
+	} else if ((r->head == REF_PARAM || r->head == REF_FREE) && dot && called && !starts_with(r->path, "super()") &&
+		   method_computes(v, path_last(r->path), r->end)) {
 		tensor_method(w, r, s);
 	}
-}
-
-/* The '(' whose ')' is at `close`. */
-static size_t opener(const struct pytok_list *t, size_t close)
-{
-	for (size_t k = close; k-- > 0;)
-		if (t->v[k].depth == t->v[close].depth && pytok_is_op(t, k, "("))
-			return k;
-	return 0;
 }
 
 /* x(...).name(...): a method on what a call returned. A function of this file may return anything
@@ -358,10 +498,10 @@ static void result_method(struct walk *w, size_t dot, const struct site *s)
 	const struct pytok_list *t = w->c->t;
 	char m[PV_NAME], obj[160];
 	pytok_text(t, dot + 1, m, sizeof(m));
-	if (!word_in(m, tensor_work))
+	if (!method_computes(w->c->v, m, dot + 2))
 		return;
 	if (pytok_is_op(t, dot - 1, ")")) {
-		size_t open = opener(t, dot - 1), k = open;
+		size_t open = pytok_opening(t, dot - 1), k = open;
 		while (k > 0 && (t->v[k - 1].kind == PT_NAME || pytok_is_op(t, k - 1, ".")))
 			k--;
 		struct pv_ref r;
@@ -442,6 +582,193 @@ static void walk_release(struct walk *w)
 	free(w->seen_class);
 }
 
+/* ---------- code that runs in the timed call without being forward's body ---------- */
+
+/* nn.Module.__call__ runs these around forward. */
+static const char *const hook_names[] = { "register_forward_hook", "register_forward_pre_hook",
+					  "register_module_forward_hook", "register_module_forward_pre_hook",
+					  "_forward_hooks", "_forward_pre_hooks", "_global_forward_hooks",
+					  "_global_forward_pre_hooks", "_forward_hooks_with_kwargs",
+					  "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called", NULL };
+/* What nn.Module.__call__ calls: rebinding one of them replaces forward. */
+static const char *const call_names[] = { "forward", "__call__", "_call_impl", "_wrapped_call_impl", NULL };
+
+/* Code that runs when the model is called: judged as forward is, findings shown at `at`. */
+static void root(struct walk *w, size_t at, size_t a, size_t b, const char *what)
+{
+	struct site s = { at, "" };
+	snprintf(s.name, sizeof(s.name), "%s", what);
+	scan(w, a, b, 1, &s);
+}
+
+static void hook_strings(struct static_ctx *c, size_t at, const char *value, int assembled, void *arg)
+{
+	(void)assembled, (void)arg;
+	if (word_in(value, hook_names))
+		static_add(c, "H01", "forward-hook", c->t->v[at].line, c->t->v[at].col,
+			   "the string %s (line %d) names a hook that runs inside the timed call, outside forward; do all "
+			   "the work in forward and install no hooks", value, c->t->v[at].line);
+}
+
+static void hooks(struct walk *w)
+{
+	for_each_const_string(w->c, hook_strings, NULL);
+	const struct pytok_list *t = w->c->t;
+	char name[PV_NAME];
+	for (size_t i = 0; i < t->n; i++) {
+		if (!name_in(t, i, hook_names, name, sizeof(name)))
+			continue;
+		static_add(w->c, "H01", "forward-hook", t->v[i].line, t->v[i].col,
+			   "%s (line %d) installs a hook that runs inside the timed call, outside forward, where the "
+			   "checks do not follow it; do all the work in forward and install no hooks", name, t->v[i].line);
+		if (pytok_is_op(t, i + 1, "("))
+			root(w, i, i + 2, pytok_matching(t, i + 1), "the forward hook");
+	}
+}
+
+/* `self.forward = self._fast` in a method: the instance picks one of its class's own methods, which are
+ * judged as forward is; nothing is hidden, so it is no finding (a choice made after the class, or of
+ * something else, is). */
+static int own_method_choice(struct static_ctx *c, size_t k, int ncomp, size_t rhs, size_t rhs_end)
+{
+	struct pv_ref r;
+	int cls = pv_self_class(c->v, k);
+	if (ncomp != 2 || !pytok_is_name(c->t, k, "self") || cls < 0 || !pv_ref_at(c->v, rhs, &r) || r.end != rhs_end ||
+	    r.called || r.head != REF_SELF || r.ncomp != 2)
+		return 0;
+	return pv_find_method(c->v, cls, path_last(r.path)) >= 0;
+}
+
+static void rebind_target(struct static_ctx *c, size_t k, size_t rhs, size_t rhs_end, int del, void *arg)
+{
+	struct walk *w = arg;
+	const struct pytok_list *t = c->t;
+	const struct pytok *x = &t->v[k];
+	struct pv_ref r;
+	if (del || !pv_ref_at(c->v, k, &r))
+		return;
+	/* the target as written, where an alias would lead elsewhere: resolving it would follow the very
+	 * binding being made (self.__dict__["forward"] keeps its resolved path self.forward) */
+	const char *raw = r.via[0] ? r.text : r.path;
+	const char *last = path_last(raw);
+	r.ncomp = 1;
+	for (const char *p = raw; *p; p++)
+		r.ncomp += *p == '.';
+	if (pytok_is_name(t, k, "type") && pytok_is_op(t, k + 1, "(")) {
+		/* type(self).forward = f */
+		size_t close = pytok_matching(t, k + 1);
+		if (pytok_is_op(t, close + 1, ".") && name_in(t, close + 2, call_names, (char[PV_NAME]){ 0 }, PV_NAME) &&
+		    close + 3 == rhs - 1) {
+			static_add(c, "H01", "forward-rebound", x->line, x->col,
+				   "line %d rebinds forward on the model's class, so the code that runs when the model is "
+				   "called is not forward's body; define forward in ModelNew's class body", x->line);
+			root(w, k, rhs, rhs_end, "forward");
+		}
+		return;
+	}
+	int in_class = pv_class_body_at(c->v, k) >= 0 && r.ncomp == 1;
+	if (in_class && word_in(last, call_names)) {
+		root(w, k, rhs, rhs_end, "forward"); /* `forward = make_forward()` in the class body */
+	} else if (r.ncomp > 1 && word_in(last, call_names)) {
+		if (!own_method_choice(c, k, r.ncomp, rhs, rhs_end))
+			static_add(c, "H01", "forward-rebound", x->line, x->col,
+				   "line %d rebinds %s, so the code that runs when the model is called is not forward's "
+				   "body; define forward in ModelNew's class body and leave it there", x->line, r.text);
+		root(w, k, rhs, rhs_end, r.text);
+	} else if (r.ncomp > 1 && (!strcmp(last, "__class__") || !strcmp(last, "__bases__"))) {
+		static_add(c, "H13", "class-swap", x->line, x->col,
+			   "line %d assigns %s: an object that changes class runs code other than the code that was "
+			   "checked; keep every object the class it was built as", x->line, r.text);
+		root(w, k, rhs, rhs_end, r.text);
+	} else if (r.ncomp > 1 && word_in(last, hook_names)) {
+		root(w, k, rhs, rhs_end, "the forward hook"); /* self._forward_hooks[0] = f */
+	} else if (!strcmp(r.text, "ModelNew") && pv_func_at(c->v, k) < 0 && pv_class_body_at(c->v, k) < 0) {
+		static_add(c, "H01", "model-rebound", x->line, x->col,
+			   "line %d binds the name ModelNew to something other than its class statement, so the model "
+			   "the harness builds is not the class that was checked; define ModelNew once, as a class", x->line);
+		root(w, k, rhs, rhs_end, "ModelNew");
+	}
+	/* globals()["ModelNew"] = ..., vars(mod)["forward"] = ... */
+	for (size_t j = r.end; j < rhs && j < t->n; j++) {
+		if (!pytok_is_op(t, j, "[") || t->v[j + 1].kind != PT_STRING)
+			continue;
+		char *key = pytok_string_value(t, j + 1, NULL);
+		if (key && (!strcmp(key, "ModelNew") || word_in(key, call_names))) {
+			static_add(c, "H01", "model-rebound", x->line, x->col,
+				   "line %d binds %s through a namespace's dictionary, so what runs is not the code that "
+				   "was checked; define ModelNew and its forward as written code", x->line, key);
+			root(w, k, rhs, rhs_end, key);
+		}
+		free(key);
+	}
+}
+
+/* setattr(X, "forward", f), object.__setattr__(X, "forward", f), self.__setattr__("forward", f),
+ * setattr(module, "ModelNew", cls). */
+static void rebind_setattr(struct walk *w)
+{
+	const struct pytok_list *t = w->c->t;
+	for (size_t i = 0; i + 1 < t->n; i++) {
+		int plain = pytok_is_name(t, i, "setattr") && !(i > 0 && pytok_is_op(t, i - 1, "."));
+		if (!(plain || pytok_is_name(t, i, "__setattr__")) || !pytok_is_op(t, i + 1, "("))
+			continue;
+		struct pv_arg a[4];
+		size_t n = pv_call_args(t, i + 1, a, 4);
+		if (n != 3 && !(n == 2 && !plain && i > 0 && pytok_is_op(t, i - 1, ".")))
+			continue;
+		if (n == 2) { /* obj.__setattr__(name, value): the receiver is the object */
+			a[2] = a[1];
+			a[1] = a[0];
+		}
+		char *name = pv_const_string(w->c->v, a[1].a, a[1].b, NULL);
+		if (name && (word_in(name, call_names) || !strcmp(name, "ModelNew"))) {
+			static_add(w->c, "H01", "forward-rebound", t->v[i].line, t->v[i].col,
+				   "setattr (line %d) rebinds %s, so the code that runs when the model is called is not the "
+				   "code that was checked; define ModelNew and its forward in the class statement",
+				   t->v[i].line, name);
+			root(w, i, a[2].a, a[2].b, name);
+		}
+		free(name);
+	}
+}
+
+/* __new__ or a metaclass on ModelNew: constructing it may return another object. Decorators on the
+ * class may replace it. __getattribute__ and __getattr__ run when forward is looked up. */
+static void model_construction(struct walk *w, int mn)
+{
+	const struct pyview *v = w->c->v;
+	const struct pytok_list *t = w->c->t;
+	const struct pv_class *cl = &v->classes[mn];
+	int m;
+	if ((m = pv_find_method(v, mn, "__new__")) >= 0) {
+		const struct pytok *k = &t->v[v->funcs[m].def];
+		static_add(w->c, "H01", "model-new", k->line, k->col,
+			   "ModelNew defines __new__ (line %d), so building it may return another object than a ModelNew; "
+			   "remove __new__ and let nn.Module build the model", k->line);
+		follow_func(w, m);
+	}
+	for (size_t i = cl->bases; i < cl->bases_end; i++)
+		if (pytok_is_name(t, i, "metaclass") && pytok_is_op(t, i + 1, "=")) {
+			static_add(w->c, "H01", "model-new", t->v[i].line, t->v[i].col,
+				   "ModelNew has a metaclass (line %d), which decides what building the model returns; "
+				   "derive ModelNew from nn.Module only", t->v[i].line);
+			root(w, i, i + 2, cl->bases_end, "the metaclass");
+		}
+	for (size_t k = cl->at; k > 0 && t->v[k - 1].kind == PT_NEWLINE;) {
+		size_t p = k - 1;
+		while (p > 0 && !pv_stmt_start(v, p))
+			p--;
+		if (!pytok_is_op(t, p, "@"))
+			break;
+		root(w, p, p + 1, k - 1, "the class decorator");
+		k = p;
+	}
+	if ((m = pv_find_method(v, mn, "__getattribute__")) >= 0)
+		follow_func(w, m);
+	if ((m = pv_find_method(v, mn, "__getattr__")) >= 0)
+		follow_func(w, m);
+}
+
 static void rule_h01_h02(struct static_ctx *c)
 {
 	struct walk w;
@@ -454,7 +781,11 @@ static void rule_h01_h02(struct static_ctx *c)
 			follow_func(&w, m);
 		if ((m = pv_find_method(c->v, mn, "__call__")) >= 0)
 			follow_func(&w, m);
+		model_construction(&w, mn);
 	}
+	hooks(&w);
+	for_each_target(c, rebind_target, &w);
+	rebind_setattr(&w);
 	walk_release(&w);
 	for (size_t h = 0; h < c->v->nhandlers; h++) {
 		const struct pv_handler *hd = &c->v->handlers[h];
@@ -465,41 +796,29 @@ static void rule_h01_h02(struct static_ctx *c)
 	}
 }
 
-/* ATen ops called from the extension's C++ (torch::matmul, at::conv2d, x.softmax(...)): the same
- * PyTorch kernels as from Python, so H01 too. cuBLAS and cuDNN called directly are fine. */
-static const char *const cxx_aten_ops[] = {
-	"matmul", "mm", "bmm", "addmm", "addmm_", "baddbmm", "addbmm", "mv", "dot", "einsum", "tensordot", "conv1d",
-	"conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "_convolution",
-	"cudnn_convolution", "linear", "softmax", "log_softmax", "_softmax", "relu", "relu_", "gelu", "silu", "sigmoid",
-	"tanh", "layer_norm", "native_layer_norm", "batch_norm", "native_batch_norm", "group_norm", "instance_norm",
-	"embedding", "dropout", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-	"adaptive_avg_pool2d", "adaptive_max_pool2d", "scaled_dot_product_attention", "sum", "mean", "amax", "amin",
-	"prod", "cumsum", "logsumexp", "exp", "log", "sqrt", "rsqrt", "pow", "erf", "clamp", "clamp_min", "maximum",
-	"minimum", "norm", "var", "std", "hardtanh", "leaky_relu", "elu", "softplus", NULL,
-};
-static const char *const cxx_aten_methods[] = { "matmul", "mm", "bmm", "addmm", "baddbmm", "softmax", "log_softmax",
-						"relu", "relu_", "sigmoid", "tanh", "sum", "mean", "exp", "clamp",
-						"clamp_min", NULL };
-
-static void rule_h01_cxx(struct static_ctx *c)
+/* The reference by name: "Model" put together or written as a string (globals()["Model"],
+ * getattr(module, "Mo" + "del")), and the module the worker imports the problem as. */
+static void model_strings(struct static_ctx *c, size_t at, const char *value, int assembled, void *arg)
 {
-	const struct cx_list *x = c->cx;
-	for (size_t i = 2; i < x->n; i++) {
-		int ns = cx_is(x, i - 1, CX_PUNCT, "::") && (cx_is(x, i - 2, CX_IDENT, "torch") || cx_is(x, i - 2, CX_IDENT, "at") ||
-							     cx_is(x, i - 2, CX_IDENT, "functional") ||
-							     cx_is(x, i - 2, CX_IDENT, "native"));
-		int method = cx_is(x, i - 1, CX_PUNCT, ".") && cx_ident_in(x, i, cxx_aten_methods);
-		if (!cx_is(x, i + 1, CX_PUNCT, "(") || !(method || (ns && cx_ident_in(x, i, cxx_aten_ops))))
-			continue;
-		static_add(c, "H01", "cxx-aten-op", x->v[i].line, x->v[i].col,
-			   "the extension calls %s%s (line %d), so ATen does the work; %s", method ? "the tensor method ." : "ATen's ",
-			   x->v[i].text, x->v[i].line, advice(x->v[i].text));
-	}
+	(void)assembled, (void)arg;
+	const struct pytok *k = &c->t->v[at];
+	if (!strcmp(value, "Model") || !strcmp(value, "sb_problem"))
+		static_add(c, "H03", "names-model", k->line, k->col,
+			   "the string \"%s\" (line %d) names the reference implementation or its module; ModelNew "
+			   "must compute the result with its own kernels, not look the reference up", value, k->line);
 }
 
 /* H03: ModelNew built on the reference, or any use of the name Model outside its own definition. */
 static void rule_h03(struct static_ctx *c)
 {
+	for_each_const_string(c, model_strings, NULL);
+	for (size_t i = 0; i < c->v->nimports; i++)
+		if (path_under(c->v->imports[i].path, "sb_problem")) {
+			const struct pytok *k = &c->t->v[c->v->imports[i].at];
+			static_add(c, "H03", "names-model", k->line, k->col,
+				   "imports sb_problem (line %d), the module the harness loads the reference from; ModelNew "
+				   "must compute the result with its own kernels", k->line);
+		}
 	const struct pyview *v = c->v;
 	int mn = v->model_new, model = pv_find_class(v, "Model");
 	if (mn >= 0 && pv_class_inherits(v, mn, "Model")) {
@@ -509,6 +828,13 @@ static void rule_h03(struct static_ctx *c)
 			   "ModelNew from nn.Module and call your own kernels", k->line);
 	}
 	for (size_t i = 0; i < c->t->n; i++) {
+		if (pytok_is_name(c->t, i, "__subclasses__")) {
+			const struct pytok *k = &c->t->v[i];
+			static_add(c, "H03", "finds-model", k->line, k->col,
+				   "__subclasses__ (line %d) lists the classes derived from a class, the reference Model "
+				   "among them; ModelNew must compute with its own kernels, not find the reference", k->line);
+			continue;
+		}
 		if (!pytok_is_name(c->t, i, "Model") || (i > 0 && pytok_is_op(c->t, i - 1, ".")))
 			continue;
 		if (model >= 0 && i >= v->classes[model].at && i < v->classes[model].end)
@@ -551,7 +877,6 @@ static void rule_h04(struct static_ctx *c)
 void rules_work(struct static_ctx *c)
 {
 	rule_h01_h02(c);
-	rule_h01_cxx(c);
 	rule_h03(c);
 	rule_h04(c);
 }

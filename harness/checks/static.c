@@ -12,6 +12,7 @@
 #include "rules.h"
 
 #define MAX_PER_ID 6        /* the agent needs the first few places, not every one */
+#define MAX_PER_RULE 64     /* collected per id and rule; rules add them roughly in file order */
 #define MAX_SOURCE (8u << 20)
 
 void static_add(struct static_ctx *c, const char *id, const char *rule, int line, int col, const char *fmt, ...)
@@ -22,9 +23,12 @@ void static_add(struct static_ctx *c, const char *id, const char *rule, int line
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
+	size_t same = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->v[i].id, id) && r->v[i].line == line && !strcmp(r->v[i].rule, rule)) {
-			strbuf_release(&sb); /* one finding per rule and line is enough to point at it */
+		if (!strcmp(r->v[i].id, id) && !strcmp(r->v[i].rule, rule) && (r->v[i].line == line || ++same >= MAX_PER_RULE)) {
+			/* one finding per rule and line is enough to point at it, and a few dozen per rule are
+			 * more than tidy() keeps: a rule that fires on every line of a huge file stays linear */
+			strbuf_release(&sb);
 			return;
 		}
 	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
@@ -80,6 +84,69 @@ int method_call_at(const struct pytok_list *t, size_t i, const char *const *name
 int cx_ident_in(const struct cx_list *l, size_t i, const char *const *names)
 {
 	return i < l->n && l->v[i].kind == CX_IDENT && word_in(l->v[i].text, names);
+}
+
+void for_each_target(struct static_ctx *c, target_fn *fn, void *arg)
+{
+	const struct pytok_list *t = c->t;
+	for (size_t s = 0; s < t->n; s++) {
+		if (!pv_stmt_start(c->v, s))
+			continue;
+		size_t e = pv_stmt_end(c->v, s), last_eq = s;
+		int del = pytok_is_name(t, s, "del");
+		for (size_t k = s; k < e; k++)
+			if (t->v[k].depth == 0 && t->v[k].kind == PT_OP && t->src[t->v[k].off + t->v[k].len - 1] == '=' &&
+			    !pytok_is_op(t, k, "==") && !pytok_is_op(t, k, "!=") && !pytok_is_op(t, k, "<=") &&
+			    !pytok_is_op(t, k, ">="))
+				last_eq = k;
+		if (last_eq == s && !del)
+			continue;
+		for (size_t k = s + del; k < (del ? e : last_eq); k++) {
+			int item_start = k == s + del || (t->v[k - 1].depth == 0 && (pytok_is_op(t, k - 1, ",") ||
+										    pytok_is_op(t, k - 1, "=")));
+			if (item_start && t->v[k].kind == PT_NAME)
+				fn(c, k, del ? e : last_eq + 1, e, del, arg);
+		}
+	}
+}
+
+void for_each_const_string(struct static_ctx *c, const_string_fn *fn, void *arg)
+{
+	static const char *const str_methods[] = { "join", "replace", "format", "strip", "lstrip", "rstrip", "upper",
+						   "lower", NULL };
+	const struct pytok_list *t = c->t;
+	char m[PV_NAME];
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].kind != PT_STRING || (t->v[i].flags & PTF_FEXPR) ||
+		    (i > 0 && (t->v[i - 1].kind == PT_STRING || pytok_is_op(t, i - 1, "+"))))
+			continue;
+		/* the longest run of literals, `+` and .join(...) that may be constant */
+		size_t k = i;
+		for (;;) {
+			while (k < t->n && t->v[k].kind == PT_STRING)
+				k++;
+			while (pytok_is_op(t, k, ".") && name_in(t, k + 1, str_methods, m, sizeof(m)) && pytok_is_op(t, k + 2, "("))
+				k = pytok_matching(t, k + 2) + 1;
+			if (pytok_is_op(t, k, "%") && k + 1 < t->n &&
+			    (t->v[k + 1].kind == PT_STRING || t->v[k + 1].kind == PT_NAME || pytok_is_op(t, k + 1, "(")))
+				k = pytok_is_op(t, k + 1, "(") ? pytok_matching(t, k + 1) + 1 : k + 2;
+			if (pytok_is_op(t, k, "+") && k + 1 < t->n &&
+			    (t->v[k + 1].kind == PT_STRING ||
+			     (t->v[k + 1].kind == PT_NAME && !pytok_is_op(t, k + 2, ".") && !pytok_is_op(t, k + 2, "(") &&
+			      !pytok_is_op(t, k + 2, "[")))) {
+				k += t->v[k + 1].kind == PT_NAME ? 2 : 1;
+				continue;
+			}
+			break;
+		}
+		struct pv_const_info how = { 0 };
+		char *value = pv_const_string(c->v, i, k, &how);
+		if (!value)
+			value = pytok_string_value(t, i, NULL), how.assembled = 0;
+		if (value)
+			fn(c, i, value, how.assembled, arg);
+		free(value);
+	}
 }
 
 static int by_position(const void *a, const void *b)
@@ -146,14 +213,6 @@ static void drop_main_blocks(struct pytok_list *t)
 	}
 }
 
-/* The C++ carried in the module's string literals (load_inline's sources), as one token list. */
-static void scan_cxx_strings(const struct pytok_list *t, struct cx_list *cx)
-{
-	for (size_t i = 0; i < t->n; i++)
-		if (cxx_string_is_code(t, i))
-			cxx_scan_string(t, i, cx);
-}
-
 int static_check_source(const char *name, const char *src, size_t len, struct static_report *out,
 			struct sb_error *err)
 {
@@ -166,10 +225,11 @@ int static_check_source(const char *name, const char *src, size_t len, struct st
 		return SB_EINPUT;
 	}
 	drop_main_blocks(&t);
-	scan_cxx_strings(&t, &cx);
 	pyview_build(&t, &v);
 	struct static_ctx c = { &t, &v, &cx, xcalloc(t.n + 1, 1), out };
+	static_sources(&c, &cx);
 	rules_work(&c);
+	rules_cxx(&c);
 	rules_async(&c);
 	rules_tamper(&c);
 	rules_env(&c);
@@ -220,9 +280,15 @@ int static_file_calls_library(const char *path)
 	struct sb_error err = { 0 };
 	int found = 0;
 	if (strbuf_read_file(&sb, path, MAX_SOURCE) == 0 && pytok_tokenize(sb.buf, sb.len, &t, &err) == 0) {
-		scan_cxx_strings(&t, &cx);
+		struct pyview v;
+		struct static_report unused = { 0 };
+		pyview_build(&t, &v);
+		struct static_ctx c = { &t, &v, &cx, NULL, &unused };
+		static_sources(&c, &cx);
 		found = calls_library(&cx);
+		static_report_release(&unused);
 		cx_list_release(&cx);
+		pyview_release(&v);
 		pytok_release(&t);
 	}
 	strbuf_release(&sb);

@@ -30,6 +30,31 @@ got=$(verdict 'print(v["status"], v["findings"])')
 if [ "$got" = "pass []" ]; then _report ok "with checks.static=false no static finding is made"; else
 	_report fail "with checks.static=false no static finding is made" "$got"; fi
 
+# C++ kept in a docstring and handed to load_inline through __doc__ is read as the extension's source.
+cat >"$TMP/docstring_cxx.py" <<'PY'
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+
+def _source():
+    """
+    #include <torch/extension.h>
+    torch::Tensor relu_fwd(torch::Tensor x) { return at::cpu::relu(x); }
+    """
+
+
+_ext = load_inline(name="docstring_cxx", cpp_sources=_source.__doc__, functions=["relu_fwd"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return _ext.relu_fwd(x)
+PY
+run_sb eval "$TMP/docstring_cxx.py" --problem L1/2 "${FAST[@]}" --json
+got=$(verdict 'f=[x for x in v["findings"] if x["id"] == "H01"]; print(v["status"], f[0]["line"], v["trials"], "at::cpu::relu" in v["message"])')
+if [ "$got" = "rejected 8 [] True" ]; then _report ok "C++ in a docstring given to load_inline is rejected before any worker starts"; else
+	_report fail "C++ in a docstring given to load_inline is rejected before any worker starts" "$got"; fi
+
 # A file Python cannot tokenise is the worker's syntax error to report (format_error), not a finding.
 printf 'import torch\nx = "never closed\nclass ModelNew:\n    pass\n' >"$TMP/unterminated.py"
 run_sb eval "$TMP/unterminated.py" --problem L1/2 "${FAST[@]}" --json

@@ -1,6 +1,7 @@
-# sum_build_dir.py - L1/3: writes its CUDA source into a build folder and compiles it with
-# cpp_extension.load; writing build files at import is normal and not an escape.
-# expect: clean
+# h22_build_directory.py - L1/3: writes its CUDA source into a folder of its choosing and builds it there
+# with cpp_extension.load(build_directory=...): what runs is a file read at run time, built where the harness
+# did not choose, so it could stand in for another source's build.
+# expect: H22
 import os
 import tempfile
 
