@@ -233,17 +233,25 @@ static struct nvml_gpu *timing_gpu(struct eval_ctx *c, double deadline)
 	return g;
 }
 
+/* What a block's frozen outputs may take on each side: each call's are kept until the round is checked
+ * (a sealed memfd, or exported device memory), so a problem with large outputs times shorter blocks,
+ * down to one call. */
+#define SNAPSHOT_BUDGET (4LL << 30)
+
 void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 {
 	const struct config *cfg = c->cfg;
 	int gpu = strcmp(c->e->device, "cpu") != 0;
+	long long fits = c->out_bytes > 0 ? SNAPSHOT_BUDGET / c->out_bytes : cfg->eval.timing_block;
 	*plan = (struct timing_plan){
-		.max_pairs = cfg->eval.perf_trials, .block = cfg->eval.timing_block,
+		.max_pairs = cfg->eval.perf_trials,
+		.block = fits < 1 ? 1 : fits < cfg->eval.timing_block ? (int)fits : cfg->eval.timing_block,
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
 		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = TIMING_SETS,
-		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL, .base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
+		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL,
+		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
 	};
 }
