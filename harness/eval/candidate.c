@@ -250,6 +250,50 @@ char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, con
 }
 
 
+/* ---------- the candidate worker retired behind ---------- */
+
+/* One at a time, like the spare below: the last evaluation's candidate worker, told to quit, with its
+ * folders. Its exit (the CUDA context's teardown, ~0.5 s on an H200) and the removal of its folders
+ * overlap the next evaluation's start instead of adding to its own. */
+static struct eval_ctx *retired;
+
+void evalctx_retired_settle(void)
+{
+	if (!retired)
+		return;
+	double t0 = proc_now();
+	evalctx_release(retired); /* reaps it: killed if not gone 2 s after it was told to quit */
+	free(retired);
+	retired = NULL;
+	sb_trace("eval: waited %.3f s for the last candidate's worker to exit", proc_now() - t0);
+}
+
+void evalctx_retire(struct eval_ctx *c, char **log_tail)
+{
+	static int atexit_done;
+	int later = c->e->prestart_next && c->cand.started && !c->cand.finished;
+	evalctx_retired_settle();
+	if (c->cand.started || c->cand.finished) {
+		if (later) /* what it printed so far; what it prints while exiting is not waited for */
+			proc_pump(&c->cand.h, &c->cand.opts, &c->cand.log, 0);
+		else
+			worker_stop(&c->cand, 2);
+		*log_tail = worker_log_tail(&c->cand, 8000);
+	}
+	if (!later) {
+		evalctx_release(c);
+		return;
+	}
+	evalctx_release_ref(c); /* the reference worker goes back to the pool now: the next evaluation takes it */
+	worker_quit(&c->cand);
+	retired = xmalloc(sizeof(*retired));
+	*retired = *c;
+	retired->v = NULL; /* the verdict is the caller's, and done */
+	memset(c, 0, sizeof(*c));
+	if (!atexit_done++)
+		atexit(evalctx_retired_settle);
+}
+
 /* ---------- the candidate worker started ahead ---------- */
 
 /* The largest output a spare's candidate may write: its problem's (the k-th next evaluation's), when

@@ -72,6 +72,13 @@ int eval_cand_receive(struct worker *w, json_t **reply, double deadline, struct 
  * checked and their strings bounded (a slow build then says which compiler it waited for). */
 void eval_keep_builds(struct verdict *v, json_t *builds);
 
+/* The end of an evaluation: *log_tail gets what the candidate's worker printed, then evalctx_release,
+ * except that when another evaluation follows (eval_env.prestart_next) the candidate's worker is only
+ * told to quit, and it and the folders are released later by evalctx_retired_settle (called before
+ * anything is timed, by the next retire, and at exit). Leaves *c empty. */
+void evalctx_retire(struct eval_ctx *c, char **log_tail);
+void evalctx_retired_settle(void);
+
 /* eval.prestart_candidate: starts candidate workers for the next two evaluations (eval_env.next_problems)
  * where none was started yet; the next evaluation adopts the oldest (evalctx_adopt).
  *

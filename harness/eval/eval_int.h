@@ -63,12 +63,8 @@ int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err);
 int evalctx_ref_compiles(const struct eval_ctx *c);
 /* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */
 void evalctx_release(struct eval_ctx *c);
-/* The end of an evaluation: *log_tail gets what the candidate's worker printed, then evalctx_release,
- * except that when another evaluation follows (eval_env.prestart_next) the candidate's worker is only
- * told to quit, and it and the folders are released later by evalctx_retired_settle (called before
- * anything is timed, by the next retire, and at exit). Leaves *c empty. */
-void evalctx_retire(struct eval_ctx *c, char **log_tail);
-void evalctx_retired_settle(void);
+/* The reference worker alone: back to the pool while it is alive, or stopped with its folder. */
+void evalctx_release_ref(struct eval_ctx *c);
 /* When one of the next EVAL_AHEAD evaluations of the batch is of another problem and the device keeps
  * no spare yet, starts a reference worker for it now (Python and torch imported, nothing loaded) and
  * keeps it as the device's spare (refpool.h), so that evaluation does not wait for them. With

@@ -161,7 +161,7 @@ int evalctx_dirs(struct eval_ctx *c, int with_ref, struct sb_error *err)
 
 /* The reference worker goes back to the pool while it is alive; otherwise it stops and its folder
  * (outside the evaluation's, when pooling) goes with it. */
-static void release_ref(struct eval_ctx *c)
+void evalctx_release_ref(struct eval_ctx *c)
 {
 	/* one still loading has a reply in flight: kept, it would answer the next request with it */
 	if (c->pool_key && c->ref.started && !c->ref.finished && !c->ref_load_pending) {
@@ -185,7 +185,7 @@ void evalctx_release(struct eval_ctx *c)
 	json_decref(c->ref_timing_inputs);
 	c->ref_timing_inputs = NULL;
 	worker_stop(&c->cand, 2);
-	release_ref(c);
+	evalctx_release_ref(c);
 	proc_result_release(&c->cand.log);
 	if (c->workdir && !c->e->keep_workdirs)
 		fs_remove_tree(c->workdir);
@@ -240,48 +240,4 @@ void evalctx_prestart_ref(const struct eval_ctx *c)
 		free(it.dir);
 	}
 	strvec_clear(&env);
-}
-
-/* ---------- the candidate worker retired behind ---------- */
-
-/* One at a time, like the spare below: the last evaluation's candidate worker, told to quit, with its
- * folders. Its exit (the CUDA context's teardown, ~0.5 s on an H200) and the removal of its folders
- * overlap the next evaluation's start instead of adding to its own. */
-static struct eval_ctx *retired;
-
-void evalctx_retired_settle(void)
-{
-	if (!retired)
-		return;
-	double t0 = proc_now();
-	evalctx_release(retired); /* reaps it: killed if not gone 2 s after it was told to quit */
-	free(retired);
-	retired = NULL;
-	sb_trace("eval: waited %.3f s for the last candidate's worker to exit", proc_now() - t0);
-}
-
-void evalctx_retire(struct eval_ctx *c, char **log_tail)
-{
-	static int atexit_done;
-	int later = c->e->prestart_next && c->cand.started && !c->cand.finished;
-	evalctx_retired_settle();
-	if (c->cand.started || c->cand.finished) {
-		if (later) /* what it printed so far; what it prints while exiting is not waited for */
-			proc_pump(&c->cand.h, &c->cand.opts, &c->cand.log, 0);
-		else
-			worker_stop(&c->cand, 2);
-		*log_tail = worker_log_tail(&c->cand, 8000);
-	}
-	if (!later) {
-		evalctx_release(c);
-		return;
-	}
-	release_ref(c); /* the reference worker goes back to the pool now: the next evaluation takes it */
-	worker_quit(&c->cand);
-	retired = xmalloc(sizeof(*retired));
-	*retired = *c;
-	retired->v = NULL; /* the verdict is the caller's, and done */
-	memset(c, 0, sizeof(*c));
-	if (!atexit_done++)
-		atexit(evalctx_retired_settle);
 }
