@@ -36,12 +36,12 @@ if [ "$got" = "incorrect 12305 [3, 17] 0.5 None" ]; then _report ok "it is incor
 run_sb eval "$FIX/syntax_error.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "a syntax error exits 1" 1
 check_out "a syntax error is format_error" "L1/2 $FIX/syntax_error.py: format_error"
+check_out "it names the line" "line 6"
 printf '# only a comment\n\n' >"$TMP/empty.py"
 run_sb eval "$TMP/empty.py" --problem L1/2 "${FAST[@]}" --json
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], v["findings"], "empty" in v["message"])' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "format_error [] True" ]; then _report ok "an empty candidate is format_error, with no hack finding"; else
 	_report fail "an empty candidate is format_error, with no hack finding" "$got"; fi
-check_out "it names the line" "line 6"
 
 run_sb eval "$FIX/null_deref.py" --problem L1/2 "${FAST[@]}"
 check_out "a NULL dereference in the extension is runtime_error" ": runtime_error"
@@ -258,7 +258,7 @@ check_true "no reference folder is left behind" bash -c "[ -z \"\$(ls -A '$STITC
 # eval.split_nvcc reaches the candidate's worker, which then compiles .cu files through nvcc_split.py
 # (torch 2.x reads PYTORCH_NVCC; the wrapper itself is tested in tests/worker/test_nvcc_split.py). The
 # candidate shows its environment in the compile error it raises.
-printf 'import os\nraise RuntimeError("PYTORCH_NVCC=%%s" %% os.environ.get("PYTORCH_NVCC", "unset"))\n' >"$TMP/nvcc_env.py"
+printf 'import os\nraise RuntimeError("PYTORCH_NVCC=%%s" %% os.environ.get("PYTORCH_NVCC", "unset"))\nclass ModelNew: pass\n' >"$TMP/nvcc_env.py"
 run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --json
 check_out "by default (eval.split_nvcc=true) the worker compiles CUDA through nvcc_split.py" "harness/worker/nvcc_split.py"
 run_sb eval "$TMP/nvcc_env.py" --problem L1/2 "${SANDBOX[@]}" --set eval.split_nvcc=false --json
