@@ -295,16 +295,16 @@ void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, stru
 				"write every element", seed);
 }
 
-void rt_rule_trusted_clock(double reported, double trusted, double trusted_hi, double cand_overhead_us,
-			   double ref_overhead_us, struct rt_findings *f)
+void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f)
 {
-	if (!(reported > 0) || !isfinite(trusted_hi) || reported <= RT_TRUSTED_SLACK * trusted_hi)
+	if (!(tc->reported >= 1.0) || !isfinite(tc->hi) || tc->reported <= RT_TRUSTED_SLACK * tc->hi ||
+	    tc->excess_lo_us <= RT_TRUSTED_FLOOR * tc->ref_least_us)
 		return;
 	rt_findings_add(f, "H08", "the times the candidate's process reported give %.2fx, but the parent's own clock around "
 			"its timed calls allows %.2fx (at most %.2fx): its blocks spent %.0f us per call outside the calls "
 			"they reported, the reference's %.0f us; the reported times are not what the calls took (times "
-			"rewritten, or work done outside the timed calls)", reported, trusted, trusted_hi, cand_overhead_us,
-			ref_overhead_us);
+			"rewritten, or work done outside the timed calls)", tc->reported, tc->speedup, tc->hi,
+			tc->cand_overhead_us, tc->ref_overhead_us);
 }
 
 void rt_rule_repeats(size_t n, double ratio_repeat, double ratio_fresh, struct rt_findings *f)

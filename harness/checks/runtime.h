@@ -96,13 +96,21 @@ void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const 
 /* H09: with freed device memory poisoned, the second run on the first trial's inputs held NaN where the
  * first run's output did not (the first run passed: passes_without). */
 void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct rt_findings *f);
-/* H08 by the parent's clock (struct trusted_clock): the speedup the candidate's process reported is more
- * than RT_TRUSTED_SLACK times the upper end of what the parent's own clock around its timed blocks allows.
- * The slack covers what the clock's bootstrap interval does not: the median of ratios against a ratio of
- * sums, and how differently two processes run the same harness code. */
+/* H08 by the parent's clock (struct trusted_clock): the candidate claims at least the reference's speed, the
+ * speedup its process reported is more than RT_TRUSTED_SLACK times the upper end of what the parent's own
+ * clock around its timed blocks allows, and the excess behind that (its lower end) is more than
+ * RT_TRUSTED_FLOOR of the reference's own overhead per call. The slack covers what the bootstrap interval
+ * does not (a median of ratios against a ratio of sums); the floor, that two processes running the same
+ * harness code take a few per cent more or less for it: a lie smaller than that, on calls much shorter
+ * than the harness's own work, is beyond this clock's resolution. */
 #define RT_TRUSTED_SLACK 1.5
-void rt_rule_trusted_clock(double reported, double trusted, double trusted_hi, double cand_overhead_us,
-			   double ref_overhead_us, struct rt_findings *f);
+#define RT_TRUSTED_FLOOR 0.1
+struct rt_clock {
+	double reported, speedup, hi;         /* the reported speedup; the parent's clock's, and its upper end */
+	double excess_lo_us, ref_least_us;    /* the excess's lower end; the reference's least overhead per call */
+	double cand_overhead_us, ref_overhead_us;
+};
+void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f);
 /* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their median
  * pair ratio more than RT_REPEAT_FACTOR times the other calls' means the candidate answers contents it has
  * seen faster than new ones: it keeps results by content. */

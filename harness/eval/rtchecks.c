@@ -464,9 +464,11 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 
 	rt_rule_repeats(v->timing.repeats.n, v->timing.repeats.ratio_repeat, v->timing.repeats.ratio_fresh, &s->found);
 	const struct trusted_clock *tc = &v->timing.trusted;
-	if (v->timing.ran && tc->judged)
-		rt_rule_trusted_clock(v->timing.speedup_eager_raw, tc->speedup, tc->hi, tc->cand_overhead_us, tc->ref_overhead_us,
-				      &s->found);
+	if (v->timing.ran && tc->judged) {
+		struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_lo_us, tc->ref_least_us,
+					tc->cand_overhead_us, tc->ref_overhead_us };
+		rt_rule_trusted_clock(&clk, &s->found);
+	}
 	else if (v->timing.ran)
 		strvec_pushf(&r->skipped, "H08 (the parent's clock): %s", tc->measured ? tc->note : "no rounds were kept");
 

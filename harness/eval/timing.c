@@ -338,7 +338,8 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 		boot[k] = least(oc, pick, n) - least(orr, pick, n);
 	}
 	qsort(boot, B, sizeof(double), cmp_double);
-	tc->excess_us = least(oc, idx, n) - least(orr, idx, n);
+	tc->ref_least_us = least(orr, idx, n);
+	tc->excess_us = least(oc, idx, n) - tc->ref_least_us;
 	tc->excess_lo_us = boot[(int)(0.025 * B)];
 	tc->excess_hi_us = boot[(int)(0.975 * B) - 1];
 	free(boot);

@@ -87,6 +87,7 @@ struct trusted_clock {
 	double ref_overhead_us, cand_overhead_us;  /* per call, mean over the rounds */
 	double excess_us, excess_lo_us, excess_hi_us; /* per call: the candidate's overhead minus the reference's,
 						       * each side's least over the rounds (bootstrap 95% interval) */
+	double ref_least_us;         /* the reference's least overhead per call: the scale of the harness's own work */
 	double speedup, lo, hi;      /* the reference's time per call over the candidate's by this clock (what it
 				      * reported plus the excess), with the interval the excess's gives: the
 				      * clock's own noise, measured */

@@ -242,6 +242,14 @@ static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
 	stop_pair(&p);
 }
 
+static void clock_rule(const struct timing_result *t, struct rt_findings *found)
+{
+	const struct trusted_clock *tc = &t->trusted;
+	struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_lo_us, tc->ref_least_us, tc->cand_overhead_us,
+				tc->ref_overhead_us };
+	rt_rule_trusted_clock(&clk, found);
+}
+
 /* The candidate reports a fifth of what its calls take: the parent's clock around its blocks holds the
  * whole time, so the speedup by that clock stays far below the reported 5x and H08 fires; an honest
  * candidate twice as fast as the reference is no finding. Calls of 40 ms keep a busy machine's scheduling
@@ -261,8 +269,7 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 		fail_msg("trusted %.3f, excess %.0f [%.0f, %.0f] us, overheads %.0f / %.0f us", t.trusted.speedup,
 			 t.trusted.excess_us, t.trusted.excess_lo_us, t.trusted.excess_hi_us, t.trusted.ref_overhead_us,
 			 t.trusted.cand_overhead_us);
-	rt_rule_trusted_clock(t.speedup_eager, t.trusted.speedup, t.trusted.hi, t.trusted.cand_overhead_us,
-			      t.trusted.ref_overhead_us, &found);
+	clock_rule(&t, &found);
 	assert_true(rt_findings_has(&found, "H08"));
 	rt_findings_release(&found);
 	free_timing(&t);
@@ -271,14 +278,39 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 	start_pair_spinning(&p, "40000", "20000", 0, "40000", "20000");
 	memset(&t, 0, sizeof(t));
 	run_ok(&p, &pl, &t);
-	rt_rule_trusted_clock(t.speedup_eager, t.trusted.speedup, t.trusted.hi, t.trusted.cand_overhead_us,
-			      t.trusted.ref_overhead_us, &found);
+	clock_rule(&t, &found);
 	if (rt_findings_has(&found, "H08"))
 		fail_msg("honest: trusted %.3f (at most %.3f), excess %.0f [%.0f, %.0f] us", t.trusted.speedup, t.trusted.hi,
 			 t.trusted.excess_us, t.trusted.excess_lo_us, t.trusted.excess_hi_us);
 	rt_findings_release(&found);
 	free_timing(&t);
 	stop_pair(&p);
+}
+
+/* The rule's guards: no finding for a candidate that claims no speedup, nor for an excess within a tenth of
+ * the reference's own overhead, however far the reported speedup is from the bound. */
+static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
+{
+	(void)state;
+	struct rt_findings found = { 0 };
+	struct rt_clock lie = { .reported = 5.0, .speedup = 1.0, .hi = 1.2, .excess_lo_us = 400, .ref_least_us = 1000,
+				.cand_overhead_us = 1500, .ref_overhead_us = 1000 };
+	rt_rule_trusted_clock(&lie, &found);
+	assert_true(rt_findings_has(&found, "H08"));
+	rt_findings_release(&found);
+	struct rt_clock slow = lie;
+	slow.reported = 0.7; /* claims no speedup: nothing to gain */
+	rt_rule_trusted_clock(&slow, &found);
+	assert_false(rt_findings_has(&found, "H08"));
+	struct rt_clock small = lie;
+	small.excess_lo_us = 90; /* under a tenth of the reference's 1000 us of harness work per call */
+	rt_rule_trusted_clock(&small, &found);
+	assert_false(rt_findings_has(&found, "H08"));
+	struct rt_clock near = lie;
+	near.reported = 1.7; /* within 1.5x of the bound's upper end */
+	rt_rule_trusted_clock(&near, &found);
+	assert_false(rt_findings_has(&found, "H08"));
+	rt_findings_release(&found);
 }
 
 struct checked {
@@ -372,6 +404,7 @@ int main(void)
 		cmocka_unit_test(stops_once_the_ratio_is_known),
 		cmocka_unit_test(a_dead_candidate_is_blamed_on_the_candidate),
 		cmocka_unit_test(the_parents_clock_bounds_what_the_candidate_reports),
+		cmocka_unit_test(the_clock_rule_judges_only_what_it_can_resolve),
 		cmocka_unit_test(every_round_is_checked),
 		cmocka_unit_test(some_calls_repeat_earlier_inputs),
 	};
