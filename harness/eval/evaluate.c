@@ -595,7 +595,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		goto out_entry;
 	v->candidate_worker_forked = c.cand.forked;
 	sandbox_describe(&c.sb, &v->sandbox);
-	rt_observe_process(&c.rt, c.cand.h.pid, "before its code ran"); /* the baseline */
+	rt_observe_process(&c.rt, c.cand.h.pid, 0, "before its code ran"); /* the baseline */
 	/* before any of the candidate's code runs: the reference timed in its process (procfactor.c); its
 	 * seconds go to the timing and to the reference worker, not to the build */
 	double pf0 = proc_now();
@@ -620,7 +620,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		     "building and constructing ModelNew", cfg->eval.timeout_s) == 0) {
 		eval_keep_builds(v, builds ? builds : json_object_get(reply, "builds"));
 		rt_observe_load(&c.rt, reply);
-		rt_observe_process(&c.rt, c.cand.h.pid, "after its import and construction");
+		rt_observe_process(&c.rt, c.cand.h.pid, c.ref.started ? c.ref.h.pid : 0, "after its import and construction");
 		json_decref(reply);
 		/* the whole wait: worker start-up and imports, builds (each also in builds[]), construction */
 		v->seconds.build = proc_now() - b0 - factor_wall;
@@ -636,7 +636,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 			rt_apply(&c.rt, v);
 			struct rt_io io = eval_runtime_io(&c, deadline);
 			rc = rt_after_trials(&c.rt, &io, v, err);
-			rt_observe_process(&c.rt, c.cand.h.pid, "after the correctness calls");
+			rt_observe_process(&c.rt, c.cand.h.pid, c.ref.started ? c.ref.h.pid : 0, "after the correctness calls");
 			rt_apply(&c.rt, v);
 		}
 		v->seconds.correctness = proc_now() - c0;
@@ -656,7 +656,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				double k0 = proc_now();
 				struct rt_io io = eval_runtime_io(&c, deadline);
 				if (rc == 0 && v->timing.ran && rt_after_timing(&c.rt, &io, meta, v) == 0) {
-					rt_observe_process(&c.rt, c.cand.h.pid, "after the timed calls");
+					rt_observe_process(&c.rt, c.cand.h.pid, c.ref.started ? c.ref.h.pid : 0, "after the timed calls");
 					rt_apply(&c.rt, v);
 				}
 				v->seconds.checks += proc_now() - k0;

@@ -145,9 +145,9 @@ void rt_observe_load(struct rt_session *s, json_t *reply)
 	rt_call_release(&c);
 }
 
-void rt_observe_process(struct rt_session *s, pid_t pid, const char *when)
+void rt_observe_process(struct rt_session *s, pid_t pid, pid_t ref_pid, const char *when)
 {
-	struct proc_view now;
+	struct proc_view now, ref = { 0 };
 	if (!s->on)
 		return;
 	procwatch_read(pid, &now, 1);
@@ -157,7 +157,9 @@ void rt_observe_process(struct rt_session *s, pid_t pid, const char *when)
 	}
 	if (!now.known)
 		return;
-	uint64_t added = now.caught & ~s->base.caught;
+	if (ref_pid > 0)
+		procwatch_read(ref_pid, &ref, 0);
+	uint64_t added = now.caught & ~s->base.caught & ~(ref.known ? ref.caught : 0);
 	if (added && !rt_findings_has(&s->found, "H06")) {
 		char names[256];
 		procwatch_signal_names(added, names, sizeof(names));

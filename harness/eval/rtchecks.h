@@ -81,8 +81,10 @@ void rt_session_release(struct rt_session *s);
 void rt_observe_load(struct rt_session *s, json_t *reply);
 /* The parent's own look at the candidate's worker (procwatch.h), `pid` its proc_handle's: the first call,
  * before any candidate code runs, is the baseline; each later one finds H06 in signal handlers the
- * candidate installed and in processes of its still alive (`when`: "after its import"). */
-void rt_observe_process(struct rt_session *s, pid_t pid, const char *when);
+ * candidate installed and in processes of its still alive (`when`: "after its import"). A handler the
+ * trusted reference worker (`ref_pid`, 0: none) has too is the harness's own (Python's, the CUDA driver's)
+ * and counts for nothing. */
+void rt_observe_process(struct rt_session *s, pid_t pid, pid_t ref_pid, const char *when);
 /* Trial k's reply and its comparison with the reference (cmp may be NULL when unreadable). */
 void rt_observe_trial(struct rt_session *s, size_t k, json_t *reply, const struct outputs_cmp *cmp, const char *device);
 /* After the trials were judged: threads, same outputs for different inputs, then the extra calls (rotation
