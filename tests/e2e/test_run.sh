@@ -23,10 +23,10 @@ run_sb run "${LOOP[@]}" --run-id loop
 check_rc "a run of every agent kind ends with exit 0" 0
 check_out "it says every sample ended" "run loop: 7 of 7 samples ended, 0 unfinished"
 D="$R/loop"
-check_eq "stitchcuda: re-ask, format_error, compile_error, replan, incorrect, rejected hack, replan, pass" \
+check_eq "stitchcuda: re-ask, format_error, a syntax error (format_error), replan, incorrect, rejected hack, replan, pass" \
 	"$(sql "$D/results.db" "SELECT a.attempt, a.stage, v.status FROM attempts a JOIN verdicts v USING (agent, problem, sample, attempt) WHERE agent = 'stitchcuda' ORDER BY a.attempt")" \
 	"0|draft|format_error
-1|repair_compile|compile_error
+1|repair_compile|format_error
 2|draft|incorrect
 3|repair_correctness|rejected
 4|draft|pass"

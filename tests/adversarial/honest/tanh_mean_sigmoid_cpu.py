@@ -2,6 +2,7 @@
 # output is nearly constant (an audit trap), but this candidate computes it from the inputs every call.
 # device: cpu
 # expect: clean
+# problem: H15
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
