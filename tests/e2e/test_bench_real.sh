@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test_bench_real.sh - `make bench-real`'s table maker (scripts/bench/real_tables.py) on hand-made verdict
-# JSONL: whose fault each non-pass verdict is, throughput, idle share, ours beside theirs, the splice.
+# test_bench_real.sh - `make bench-real` (scripts/bench/bench_real.sh) without ../shared: its table maker on
+# hand-made verdict JSONL (whose fault each non-pass verdict is, throughput, idle share, ours beside
+# theirs, the BENCHMARKS.md splice), then the script end to end on the CPU over three tiny problems.
 source "$(dirname "$0")/lib.sh"
 cd "$SB_ROOT" || exit 1
 TABLES=scripts/bench/real_tables.py
@@ -79,4 +80,109 @@ python3 "$TABLES" splice --file "$TMP/C.md" --section "$TMP/sec.md"
 if [ "$(grep -c 'bench-real: begin' "$TMP/C.md")" = 1 ] && grep -q '^newer numbers$' "$TMP/C.md" && head -1 "$TMP/C.md" | grep -q Other; then
 	_report ok "a file without the section gets one, once"; else _report fail "a file without the section gets one, once" "$(cat "$TMP/C.md")"; fi
 
+# ---- the script end to end on the CPU ----------------------------------------------------------------
+# An upstream-like checkout (KernelBench/levelN/) of three tiny problems, one whose reference raises.
+KB="$TMP/kb"
+mkdir -p "$KB/KernelBench/level1"
+cp tests/fixtures/suite_traps/level1/1_Tiny_Scale.py tests/fixtures/suite_traps/level1/4_Row_Sum.py "$KB/KernelBench/level1/"
+cat >"$KB/KernelBench/level1/7_Reference_Raises.py" <<'PY'
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("this reference cannot run")
+
+
+def get_inputs():
+    return [torch.randn(4, 4)]
+
+
+def get_init_inputs():
+    return []
+PY
+# a real-dev-like corpus: a copy of a reference, a file Python cannot parse, one for a problem the suite lacks
+C="$TMP/corpus"
+mkdir -p "$C"
+sed -E 's/\bModel\b/ModelNew/g' tests/fixtures/suite_traps/level1/4_Row_Sum.py >"$C/level_1_problem_4_sample_3_kernel.py"
+cp tests/fixtures/candidates/syntax_error.py "$C/level_1_problem_1_sample_1_kernel.py"
+cp "$C/level_1_problem_4_sample_3_kernel.py" "$C/level_1_problem_99_sample_0_kernel.py"
+cp "$C/level_1_problem_4_sample_3_kernel.py" "$C/level_1_problem_4_sample_9_kernel.py" # left out by the pattern
+printf 'file\tlevel\tproblem_id\ttheir_verdict\n%s\t1\t4\tcompiled=1 correct=1 hw=T\n%s\t1\t1\tcompiled=0 correct=0 hw=T\n%s\t1\t99\t-\n' \
+	level_1_problem_4_sample_3_kernel.py level_1_problem_1_sample_1_kernel.py level_1_problem_99_sample_0_kernel.py \
+	>"$C/manifest.tsv"
+printf '# Benchmarks\n\nbefore\n<!-- bench-real: begin (kept) -->\nold numbers\n<!-- bench-real: end -->\nafter\n' >"$TMP/BENCH.md"
+mkdir -p "$TMP/out"
+run_bench() {
+	(cd "$TMP" && env OUT="$TMP/out" SB_BENCH_CPU=1 SB_BENCH_TRACE=0 STITCHBENCH_CACHE="$TMP/cache" "$@" \
+		bash "$SB_ROOT/scripts/bench/bench_real.sh" --md BENCH.md) >"$TMP/o" 2>"$TMP/e"
+	RC=$?
+	OUT_TXT=$(cat "$TMP/o")
+	ERR_TXT=$(cat "$TMP/e")
+}
+# no timing: what is under test is the script, and tiny problems' timings on a busy CI machine are noise
+run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_CORPUS=corpus SB_BENCH_PROBLEMS=L1/1,L1/4,L1/7 SB_BENCH_EVAL_ARGS='--perf-trials 0' \
+	SB_BENCH_REAL_FILES='level_1_problem_1_*,level_1_problem_4_sample_3_kernel.py,level_1_problem_99_*'
+check_rc "bench-real runs end to end on the CPU, with relative folders" 0
+check_out "the upstream part names its checkout" "#### Upstream KernelBench references as candidates, from $TMP/kb"
+check_out "the static checks are off for the references only, SB_BENCH_EVAL_ARGS added, 3 files" \
+	"--set checks.static=false --perf-trials 0\`, 3 files."
+check_out_re "both working references pass as candidates" "^\| pass \| 2( |$)"
+check_out_re "a problem whose reference raises is the harness's" "^\| harness \| [^|]+ \| 1 \| L1/7 s0 \|"
+check_out "the real-dev part judges the chosen files, every check on" "--device cpu --perf-trials 0\`, 3 files."
+check_out_re "a file Python cannot parse is the candidate's" "^\| candidate \| [^|]+ \| [0-9]+ \| [^|]*L1/1 s1"
+check_out "a file for a problem the suite lacks is the harness's, with eval's reason" "| harness | skipped | 1 | L1/99 s0 |"
+check_out "each real-dev file has our verdict beside theirs" "| level_1_problem_4_sample_3_kernel.py | L1/4 |"
+check_out "their_verdict comes from the manifest" "| compiled=0 correct=0 hw=T |"
+check_out "verdicts per hour are printed" "verdicts per hour"
+check_out "the idle share says why it is missing on the CPU" "GPU idle: not measured"
+md=$(cat "$TMP/BENCH.md")
+if grep -q '^before$' <<<"$md" && grep -q '^after$' <<<"$md" && ! grep -q 'old numbers' <<<"$md" &&
+	grep -q '^### Last run: .*device cpu$' <<<"$md" && grep -q 'Command: `SB_BENCH_CPU=.1. .*make bench-real`' <<<"$md"; then
+	_report ok "the section in --md is replaced, with the date, the device and the command"; else
+	_report fail "the section in --md is replaced, with the date, the device and the command" "$md"; fi
+check_true "the updated file is copied to \$OUT" cmp "$TMP/BENCH.md" "$TMP/out/BENCH.md"
+check_true "the upstream verdicts lie in \$OUT" test "$(wc -l <"$TMP/out/bench-real-upstream.jsonl")" -eq 2
+
+# a batch stopped by SB_BENCH_TIME_S: the tables of what it judged, the rest not reached; the same
+# SB_BENCH_STATE again goes on where it stopped
+cat >"$KB/KernelBench/level1/8_Slow_Reference.py" <<'PY'
+import time
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        time.sleep(120)
+        return x
+
+
+def get_inputs():
+    return [torch.randn(4, 4)]
+
+
+def get_init_inputs():
+    return []
+PY
+run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_PARTS=upstream SB_BENCH_PROBLEMS=L1/8 SB_BENCH_STATE=state SB_BENCH_TIME_S=3
+check_rc "a batch stopped by its time limit still gives its tables" 0
+check_out "it says so, and how to go on" "Stopped after SB_BENCH_TIME_S=3 s with 1 file not reached"
+check_out "a file it did not reach is no one's fault" "| not reached | 1 |"
+check_out "and not in the cause table" "No non-pass verdict."
+run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_PARTS=upstream SB_BENCH_PROBLEMS=L1/4 SB_BENCH_STATE=state SB_BENCH_EVAL_ARGS='--perf-trials 0'
+run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_PARTS=upstream SB_BENCH_PROBLEMS=L1/4 SB_BENCH_STATE=state SB_BENCH_EVAL_ARGS='--perf-trials 0'
+check_rc "the same state again runs" 0
+check_true "and judges nothing twice" grep -q "1 candidates in .*, 1 already judged" "$TMP/state/upstream.log"
+check_out "the tables cover every invocation's wall time, this selection's verdicts only" \
+	"Throughput: 1 verdicts in"
+check_out "with the number of invocations (the stopped one too)" "(3 invocations)"
+
+run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_CORPUS=nowhere
+check_rc "a missing corpus stops it before any evaluation" 2
+check_err "and says which setting names it" "SB_BENCH_CORPUS"
+run_bench SB_BENCH_PARTS=upstream,everything
+check_rc "an unknown part is refused" 2
+check_err "by name" "unknown part 'everything'"
 echo "1..$_n"
