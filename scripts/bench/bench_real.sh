@@ -39,7 +39,7 @@ caller=$PWD
 abs() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$caller" "$1" ;; esac; }
 usage() {
 	sed -n '/^#   SB_BENCH_PARTS/,/^# Options/p' "$0" | sed 's/^# \{0,1\}//'
-	exit 2
+	exit 0
 }
 kb=${SB_BENCH_KB_ROOT:+$(abs "$SB_BENCH_KB_ROOT")}
 corpus=${SB_BENCH_CORPUS:+$(abs "$SB_BENCH_CORPUS")}
