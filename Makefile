@@ -26,7 +26,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench bench-eval clean
+.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench bench-eval bench-real clean
 
 all: bin/stitchbench
 
@@ -72,6 +72,10 @@ bench: all
 # the evaluator's part of it (issue 3): cold and warm builds, one candidate's turnaround by stage
 bench-eval: all
 	@SB_BENCH_PARTS=build,stages bash scripts/bench/bench.sh
+
+# upstream KernelBench's references as candidates, then real LLM-written candidates (BENCHMARKS.md)
+bench-real: all
+	@bash scripts/bench/bench_real.sh
 
 clean:
 	rm -rf build bin lib
