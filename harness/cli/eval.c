@@ -250,6 +250,7 @@ struct sample {
 	int sample;
 	char sha[65];
 	int skip;              /* already judged (in the JSONL file or the run) */
+	int built;             /* its build was tried (guarded by build_pool.lock) */
 	struct prebuild pb;
 };
 
@@ -257,6 +258,7 @@ struct build_pool {
 	struct sample *items;
 	size_t n, next;
 	pthread_mutex_t lock;
+	pthread_cond_t built;  /* signalled each time a sample's build ends */
 	const struct eval_env *env;
 	const struct config *cfg;
 	const struct sb_ctx *ctx;
@@ -276,7 +278,19 @@ static void *build_worker(void *arg)
 		prebuild_run(bp->env, bp->cfg, s->problem, s->path, &s->pb, &err);
 		sb_info(bp->ctx, "built %zu/%zu: %s: %s", i + 1, bp->n, s->path,
 			s->pb.ok ? "ok" : s->pb.msg ? s->pb.msg : err.msg);
+		pthread_mutex_lock(&bp->lock);
+		s->built = 1;
+		pthread_cond_broadcast(&bp->built);
+		pthread_mutex_unlock(&bp->lock);
 	}
+}
+
+static void build_wait(struct build_pool *bp, size_t i)
+{
+	pthread_mutex_lock(&bp->lock);
+	while (!bp->items[i].built)
+		pthread_cond_wait(&bp->built, &bp->lock);
+	pthread_mutex_unlock(&bp->lock);
 }
 
 static int cmp_sample(const void *x, const void *y)
@@ -471,23 +485,33 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 
 	/* the workers below are forked from it: its import of torch starts now */
 	eval_fork_server(&env);
-	/* 1. builds, in parallel on the CPU cores (no GPU needed) */
-	long cores = cfg->eval.build_jobs ? cfg->eval.build_jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	/* Builds run in file order on the CPU cores; on a GPU each evaluation starts as soon as its own build
+	 * has ended, so the device works while later files build (one core is left to the two workers the
+	 * evaluation runs). On the CPU the timed calls would share the cores with the compilers, so every
+	 * build ends first. */
+	int gpu = !strncmp(env.device, "cuda", 4);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cfg->eval.build_jobs)
+		cores = cfg->eval.build_jobs;
+	else if (gpu && cores > 2)
+		cores--;
 	struct sample *pending = xcalloc(todo ? todo : 1, sizeof(*pending));
 	size_t np = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!items[i].skip)
 			pending[np++] = items[i];
-	struct build_pool bp = { pending, np, 0, PTHREAD_MUTEX_INITIALIZER, &env, cfg, ctx };
+	struct build_pool bp = { pending, np, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, &env, cfg, ctx };
 	int nthreads = (int)(cores < (long)np ? cores : (long)np);
 	pthread_t *th = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*th));
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, build_worker, &bp);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(th[i], NULL);
-	free(th);
+	if (!gpu) {
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(th[i], NULL);
+		nthreads = 0;
+	}
 
-	/* 2. evaluations, one at a time on the device */
+	/* evaluations, one at a time on the device */
 	FILE *f = fopen(output, "a");
 	int rc = 0;
 	if (!f) {
@@ -499,6 +523,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	for (size_t i = 0; i < np; i++) {
 		struct sample *x = &pending[i];
 		struct verdict v;
+		build_wait(&bp, i);
 		env.prestart_next = i + 1 < np; /* the next one's worker can start during this one */
 		for (size_t k = 0; k < EVAL_AHEAD; k++)
 			env.next_problems[k] = i + 1 + k < np ? pending[i + 1 + k].problem : NULL;
@@ -530,6 +555,10 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	}
 	if (f)
 		fclose(f);
+	/* a failed write stops the evaluations, not the builds in flight: their threads end with them */
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	free(th);
 	if (!rc)
 		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected, "
 		       "%zu format_error; verdicts in %s\n", np, counts[V_PASS], counts[V_INCORRECT], counts[V_COMPILE_ERROR],
