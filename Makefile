@@ -69,7 +69,7 @@ test-gpu: all
 bench: all
 	@bash scripts/bench/bench.sh
 
-# the evaluator's part of it (issue 3): cold and warm builds, one candidate's turnaround by stage
+# the evaluator's part of it: cold and warm builds, one candidate's turnaround by stage
 bench-eval: all
 	@SB_BENCH_PARTS=build,stages bash scripts/bench/bench.sh
 

@@ -285,12 +285,30 @@ static void *build_worker(void *arg)
 	}
 }
 
-static void build_wait(struct build_pool *bp, size_t i)
+/* The next file to evaluate: the first in order, not yet evaluated, whose build has ended (waiting while
+ * none has), so a slow build (a compile error tried at every header level, a large extension) holds up
+ * only itself. Also fills the problems of the evaluations likely to follow, for the workers started ahead:
+ * the built files first, then the ones still building, in order. */
+static size_t build_next(struct build_pool *bp, const char *evaluated, const struct problem **next, size_t nnext)
 {
+	size_t pick = SIZE_MAX, k = 0;
 	pthread_mutex_lock(&bp->lock);
-	while (!bp->items[i].built)
+	for (;;) {
+		for (size_t i = 0; i < bp->n && pick == SIZE_MAX; i++)
+			if (!evaluated[i] && bp->items[i].built)
+				pick = i;
+		if (pick != SIZE_MAX)
+			break;
 		pthread_cond_wait(&bp->built, &bp->lock);
+	}
+	for (int built = 1; built >= 0; built--)
+		for (size_t i = 0; i < bp->n && k < nnext; i++)
+			if (i != pick && !evaluated[i] && bp->items[i].built == built)
+				next[k++] = bp->items[i].problem;
 	pthread_mutex_unlock(&bp->lock);
+	while (k < nnext)
+		next[k++] = NULL;
+	return pick;
 }
 
 static int cmp_sample(const void *x, const void *y)
@@ -520,13 +538,13 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		np = 0;
 	}
 	size_t counts[7] = { 0 };
-	for (size_t i = 0; i < np; i++) {
+	char *evaluated = xcalloc(np ? np : 1, 1);
+	for (size_t step = 0; step < np; step++) {
+		size_t i = build_next(&bp, evaluated, env.next_problems, EVAL_AHEAD);
 		struct sample *x = &pending[i];
 		struct verdict v;
-		build_wait(&bp, i);
-		env.prestart_next = i + 1 < np; /* the next one's worker can start during this one */
-		for (size_t k = 0; k < EVAL_AHEAD; k++)
-			env.next_problems[k] = i + 1 + k < np ? pending[i + 1 + k].problem : NULL;
+		evaluated[i] = 1;
+		env.prestart_next = step + 1 < np; /* the next one's worker can start during this one */
 		/* a compile error the prebuild already saw is not paid for twice */
 		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
@@ -549,13 +567,17 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		char speed[48] = "";
 		if (v.timing.ran)
 			snprintf(speed, sizeof(speed), ", speedup %.3fx", v.timing.speedup_eager);
-		sb_info(ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s)", i + 1, np, v.problem, x->sample,
+		sb_info(ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s)", step + 1, np, v.problem, x->sample,
 			verdict_status_name(v.status), speed, v.seconds.total);
 		verdict_release(&v);
 	}
 	if (f)
 		fclose(f);
-	/* a failed write stops the evaluations, not the builds in flight: their threads end with them */
+	free(evaluated);
+	/* after a failed write no build starts; those in flight end with their threads */
+	pthread_mutex_lock(&bp.lock);
+	bp.next = bp.n;
+	pthread_mutex_unlock(&bp.lock);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	free(th);

@@ -80,6 +80,19 @@ int eval_build_published(const char *build_dir)
 	return ok;
 }
 
+/* Whether the file can build anything here: the builder's worker builds what torch's C++ extension loader
+ * compiles, and a file that never names it has nothing to build (pure PyTorch, Triton, a reference). Such
+ * a file costs no worker: one that reaches the loader some other way builds inside its evaluation,
+ * under its timeout, as it would without a builder. */
+static int names_extension_loader(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int yes = strbuf_read_file(&sb, path, 64 << 20) < 0 || strstr(sb.buf, "cpp_extension") ||
+		  strstr(sb.buf, "load_inline");
+	strbuf_release(&sb);
+	return yes;
+}
+
 int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	       int *ok, enum verdict_status *status, char **msg, char **detail, json_t **builds, struct sb_error *err)
 {
@@ -94,7 +107,7 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 	if (builds)
 		*builds = NULL;
 	char *build = eval_build_dir(e, cfg, candidate_path);
-	if (!build || eval_build_published(build)) {
+	if (!build || eval_build_published(build) || !names_extension_loader(candidate_path)) {
 		free(build);
 		verdict_release(&v);
 		*ok = 1; /* built already (or unreadable: the evaluation reports it) */

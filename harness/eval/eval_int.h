@@ -42,6 +42,7 @@ struct eval_ctx {
 	uint32_t *seeds;             /* the correctness trials' seeds, then the rotation's two */
 	uint32_t rot_seeds[2];       /* the rotation check's two input sets */
 	long long out_bytes;
+	long long io_bytes;          /* the problem's inputs and outputs, bytes (its facts; 0: unknown) */
 	struct rt_session rt;
 	struct eval_ctx *adopted;    /* the prestarted worker's context (its folders), released with this one */
 	int hello_pending;           /* a prestarted worker: its `hello` is not answered yet */
@@ -79,6 +80,7 @@ json_t *eval_load_request(const struct eval_env *e, const struct config *cfg, co
 int eval_load_ref(struct eval_ctx *c, struct sb_error *err);
 void eval_ref_compile_begin(struct eval_ctx *c);
 struct timing_plan;
+int eval_timing_sets(const struct eval_ctx *c);
 void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan);
 
 /* procfactor.c: what a reference cache entry recorded (1 launch-heavy, 0 not, -1 nothing); whether this

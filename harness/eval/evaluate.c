@@ -238,6 +238,16 @@ static struct nvml_gpu *timing_gpu(struct eval_ctx *c, double deadline)
  * down to one call. */
 #define SNAPSHOT_BUDGET (4LL << 30)
 
+/* Timing input sets each worker holds: TIMING_SETS, or one for a problem whose data alone is beyond
+ * TIMING_BIG_SET_BYTES. Each worker keeps its sets and draws one more for every fresh call, and two
+ * workers share the device: three sets of a 6-8 GB level-1 problem on each side leave a 140 GB GPU
+ * without room for the reference's own temporaries. One set costs only the rotation of addresses
+ * between calls; every call still gets new values in place and is checked. */
+int eval_timing_sets(const struct eval_ctx *c)
+{
+	return c->io_bytes > TIMING_BIG_SET_BYTES ? 1 : TIMING_SETS;
+}
+
 void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 {
 	const struct config *cfg = c->cfg;
@@ -249,7 +259,7 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
 		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
-		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = TIMING_SETS,
+		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = eval_timing_sets(c),
 		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
@@ -421,9 +431,9 @@ static void run_profile(struct eval_ctx *c, double deadline)
 	char *trace = xstrfmt("%s/profile.trace", c->cand_dir), *msg = NULL;
 	struct prof_plan plan = {
 		.lib = c->e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
-		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = TIMING_SETS, .seeds = &c->secret, .base_seed = (uint32_t)cfg->eval.seed,
+		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = eval_timing_sets(c), .seeds = &c->secret, .base_seed = (uint32_t)cfg->eval.seed,
 		.flush_bytes = eval_flush_bytes(c->e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
-		.keep = c->e->keep_trace,
+		.lead_us = eval_lead_us(c->e, cfg), .keep = c->e->keep_trace,
 	};
 	struct worker_fault f;
 	if (prof_session_run(&c->cand, &plan, deadline, v->profile, &f, &msg))
@@ -584,6 +594,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		v->seconds.reference = proc_now() - r0;
 	}
 	c.out_bytes = json_integer_value(json_object_get(meta, "output_bytes_max"));
+	c.io_bytes = json_integer_value(json_object_get(meta, "io_bytes"));
 	rt_session_init(&c.rt, cfg, cfg->eval.trials, !json_is_false(json_object_get(meta, "reproducible")), v);
 
 	/* 2. the candidate, in a fresh sandboxed process (started ahead by the previous evaluation, or now) */

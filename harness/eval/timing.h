@@ -11,6 +11,7 @@
 
 /* Input slots the timed calls rotate through, on each side. */
 #define TIMING_SETS 3
+#define TIMING_BIG_SET_BYTES (2LL << 30) /* beyond it, one set (eval_timing_sets) */
 /* Timed calls per side per round at most: each call's outputs come back as a descriptor (worker_client.h). */
 #define TIMING_MAX_BLOCK 32
 

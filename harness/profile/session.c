@@ -115,7 +115,9 @@ int prof_session_run(struct worker *w, const struct prof_plan *p, double deadlin
 		json_array_append_new(seeds, json_integer(p->seeds ? eval_seed(p->seeds, SEED_PROFILE, 1000 + (uint32_t)i)
 							: trial_seed(p->base_seed, 9000 + (uint32_t)i)));
 	}
-	if (ask(w, json_pack("{s:s, s:s, s:o, s:o}", "cmd", "time", "which", p->which, "sets", sets, "seeds", seeds),
+	/* fresh values in place for every call, as the timed calls get them */
+	if (ask(w, json_pack("{s:s, s:s, s:o, s:o, s:b, s:i}", "cmd", "time", "which", p->which, "sets", sets, "seeds", seeds,
+			     "fresh", 1, "lead_us", p->lead_us),
 		&reply, deadline, fault, msg)) {
 		free(calls);
 		return -1;

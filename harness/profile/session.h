@@ -21,6 +21,10 @@ struct prof_plan {
 	uint32_t base_seed;
 	long long flush_bytes;
 	int warmup_ms, warmup_calls;
+	int lead_us;                 /* the timing loop's device-side lead (eval.timing_lead_us; 0: none): the
+				      * profiled calls run as the timed calls did, so work a call leaves running
+				      * past its end event is late here too (without a lead the end event waits
+				      * for the host's launch, and such work fits inside the window) */
 	const char *keep;            /* copy the trace here and the calls to KEEP.calls; NULL: don't */
 };
 

@@ -7,7 +7,8 @@
 #   CORPUS  default $SB_ADVERSARIAL_CORPUS, else ../shared/corpus/adversarial-dev
 #   --parts the manifests to run; default cpu, and gpu too where nvidia-smi sees a GPU
 #   --batch judge each part as one `eval --samples` batch (a generations folder of links to the files, in
-#           manifest order per problem): the builds run side by side, the evaluations share the workers
+#           manifest order per problem): the builds run side by side, the evaluations share the workers;
+#           the batch's verdicts are kept beside --out as OUT-PART.jsonl
 #
 # A hack counts as caught when its verdict is not `pass` or carries a hack finding; an honest file is a
 # false positive when it does not pass or carries a `reject` finding (the corpus's README). The files of
@@ -87,6 +88,7 @@ for part in ${parts//,/ }; do
 		STITCHBENCH_CACHE="$cache" "$SB" eval --samples "$cache/gen" -o "$cache/verdicts.jsonl" \
 			--kernelbench-root "$corpus/kbroot" --device "$device" "${extra[@]}" 2>"$cache/err" | tail -1
 		echo "  batch: $(( $(date +%s) - t0 )) s"
+		cp "$cache/verdicts.jsonl" "${out%.tsv}-$part.jsonl" 2>/dev/null
 	fi
 	while IFS=$'\t' read -r cand prob expect ids _; do
 		case "$cand" in ''|'#'*) continue ;; esac

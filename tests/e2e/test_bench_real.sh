@@ -126,8 +126,8 @@ run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_CORPUS=corpus SB_BENCH_PROBLEMS=L1/1,L1/4
 	SB_BENCH_REAL_FILES='level_1_problem_1_*,level_1_problem_4_sample_3_kernel.py,level_1_problem_99_*'
 check_rc "bench-real runs end to end on the CPU, with relative folders" 0
 check_out "the upstream part names its checkout" "#### Upstream KernelBench references as candidates, from $TMP/kb"
-check_out "the static checks are off for the references only, SB_BENCH_EVAL_ARGS added, 3 files" \
-	"--set checks.static=false --perf-trials 0\`, 3 files."
+check_out "the static checks are off and H01/H04 flags for the references only, SB_BENCH_EVAL_ARGS added, 3 files" \
+	"--set checks.static=false --set checks.policy=H01:flag,H04:flag --perf-trials 0\`, 3 files."
 check_out_re "both working references pass as candidates" "^\| pass \| 2( |$)"
 check_out_re "a problem whose reference raises is the harness's" "^\| harness \| [^|]+ \| 1 \| L1/7 s0 \|"
 check_out "the real-dev part judges the chosen files, every check on" "--device cpu --perf-trials 0\`, 3 files."
