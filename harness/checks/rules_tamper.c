@@ -265,6 +265,16 @@ static const char *const watch_probes[] = { "time.perf_counter", "time.perf_coun
 					    "torch.default_generator", "torch.cuda.initial_seed", "torch.cuda.get_rng_state",
 					    "torch.cuda.get_rng_state_all", "torch.cuda.default_generators",
 					    "torch.cuda.Event.elapsed_time", NULL };
+/* Setting the state of a random generator anywhere in the file: the harness draws every input with torch's
+ * generator, so a candidate that seeds one (the global one, or its own with .manual_seed) can try to
+ * replay draws it expects the harness to make and look the answers up. The seeds are the evaluation's
+ * secret, so the replay cannot succeed: a flag that marks the attempt, never a rejection (a candidate
+ * may seed its own initialisation). */
+static const char *const seed_setters[] = { "torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed",
+					    "torch.cuda.manual_seed_all", "torch.set_rng_state", "torch.random.set_rng_state",
+					    "torch.cuda.set_rng_state", "torch.cuda.set_rng_state_all", "torch.random.fork_rng",
+					    NULL };
+static const char *const seed_methods[] = { "manual_seed", "set_state", NULL };
 /* The worker's own modules (harness/worker/) and the entry module: the harness in the candidate's process. */
 static const char *const harness_modules[] = { "__main__", "worker", "facts", "exchange", "sbtensors", "profiler",
 					       "headers", "template", "nvcc_split", "probe", "ncu_target", "sb_candidate",
@@ -280,6 +290,17 @@ static const char *const cx_introspect[] = { "ptrace", "process_vm_readv", "proc
 					     "dl_iterate_phdr", NULL };
 
 static const char *const h13_fix = "the expected outputs never enter the candidate's process: compute the result";
+
+static void seed_finding(struct static_ctx *c, int line, int col, const char *what)
+{
+	size_t n = c->out->n;
+	static_add(c, "H13", "seed-replay", line, col,
+		   "%s (line %d) sets a random generator's state: the harness draws the inputs with torch's generator "
+		   "from secret seeds, and replaying its draws to predict them is an attack that cannot work here; a "
+		   "kernel needs no seed (flagged, not rejected)", what, line);
+	if (c->out->n > n)
+		c->out->v[c->out->n - 1].flag_only = 1;
+}
 
 static void introspect_refs(struct static_ctx *c, const struct pv_ref *r, void *arg)
 {
@@ -297,6 +318,8 @@ static void introspect_refs(struct static_ctx *c, const struct pv_ref *r, void *
 		static_add(c, "H13", "dynamic-code", k->line, k->col,
 			   "%s (line %d) makes code or objects from bytes at run time, hidden from the checks; write the "
 			   "code out", r->path, k->line);
+	else if (r->head == REF_IMPORT && path_in(r->path, seed_setters))
+		seed_finding(c, k->line, k->col, r->path);
 	else if (r->head == REF_FREE && r->called && word_in(r->path, dynamic_code))
 		static_add(c, "H13", "dynamic-code", k->line, k->col,
 			   "%s() (line %d) runs code built at run time, hidden from the checks; write the code out", r->path,
@@ -329,6 +352,8 @@ static void rule_h13(struct static_ctx *c)
 			if (word_in(name, frame_attrs))
 				static_add(c, "H13", "frames", t->v[i + 1].line, t->v[i + 1].col,
 					   ".%s (line %d) walks interpreter frames; %s", name, t->v[i + 1].line, h13_fix);
+			else if (word_in(name, seed_methods) && pytok_is_op(t, i + 2, "("))
+				seed_finding(c, t->v[i + 1].line, t->v[i + 1].col, name);
 		}
 		if (t->v[i].kind == PT_NAME && word_in((pytok_text(t, i, name, sizeof(name)), name), code_fields))
 			static_add(c, "H13", "dynamic-code", t->v[i].line, t->v[i].col,

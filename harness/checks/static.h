@@ -12,6 +12,7 @@ struct static_finding {
 	int line, col;           /* 1-based, in the candidate file */
 	char *message;           /* what was found and what to do instead, without the id */
 	char rule[32];           /* which rule matched: "torch-op", "nn-module", "side-stream", ... */
+	int flag_only;           /* a sign, not proof: a flag whatever checks.policy says of the id */
 };
 
 struct static_report {

@@ -38,7 +38,7 @@ int static_judge(const struct config *cfg, const char *problem_path, const char 
 		const struct static_finding *f = &r.v[i];
 		if (low && !strcmp(f->id, "H14"))
 			continue;
-		int rej = reject(cfg, f->id);
+		int rej = reject(cfg, f->id) && !f->flag_only;
 		verdict_add_finding(v, f->id, rej ? "reject" : "flag", f->line, f->col, f->message);
 		strbuf_addf(&detail, "%d:%d %s %s (%s) %s\n", f->line, f->col, f->id, rej ? "reject" : "flag", f->rule,
 			    f->message);

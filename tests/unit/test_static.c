@@ -820,9 +820,35 @@ static void h13_code_from_bytes_and_harness_modules(void **state)
 	/* ... but not in __init__, and a source naming the project in a comment is no path */
 	assert_ids(PRE "import time\nSRC = '// built by stitchbench\\n__global__ void g() {}'\n"
 		       "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-		       "        t0 = time.perf_counter()\n        torch.manual_seed(0)\n"
+		       "        t0 = time.perf_counter()\n"
 		       "    def forward(self, x):\n        return ext.k(x)\n",
 		   "");
+	/* setting a generator's state, anywhere: an attempt to replay the harness's draws, flagged (the seeds
+	 * are secret, and a candidate may seed its own initialisation), never a rejection */
+	static const char *const seeds[] = { "torch.manual_seed(0)", "torch.cuda.manual_seed_all(7)",
+					     "g = torch.Generator(device='cuda')\n        g.manual_seed(42)",
+					     "torch.set_rng_state(state)", NULL };
+	for (int i = 0; seeds[i]; i++) {
+		char *src = xstrfmt(PRE "class ModelNew(nn.Module):\n    def __init__(self, state=None):\n"
+				    "        super().__init__()\n        %s\n    def forward(self, x):\n"
+				    "        return ext.k(x)\n", seeds[i]);
+		struct static_report r;
+		struct sb_error err = { 0 };
+		assert_int_equal(static_check_source("cand.py", src, strlen(src), &r, &err), 0);
+		int found = 0;
+		for (size_t k = 0; k < r.n; k++)
+			if (!strcmp(r.v[k].rule, "seed-replay")) {
+				found = 1;
+				assert_string_equal(r.v[k].id, "H13");
+				assert_true(r.v[k].flag_only);
+			}
+		if (!found)
+			fail_msg("no seed-replay finding for: %s", seeds[i]);
+		static_report_release(&r);
+		free(src);
+	}
+	/* a name or a comment about seeds is no call */
+	assert_ids(PRE "# seeded by the harness: torch.manual_seed\nseed = 3\n", "");
 	/* torch's own profiler module is torch, not the harness */
 	assert_ids(PRE "import torch.profiler\nfrom torch import profiler\n", "");
 }
