@@ -8,6 +8,8 @@ CFLAGS  += -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GITREV  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CPPFLAGS += -DSB_VERSION='"$(VERSION)"' -DSB_GIT='"$(GITREV)"'
+# main.o prints the revision (--version): it is rebuilt whenever the revision it was built at changes
+$(shell mkdir -p build && [ "$$(cat build/gitrev 2>/dev/null)" = "$(GITREV)" ] || echo "$(GITREV)" >build/gitrev)
 
 # libyaml, jansson and SQLite are linked statically so that a binary built on Debian also runs on
 # GPU nodes that lack them (DESIGN §3); libcurl stays dynamic. Their paths are looked up when a link
@@ -33,6 +35,8 @@ all: bin/stitchbench
 bin/stitchbench: $(MAIN_OBJ) build/libstitchbench.a
 	@mkdir -p bin
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(MAIN_OBJ): build/gitrev
 
 build/libstitchbench.a: $(LIB_OBJ)
 	@rm -f $@
