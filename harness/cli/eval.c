@@ -79,7 +79,8 @@ const char cmd_eval_help[] =
 	"folders, named with their process's pid; those of a process that died are removed when the next\n"
 	"one starts), locks/ (who owns which folders, who times on which GPU: a second process timing on\n"
 	"the same GPU gets a warning that the timings of both will interfere).\n"
-	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass,\n"
+	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass (--samples:\n"
+	"a file ended as harness_error, the harness's failure, which a rerun tries again),\n"
 	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked).\n";
 
 struct eval_args {
@@ -371,7 +372,9 @@ static int already_judged(const char *jsonl, const char *problem, const char *sh
 		json_t *j = json_loads(line, 0, NULL);
 		const char *p = json_string_value(json_object_get(json_object_get(j, "problem"), "ref"));
 		const char *c = json_string_value(json_object_get(json_object_get(j, "candidate"), "sha256"));
-		found = p && c && !strcmp(p, problem) && !strcmp(c, sha);
+		const char *st = json_string_value(json_object_get(j, "status"));
+		/* a harness_error judged nothing: the file is tried again */
+		found = p && c && !strcmp(p, problem) && !strcmp(c, sha) && !(st && !strcmp(st, "harness_error"));
 		json_decref(j);
 	}
 	free(line);
@@ -538,7 +541,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		rc = cli_fail(ctx, &err);
 		np = 0;
 	}
-	size_t counts[7] = { 0 };
+	size_t counts[V_NSTATUS] = { 0 };
 	char *evaluated = xcalloc(np ? np : 1, 1);
 	for (size_t step = 0; step < np; step++) {
 		size_t i = build_next(&bp, evaluated, env.next_problems, EVAL_AHEAD);
@@ -548,11 +551,17 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		env.prestart_next = step + 1 < np; /* the next one's worker can start during this one */
 		/* a compile error the prebuild already saw is not paid for twice */
 		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
+			/* the trusted side failed: a harness_error line accounts for the file (a later run tries it
+			 * again); the run store keeps verdicts on candidates only */
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
-			continue;
+			verdict_init(&v);
+			eval_verdict_header(&env, cfg, x->problem, x->path, &v);
+			verdict_fail(&v, V_HARNESS_ERROR, "%s", err.msg[0] ? err.msg : "the harness failed");
+			err = (struct sb_error){ 0 };
+		} else {
+			judge_rubric(&judge, x->problem, "judge", x->sample, 0, &v);
 		}
-		judge_rubric(&judge, x->problem, "judge", x->sample, 0, &v);
 		counts[v.status]++;
 		if (append_verdict(f, &v)) {
 			sb_error_set(&err, SB_EIO, "writing %s: %s", output, strerror(errno));
@@ -560,7 +569,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			rc = cli_fail(ctx, &err);
 			break;
 		}
-		if (run_store_put(run, x, &v, &err)) {
+		if (v.status != V_HARNESS_ERROR && run_store_put(run, x, &v, &err)) {
 			verdict_release(&v);
 			rc = cli_fail(ctx, &err);
 			break;
@@ -584,8 +593,15 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	free(th);
 	if (!rc)
 		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected, "
-		       "%zu format_error; verdicts in %s\n", np, counts[V_PASS], counts[V_INCORRECT], counts[V_COMPILE_ERROR],
-		       counts[V_RUNTIME_ERROR], counts[V_TIMEOUT], counts[V_REJECTED], counts[V_FORMAT_ERROR], output);
+		       "%zu format_error, %zu harness_error; verdicts in %s\n", np - counts[V_HARNESS_ERROR], counts[V_PASS],
+		       counts[V_INCORRECT], counts[V_COMPILE_ERROR], counts[V_RUNTIME_ERROR], counts[V_TIMEOUT],
+		       counts[V_REJECTED], counts[V_FORMAT_ERROR], counts[V_HARNESS_ERROR], output);
+	if (!rc && counts[V_HARNESS_ERROR]) {
+		sb_warn(ctx, "%zu file%s not judged (harness_error: the harness failed, not the candidate); running the "
+			"same command again tries %s again", counts[V_HARNESS_ERROR], counts[V_HARNESS_ERROR] == 1 ? " was" : "s were",
+			counts[V_HARNESS_ERROR] == 1 ? "it" : "them");
+		rc = 1;
+	}
 	if (!rc && run)
 		printf("stored in run %s: %s/%s/%s\n", cfg->output.run_id, cfg->output.dir, cfg->output.run_id, STORE_FILE);
 	store_close(run);

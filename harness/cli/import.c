@@ -29,7 +29,8 @@ const char cmd_import_help[] =
 	"      \"verdict\"}, keyed and staged as the row says (--agent, when given, replaces its agent); an\n"
 	"      agent new to the store is recorded with kind imported, one already there keeps its kind.\n"
 	"A key already stored is counted as already there and left as it was, so importing a file twice\n"
-	"changes nothing.\n\n"
+	"changes nothing. A harness_error line (the harness failed, nothing was judged) is counted and left\n"
+	"out.\n\n"
 	"The run's settings that change numbers (eval.trials, perf_trials, seed, tolerance, device, GPU,\n"
 	"torch) are taken from the first verdict; a verdict made with other settings, or for a problem whose\n"
 	"file hash differs from the run's, is refused with FILE:LINE. checks.policy is recorded from the\n"
@@ -95,7 +96,7 @@ struct importer {
 	const struct config *cfg;
 	const struct suite *suite;
 	struct store *s;
-	size_t added, present;
+	size_t added, present, harness_errors;
 	struct strvec agents;         /* the agents stored or checked by this import */
 };
 
@@ -215,6 +216,14 @@ static int import_one(struct importer *im, json_t *v, struct sb_error *err)
 	return store_one(im, &put, v, ref, sha, err);
 }
 
+/* A line eval --samples wrote for a file it could not judge: no verdict on the candidate to store. */
+static int is_harness_error(json_t *line)
+{
+	json_t *v = json_is_object(json_object_get(line, "verdict")) ? json_object_get(line, "verdict") : line;
+	const char *st = json_string_value(json_object_get(v, "status"));
+	return st && !strcmp(st, "harness_error");
+}
+
 static int import_file(struct importer *im, const char *file, struct sb_error *err)
 {
 	FILE *f = fopen(file, "r");
@@ -233,6 +242,8 @@ static int import_file(struct importer *im, const char *file, struct sb_error *e
 		else if (!json_is_object(v))
 			rc = sb_error_set(err, SB_EINPUT, "%s:%ld: not a JSON object: a line is a verdict or a row of "
 					  "'export --format jsonl'", file, lineno);
+		else if (is_harness_error(v))
+			im->harness_errors++;
 		else if ((rc = json_is_object(json_object_get(v, "verdict")) ? import_row(im, v, err)
 									      : import_one(im, v, err)))
 			sb_error_prefix(err, "%s:%ld", file, lineno);
@@ -259,7 +270,7 @@ int cmd_import(int argc, char **argv, struct sb_ctx *ctx)
 	}
 	if (rc || (rc = config_resolve(&a.cfg, &cfg, &err)))
 		goto out;
-	struct importer im = { &a, &cfg, NULL, NULL, 0, 0, STRVEC_INIT };
+	struct importer im = { &a, &cfg, NULL, NULL, 0, 0, 0, STRVEC_INIT };
 	struct sb_error serr = { 0 };
 	if (suite_load(&suite, ctx->home, cfg.problems.root, &serr) == 0)
 		im.suite = &suite;
@@ -272,6 +283,9 @@ int cmd_import(int argc, char **argv, struct sb_ctx *ctx)
 	else if (im.s)
 		printf("imported %zu verdict%s into %s/%s (%zu already there)\n", im.added, im.added == 1 ? "" : "s", a.dir,
 		       STORE_FILE, im.present);
+	if (rc == 0 && im.harness_errors)
+		printf("left out %zu harness_error line%s: nothing was judged there (run eval --samples again to judge "
+		       "%s)\n", im.harness_errors, im.harness_errors == 1 ? "" : "s", im.harness_errors == 1 ? "it" : "them");
 	store_close(im.s);
 	strvec_clear(&im.agents);
 out:

@@ -16,7 +16,10 @@
 
 enum verdict_status {
 	V_PASS, V_INCORRECT, V_COMPILE_ERROR, V_RUNTIME_ERROR, V_TIMEOUT, V_REJECTED, V_FORMAT_ERROR,
+	V_HARNESS_ERROR, /* the trusted side failed (the reference, the cache, the exchange): no verdict on the
+			  * candidate; written by eval --samples so the file is accounted for, never stored */
 };
+#define V_NSTATUS (V_HARNESS_ERROR + 1)
 
 struct output_check {
 	char name[16];

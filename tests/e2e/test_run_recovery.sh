@@ -194,6 +194,32 @@ check_eq "every sample of L1/1 was judged" "$(sql "$F/results.db" "SELECT count(
 check_eq "and the records are gone" "$(sql "$F/results.db" "SELECT count(*) FROM reference_failures")" 0
 check_true "the run is complete" test -s "$F/complete"
 
+# eval --samples over the same problems: the file the broken reference kept from being judged gets a
+# harness_error line (accounted for, never the candidate's status), exit 1, and a rerun judges it
+gen="$TMP/gen-rf"; mkdir -p "$gen"
+sed -e 's/class Model(/class ModelNew(/' -e '/os.path.exists/,+1d' "$TMP/suite/level1/1_Broken.py" \
+	>"$gen/level_1_problem_1_sample_0_kernel.py"
+sed -e 's/class Model(/class ModelNew(/' "$TMP/suite/level1/2_Add_One.py" >"$gen/level_1_problem_2_sample_0_kernel.py"
+touch "$TMP/broken"
+run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false
+check_rc "eval --samples with a reference that fails ends with exit 1" 1
+check_out "its summary counts the harness's failure apart" "1 judged: 1 pass, 0 incorrect, 0 compile_error, 0 runtime_error, 0 timeout, 0 rejected, 0 format_error, 1 harness_error"
+check_err "and says a rerun tries it again" "1 file was not judged (harness_error"
+check_eq "the JSONL holds a line for each file, the failed one harness_error with the reference's error" \
+	"$(python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    v = json.loads(l)
+    print(v["problem"]["ref"], v["status"], "this reference is broken" in (v["message"] or ""))' "$TMP/rf.jsonl")" "L1/1 harness_error True
+L1/2 pass False"
+run_sb import "$R/rf-imp" "$TMP/rf.jsonl" -c "$TMP/rf.yaml"
+check_rc "import takes the JSONL" 0
+check_out "and leaves the harness_error line out" "left out 1 harness_error line"
+check_eq "only the judged file is stored" "$(sql "$R/rf-imp/results.db" "SELECT problem, status FROM verdicts")" "L1/2|pass"
+rm "$TMP/broken"
+run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false
+check_rc "once the reference works, the rerun ends with exit 0" 0
+check_out "it judges only the file that had the harness_error" "1 judged: 1 pass"
+
 # ---------- two processes: the run lock; leftovers of a kill -9 swept, a live process's kept ----------
 descendants() { # pid: every process below it
 	local k
