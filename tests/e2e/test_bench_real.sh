@@ -125,7 +125,10 @@ run_bench() {
 run_bench SB_BENCH_KB_ROOT=kb SB_BENCH_CORPUS=corpus SB_BENCH_PROBLEMS=L1/1,L1/4,L1/7 SB_BENCH_EVAL_ARGS='--perf-trials 0' \
 	SB_BENCH_REAL_FILES='level_1_problem_1_*,level_1_problem_4_sample_3_kernel.py,level_1_problem_99_*'
 check_rc "bench-real runs end to end on the CPU, with relative folders" 0
-check_out "the upstream part names its checkout" "#### Upstream KernelBench references as candidates, from $TMP/kb"
+# named as the script names folders: relative to the checkout when in or beside it, else absolute
+kb_named=$(realpath -m --relative-to="$SB_ROOT" "$TMP/kb")
+case "$kb_named" in ../../*) kb_named=$(realpath -m "$TMP/kb") ;; esac
+check_out "the upstream part names its checkout" "#### Upstream KernelBench references as candidates, from $kb_named"
 check_out "the static checks are off and H01/H04 flags for the references only, SB_BENCH_EVAL_ARGS added, 3 files" \
 	"--set checks.static=false --set checks.policy=H01:flag,H04:flag --perf-trials 0\`, 3 files."
 check_out_re "both working references pass as candidates" "^\| pass \| 2( |$)"

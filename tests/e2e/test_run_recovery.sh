@@ -201,8 +201,10 @@ sed -e 's/class Model(/class ModelNew(/' -e '/os.path.exists/,+1d' "$TMP/suite/l
 	>"$gen/level_1_problem_1_sample_0_kernel.py"
 sed -e 's/class Model(/class ModelNew(/' "$TMP/suite/level1/2_Add_One.py" >"$gen/level_1_problem_2_sample_0_kernel.py"
 touch "$TMP/broken"
-run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false
+STITCHBENCH_CACHE="$TMP/cache-rf" run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false
 check_rc "eval --samples with a reference that fails ends with exit 1" 1
+check_eq "files that never name the extension loader cost the builder nothing: no build published" \
+	"$(find "$TMP/cache-rf/ext" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" 0
 check_out "its summary counts the harness's failure apart" "1 judged: 1 pass, 0 incorrect, 0 compile_error, 0 runtime_error, 0 timeout, 0 rejected, 0 format_error, 1 harness_error"
 check_err "and says a rerun tries it again" "1 file was not judged (harness_error"
 check_eq "the JSONL holds a line for each file, the failed one harness_error with the reference's error" \
