@@ -307,12 +307,12 @@ void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f)
 			tc->cand_overhead_us, tc->ref_overhead_us);
 }
 
-void rt_rule_repeats(size_t n, double ratio_repeat, double ratio_fresh, struct rt_findings *f)
+void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct rt_findings *f)
 {
-	if (n < RT_REPEAT_MIN || !(ratio_fresh > 0) || ratio_repeat <= RT_REPEAT_FACTOR * ratio_fresh)
+	if (n < RT_REPEAT_MIN || !(within > RT_REPEAT_FACTOR))
 		return;
 	rt_findings_add(f, "H11", "timed calls on inputs it had already seen ran %.1fx as fast relative to the reference "
-			"(%.2fx against %.2fx on new inputs, %zu repeated calls): it keeps results by content and answers "
-			"a repeat without computing it; compute every call", ratio_repeat / ratio_fresh, ratio_repeat,
-			ratio_fresh, n);
+			"as the new inputs of the same rounds (%.2fx against %.2fx over all rounds, %zu repeated calls): it "
+			"keeps results by content and answers a repeat without computing it; compute every call", within,
+			ratio_repeat, ratio_fresh, n);
 }

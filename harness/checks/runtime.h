@@ -111,11 +111,12 @@ struct rt_clock {
 	double cand_overhead_us, ref_overhead_us;
 };
 void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f);
-/* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their median
- * pair ratio more than RT_REPEAT_FACTOR times the other calls' means the candidate answers contents it has
- * seen faster than new ones: it keeps results by content. */
+/* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their pair
+ * ratio more than RT_REPEAT_FACTOR times that of the fresh calls of the same round (`within`, the median
+ * over the repeats) means the candidate answers contents it has seen faster than new ones: it keeps
+ * results by content. The medians over all rounds only go into the message. */
 #define RT_REPEAT_MIN 4
 #define RT_REPEAT_FACTOR 2.0
-void rt_rule_repeats(size_t n, double ratio_repeat, double ratio_fresh, struct rt_findings *f);
+void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct rt_findings *f);
 
 #endif

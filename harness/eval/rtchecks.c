@@ -464,7 +464,8 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 	}
 	json_decref(req);
 
-	rt_rule_repeats(v->timing.repeats.n, v->timing.repeats.ratio_repeat, v->timing.repeats.ratio_fresh, &s->found);
+	rt_rule_repeats(v->timing.repeats.n, v->timing.repeats.within, v->timing.repeats.ratio_repeat,
+			v->timing.repeats.ratio_fresh, &s->found);
 	const struct trusted_clock *tc = &v->timing.trusted;
 	if (v->timing.ran && tc->judged) {
 		struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_lo_us, tc->ref_least_us,

@@ -360,11 +360,17 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 		tc->judged = 1;
 }
 
-/* The median pair ratio of the calls that repeated earlier inputs, and of the others. */
-static void repeat_summarise(struct repeat_calls *rc, const double *ref, const double *cand, const char *repeat, size_t n)
+/* The median pair ratio of the calls that repeated earlier inputs, and of the others; and `within`: each
+ * repeat's ratio over the median ratio of the fresh calls of its own round, their median. A busy machine
+ * slows whole blocks, which moves a round's ratios together (on a loaded 2-core CI machine an honest
+ * candidate's repeats once came out 2x "faster" across rounds); a cache by content answers the repeats
+ * faster than the fresh calls beside them. */
+void timing_repeat_summarise(struct repeat_calls *rc, const double *ref, const double *cand, const char *repeat,
+			     const int *round, size_t n)
 {
 	double *a = xcalloc(n + 1, sizeof(double)), *b = xcalloc(n + 1, sizeof(double));
-	int na = 0, nb = 0;
+	double *w = xcalloc(n + 1, sizeof(double)), *f = xcalloc(n + 1, sizeof(double));
+	int na = 0, nb = 0, nw = 0;
 	memset(rc, 0, sizeof(*rc));
 	for (size_t i = 0; i < n; i++) {
 		if (!(cand[i] > 0))
@@ -374,13 +380,30 @@ static void repeat_summarise(struct repeat_calls *rc, const double *ref, const d
 		else
 			b[nb++] = ref[i] / cand[i];
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (!repeat[i] || !(cand[i] > 0))
+			continue;
+		/* its own round's fresh calls; a round of one call (a huge output) has none: then the rounds
+		 * on either side of it */
+		int nf = 0;
+		for (int span = 0; span <= 1 && !nf; span++)
+			for (size_t j = 0; j < n; j++)
+				if (abs(round[j] - round[i]) <= span && !repeat[j] && cand[j] > 0)
+					f[nf++] = ref[j] / cand[j];
+		if (nf)
+			w[nw++] = ref[i] / cand[i] / median_of(f, nf);
+	}
 	rc->n = (size_t)na;
 	if (na && nb) {
 		rc->ratio_repeat = median_of(a, na);
 		rc->ratio_fresh = median_of(b, nb);
 	}
+	if (nw)
+		rc->within = median_of(w, nw);
 	free(a);
 	free(b);
+	free(w);
+	free(f);
 }
 
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
@@ -447,6 +470,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	size_t rounds_cap = (size_t)p->max_pairs / (size_t)block + 3;
 	struct block_clock *rclock = xcalloc(rounds_cap, sizeof(*rclock)), *cclock = xcalloc(rounds_cap, sizeof(*cclock));
 	char *repeat = xcalloc(cap, 1);
+	int *roundof = xcalloc(cap, sizeof(int));
 	int rounds = 0, rc = -1, pinned = 1, kept_rounds = 0;
 	snprintf(t->stop_reason, sizeof(t->stop_reason), "max_pairs");
 	for (int round = 0; (int)n < p->max_pairs && (size_t)round < rounds_cap; round++) {
@@ -575,6 +599,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				host[s][n] = got_host[s][j];
 			}
 			repeat[n] = is_repeat(p, (long)round * block + j);
+			roundof[n] = round;
 		}
 		if ((int)n >= MIN_PAIRS && kept_rounds >= MIN_ROUNDS) {
 			ratios(t->eager_us, t->candidate_us, n, rbuf);
@@ -607,6 +632,7 @@ out:
 		free(rclock);
 		free(cclock);
 		free(repeat);
+		free(roundof);
 		return rc;
 	}
 	t->ran = 1;
@@ -624,9 +650,10 @@ out:
 		x[4] = cclock[b].m;
 	}
 	t->trusted.nround = (size_t)rounds;
-	repeat_summarise(&t->repeats, t->eager_us, t->candidate_us, repeat, n);
+	timing_repeat_summarise(&t->repeats, t->eager_us, t->candidate_us, repeat, roundof, n);
 	free(rclock);
 	free(cclock);
 	free(repeat);
+	free(roundof);
 	return 0;
 }

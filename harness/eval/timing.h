@@ -67,6 +67,10 @@ json_t *timing_setup_request(const struct timing_plan *p);
 
 /* Fills v->timing. Returns 0; 1 when the per-call check failed the candidate (the verdict says how); or -1
  * with `fault` (which side failed in `*cand_failed`). */
+/* The repeats' statistics (struct repeat_calls) from n kept calls: the reference's and the candidate's
+ * times, which calls were repeats, and the round each ran in. */
+void timing_repeat_summarise(struct repeat_calls *rc, const double *ref, const double *cand, const char *repeat,
+			     const int *round, size_t n);
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
 	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **fail_msg);
 

@@ -232,9 +232,10 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "revalidated", json_boolean(t->revalidated));
 	json_object_set_new(o, "checked_calls", json_integer((json_int_t)t->checked_calls));
 	json_object_set_new(o, "trusted_clock", trusted_json(&t->trusted));
-	json_object_set_new(o, "repeats", t->repeats.n ? json_pack("{s:I, s:o, s:o}", "calls", (json_int_t)t->repeats.n,
+	json_object_set_new(o, "repeats", t->repeats.n ? json_pack("{s:I, s:o, s:o, s:o}", "calls", (json_int_t)t->repeats.n,
 								   "ratio_repeat", jreal(t->repeats.ratio_repeat),
-								   "ratio_fresh", jreal(t->repeats.ratio_fresh))
+								   "ratio_fresh", jreal(t->repeats.ratio_fresh),
+								   "within_round", jreal(t->repeats.within))
 							: json_null());
 	json_object_set_new(o, "order_bias", jreal(t->order_bias));
 	json_object_set_new(o, "host_bound", json_boolean(host_bound(t)));

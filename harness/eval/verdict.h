@@ -104,6 +104,9 @@ struct trusted_clock {
 struct repeat_calls {
 	size_t n;                    /* kept calls that were repeats */
 	double ratio_repeat, ratio_fresh; /* median reference/candidate of those, and of the others */
+	double within;               /* median over the repeats of their ratio over the median of the fresh
+				      * calls of the same round: what the rule judges (a round the machine slowed
+				      * moves both, and cancels) */
 };
 
 struct timing_result {

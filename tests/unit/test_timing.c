@@ -394,9 +394,47 @@ static void some_calls_repeat_earlier_inputs(void **state)
 	stop_pair(&p);
 }
 
+/* The repeats against the fresh calls of their own round. Three rounds the machine slowed (the candidate's
+ * calls 4x as long, one repeat each) and a quiet one holding four repeats: over all rounds the repeats'
+ * median ratio is 4x the fresh calls' (what an honest candidate met on a loaded CI machine), while beside
+ * the calls of their own rounds they cost the same. Repeats answered 8x as fast as the calls beside them
+ * are 8. */
+static void repeats_are_judged_within_their_round(void **state)
+{
+	(void)state;
+	enum { N = 20 };
+	double ref[N], cand[N];
+	char repeat[N];
+	int round[N];
+	struct repeat_calls rc;
+	for (int i = 0; i < N; i++) {
+		round[i] = i / 5;
+		repeat[i] = i % 5 == 4 || (round[i] == 3 && i != 18);
+		ref[i] = 100;
+		cand[i] = round[i] == 3 ? 100 : 400;
+	}
+	timing_repeat_summarise(&rc, ref, cand, repeat, round, N);
+	assert_int_equal((int)rc.n, 7);
+	assert_true(rc.ratio_repeat > 2 * rc.ratio_fresh); /* the medians over all rounds would say H11 */
+	assert_true(fabs(rc.within - 1.0) < 1e-9);
+	struct rt_findings f = { 0 };
+	rt_rule_repeats(rc.n, rc.within, rc.ratio_repeat, rc.ratio_fresh, &f);
+	assert_int_equal((int)f.n, 0);
+	/* a cache by content: the repeats cost an eighth of the fresh calls of their round */
+	for (int i = 0; i < N; i++)
+		cand[i] = (round[i] == 3 ? 100 : 400) / (repeat[i] ? 8.0 : 1.0);
+	timing_repeat_summarise(&rc, ref, cand, repeat, round, N);
+	assert_true(fabs(rc.within - 8.0) < 1e-9);
+	rt_rule_repeats(rc.n, rc.within, rc.ratio_repeat, rc.ratio_fresh, &f);
+	assert_int_equal((int)f.n, 1);
+	assert_string_equal(f.v[0].id, "H11");
+	rt_findings_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(repeats_are_judged_within_their_round),
 		cmocka_unit_test(alternates_and_discards_the_first_round),
 		cmocka_unit_test(order_bias_exposes_a_second_call_penalty),
 		cmocka_unit_test(blocks_pair_call_by_call_and_absorb_a_switch_penalty),
