@@ -38,6 +38,10 @@ check_err() { # name fixed-string
 	if grep -qF -- "$2" <<<"$ERR_TXT"; then _report ok "$1"; else
 		_report fail "$1" "stderr lacks '$2': ${ERR_TXT:0:1200}"; fi
 }
+check_eq() { # name got want
+	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
+want: $3"; fi
+}
 check_out_re() { # name regex
 	if grep -qE -- "$2" <<<"$OUT_TXT"; then _report ok "$1"; else
 		_report fail "$1" "stdout does not match /$2/: ${OUT_TXT:0:1200}"; fi

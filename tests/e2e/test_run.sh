@@ -10,10 +10,6 @@ FIX="$SB_ROOT/tests/fixtures"
 CASS="$FIX/cassettes/loop"
 R="$TMP/results"
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
-check_eq() { # name got want
-	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
-want: $3"; fi
-}
 
 # ---------- every agent through the replay provider ----------
 python3 "$SB_ROOT/scripts/cassette.py" "$CASS" "$TMP/loop.jsonl" >/dev/null

@@ -9,10 +9,6 @@ export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 R="$TMP/results"
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
-check_eq() { # name got want
-	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
-want: $3"; fi
-}
 mkdir -p "$TMP/empty"
 cat >"$TMP/s.yaml" <<YAML
 name: s

@@ -6,10 +6,6 @@ source "$(dirname "$0")/lib.sh"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 R="$TMP/results"
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
-check_eq() { # name got want
-	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
-want: $3"; fi
-}
 # only the samples agent: one candidate file (L1/2 sample 0), every other item a format_error without
 # an evaluation, so seven items cost one evaluation
 EXP=(-c "$SB_ROOT/tests/fixtures/slurm/exp.yaml" --set "agents.given.samples_dir=$SB_ROOT/tests/fixtures/generations"

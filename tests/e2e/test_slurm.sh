@@ -76,10 +76,6 @@ _report ok "Slurm starts in the temporary folder (node $HOST idle)"
 
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
 STATUSES="SELECT agent, problem, sample, attempt, status FROM verdicts ORDER BY agent, problem, sample, attempt"
-check_eq() { # name got want
-	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
-want: $3"; fi
-}
 EXP="$TMP/exp.yaml"
 sed "s|GENERATIONS|$SB_ROOT/tests/fixtures/generations|" "$SB_ROOT/tests/fixtures/slurm/exp.yaml" >"$EXP"
 now() { date +%s.%N; }

@@ -6,10 +6,6 @@ source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
 R="$TMP/results"
 verdicts_in() { "$SB" export "$1" | wc -l; }
-check_eq() { # name got want
-	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
-want: $3"; fi
-}
 # The verdicts of an export, each as the exact text stored: the row's last member, "verdict".
 verdict_text() { python3 -c 'import sys; [print(l[l.index(",\"verdict\":") + 11:-2]) for l in sys.stdin]'; }
 
