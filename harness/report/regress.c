@@ -326,9 +326,8 @@ static void item_table(struct strbuf *out, const struct regress *r, const enum r
 	struct table t;
 	static const char *const head[] = { "agent", "problem", "sample", "BASE", "NEW", "NEW / BASE", "threshold",
 					    "outcome" };
-	table_init(&t, 8);
-	for (size_t i = 0; i < 8; i++)
-		table_cell(&t, head[i]);
+	table_init(&t, TABLE_COLS(head));
+	table_head(&t, head, TABLE_COLS(head));
 	for (size_t i = 0; i < r->n; i++) {
 		const struct regress_item *it = &r->items[i];
 		int keep = 0;

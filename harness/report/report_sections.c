@@ -16,11 +16,10 @@
 void report_section_runs(const struct report_data *d, struct doc *doc)
 {
 	doc_heading(doc, 2, "runs", "Runs");
-	struct table *t = doc_table(doc, "runs-table", 11);
 	static const char *const head[] = { "input", "run", "created", "stitchbench", "device", "GPU", "torch",
 					    "tolerance", "trials", "perf_trials", "seed" };
-	for (size_t i = 0; i < 11; i++)
-		table_cell(t, head[i]);
+	struct table *t = doc_table(doc, "runs-table", TABLE_COLS(head));
+	table_head(t, head, TABLE_COLS(head));
 	for (size_t i = 0; i < d->nin; i++)
 		for (size_t j = 0; j < d->in[i].nruns; j++) {
 			const struct store_run *r = &d->in[i].runs[j];
@@ -204,11 +203,10 @@ void report_section_flagged(const struct report_data *d, struct doc *doc)
 		      "than 10x eager, H14 precision, ...). They count as correct and in nothing after it: not in fast_p, "
 		      "not in the geometric means, not in the speedup plots (docs/metrics.md). 'represents': the "
 		      "candidate is the one its problem is counted by.");
-	struct table *t = doc_table(doc, "flagged-table", 7);
 	static const char *const head[] = { "agent", "problem", "sample", "attempt", "speedup vs eager", "represents",
 					    "findings" };
-	for (size_t i = 0; i < 7; i++)
-		table_cell(t, head[i]);
+	struct table *t = doc_table(doc, "flagged-table", TABLE_COLS(head));
+	table_head(t, head, TABLE_COLS(head));
 	for (size_t i = 0; i < d->mi.nrows; i++) {
 		const struct metric_row *r = d->sorted[i];
 		if (!r->correct || !r->flagged)
@@ -270,11 +268,10 @@ void report_section_stages(const struct report_data *d, struct doc *doc)
 	}
 	doc_para(doc, "Every attempt by the stage the agent was in when it wrote it (draft, repair_compile, "
 		      "repair_correctness, optimize_performance, ...), in the order the stages first appear.");
-	struct table *t = doc_table(doc, "stages-table", 7);
 	static const char *const head[] = { "agent", "stage", "attempts", "compiled %", "correct %", "hack %",
 					    "geomean speedup of clean passes (n)" };
-	for (size_t i = 0; i < 7; i++)
-		table_cell(t, head[i]);
+	struct table *t = doc_table(doc, "stages-table", TABLE_COLS(head));
+	table_head(t, head, TABLE_COLS(head));
 	for (size_t j = 0; j < nv; j++) {
 		double n = (double)v[j].n;
 		table_text(t, v[j].agent);
@@ -317,10 +314,9 @@ void report_section_findings(const struct report_data *d, struct doc *doc)
 	doc_heading(doc, 2, "findings-by-agent", "Hack findings by agent");
 	doc_para(doc, "Candidates with a finding, per hack id (DESIGN §7) and agent, with the first one as an example. "
 		      "Found by: S from the source, R at run time, D a property of the problem.");
-	struct table *t = doc_table(doc, "findings-table", 7);
 	static const char *const head[] = { "id", "hack", "found by", "agent", "rejected", "flagged only", "example" };
-	for (size_t i = 0; i < 7; i++)
-		table_cell(t, head[i]);
+	struct table *t = doc_table(doc, "findings-table", TABLE_COLS(head));
+	table_head(t, head, TABLE_COLS(head));
 	for (size_t i = 0; i < nid; i++)
 		for (size_t a = 0; a < d->m.nagents; a++) {
 			size_t r, f;
@@ -412,10 +408,9 @@ void report_section_audit(const struct report_data *d, struct doc *doc)
 		doc_para(doc, "Problems the audit flagged (from %zu of these %zu stores). What each kind of flag means "
 			      "for their results:", d->audit_inputs, d->nin);
 		audit_meanings(d, doc);
-		struct table *t = doc_table(doc, "audit-table", 5);
 		static const char *const head[] = { "problem", "name", "id", "flaw", "message" };
-		for (size_t i = 0; i < 5; i++)
-			table_cell(t, head[i]);
+		struct table *t = doc_table(doc, "audit-table", TABLE_COLS(head));
+		table_head(t, head, TABLE_COLS(head));
 		for (size_t i = 0; i < d->naudit; i++) {
 			const struct report_audit *a = &d->audit[i];
 			table_text(t, a->problem);

@@ -34,6 +34,12 @@ void table_cell(struct table *t, const char *text)
 	add(t, xstrdup(text ? text : ""), 0);
 }
 
+void table_head(struct table *t, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		table_cell(t, names[i]);
+}
+
 void table_cellf(struct table *t, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;

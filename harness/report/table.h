@@ -24,6 +24,9 @@ struct table {
 void table_init(struct table *t, size_t ncols);
 void table_release(struct table *t);
 void table_cell(struct table *t, const char *text);     /* trusted */
+/* The header row: the n names of a static array (trusted); TABLE_COLS(names) is n. */
+void table_head(struct table *t, const char *const *names, size_t n);
+#define TABLE_COLS(names) (sizeof(names) / sizeof((names)[0]))
 __attribute__((format(printf, 2, 3)))
 void table_cellf(struct table *t, const char *fmt, ...); /* trusted */
 void table_text(struct table *t, const char *text);     /* untrusted: escaped */
