@@ -233,8 +233,9 @@ static void read_names(const struct cx_list *x, struct cxx_names *nm)
 		qsort(nm->defined, nm->ndefined, sizeof(*nm->defined), by_text);
 }
 
-/* What stands where a name should be: `{`, `%`, `$` of a template, or `(` after a blank field. */
-static int placeholder(const struct cx_list *x, size_t i)
+/* Whether a name is missing at token i, to be filled in when the source is put together: the `{`, `%` or
+ * `$` of a template field, or the `(` that follows a field read as blank. */
+static int name_filled_in_later(const struct cx_list *x, size_t i)
 {
 	return cx_is(x, i, CX_PUNCT, "{") || cx_is(x, i, CX_PUNCT, "%") || cx_is(x, i, CX_PUNCT, "$") ||
 	       cx_is(x, i, CX_PUNCT, "(");
@@ -347,11 +348,12 @@ static void rule_h01_cxx(struct static_ctx *c)
 				   cx_is(x, i - 2, CX_PUNCT, ">"));
 		/* at::{op}(x), at::%s, x.{method}(): a name filled in when the source is put together (an
 		 * f-string field reads as a blank, so `(` follows) */
-		int hole = (word_in(k->text, aten_roots) && cx_is(x, i + 1, CX_PUNCT, "::") && placeholder(x, i + 2)) ||
-			   (i + 1 < x->n && (cx_is(x, i + 1, CX_PUNCT, ".") ||
-					     (cx_is(x, i + 1, CX_PUNCT, "-") && cx_is(x, i + 2, CX_PUNCT, ">"))) &&
-			    placeholder(x, i + (cx_is(x, i + 1, CX_PUNCT, ".") ? 2 : 3)));
-		if (hole && !after_dot) {
+		int hidden_name = (word_in(k->text, aten_roots) && cx_is(x, i + 1, CX_PUNCT, "::") &&
+				   name_filled_in_later(x, i + 2)) ||
+				  (i + 1 < x->n && (cx_is(x, i + 1, CX_PUNCT, ".") ||
+						    (cx_is(x, i + 1, CX_PUNCT, "-") && cx_is(x, i + 2, CX_PUNCT, ">"))) &&
+				   name_filled_in_later(x, i + (cx_is(x, i + 1, CX_PUNCT, ".") ? 2 : 3)));
+		if (hidden_name && !after_dot) {
 			found(c, k, "cxx-aten-op", "the extension calls a function of %s whose name is filled in when its "
 			      "source is put together (line %d), where the checks cannot read it", k->text, own_code);
 			continue;
