@@ -360,25 +360,35 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 }
 
 /* Verdicts already in the JSONL file, as "problem candidate-sha" keys. */
-static int already_judged(const char *jsonl, const char *problem, const char *sha)
+/* What the JSONL file judged already, read once: "REF SHA256" of each verdict line. A harness_error judged
+ * nothing, so its file is tried again. */
+static void judged_in_file(const char *jsonl, struct strvec *out)
 {
 	FILE *f = fopen(jsonl, "r");
 	char *line = NULL;
 	size_t cap = 0;
-	int found = 0;
 	if (!f)
-		return 0;
-	while (!found && getline(&line, &cap, f) > 0) {
+		return;
+	while (getline(&line, &cap, f) > 0) {
 		json_t *j = json_loads(line, 0, NULL);
 		const char *p = json_string_value(json_object_get(json_object_get(j, "problem"), "ref"));
 		const char *c = json_string_value(json_object_get(json_object_get(j, "candidate"), "sha256"));
 		const char *st = json_string_value(json_object_get(j, "status"));
-		/* a harness_error judged nothing: the file is tried again */
-		found = p && c && !strcmp(p, problem) && !strcmp(c, sha) && !(st && !strcmp(st, "harness_error"));
+		if (p && c && !(st && !strcmp(st, "harness_error")))
+			strvec_pushf(out, "%s %s", p, c);
 		json_decref(j);
 	}
 	free(line);
 	fclose(f);
+}
+
+static int already_judged(const struct strvec *judged, const char *problem, const char *sha)
+{
+	char *key = xstrfmt("%s %s", problem, sha);
+	int found = 0;
+	for (size_t i = 0; i < judged->nr && !found; i++)
+		found = !strcmp(judged->v[i], key);
+	free(key);
 	return found;
 }
 
@@ -490,16 +500,19 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	}
 	free(run_dir);
 	size_t todo = 0, unstored = 0;
+	struct strvec judged = STRVEC_INIT;
+	judged_in_file(output, &judged);
 	for (size_t i = 0; i < n; i++) {
 		char ref[16];
 		snprintf(ref, sizeof(ref), "L%d/%d", items[i].problem->level, items[i].problem->id);
-		int in_file = already_judged(output, ref, items[i].sha), in_run = run_store_has(ctx, run, &items[i], ref);
+		int in_file = already_judged(&judged, ref, items[i].sha), in_run = run_store_has(ctx, run, &items[i], ref);
 		unstored += run && in_file && !in_run;
 		if (in_file || in_run)
 			items[i].skip = 1;
 		else
 			todo++;
 	}
+	strvec_clear(&judged);
 	if (unstored)
 		sb_warn(ctx, "%zu verdicts already in %s are not in run %s; 'stitchbench import %s/%s %s' adds them", unstored,
 			output, cfg->output.run_id, cfg->output.dir, cfg->output.run_id, output);
