@@ -203,34 +203,45 @@ for line in open(sys.argv[1]):
                                     ((t.get("eager") or {}).get("host") or {}).get("median_us") or 0, exposed,
                                     bool(t.get("launch_bound")),
                                     (t.get("process_factor") or {}).get("value"),
-                                    (v["speedup"] or {}).get("vs_eager_uncorrected")))
-bad = 0
+                                    (v["speedup"] or {}).get("vs_eager_uncorrected"),
+                                    (v["speedup"] or {}).get("vs_eager_ci95"),
+                                    bool((t.get("process_factor") or {}).get("launch_heavy")) or bool(t.get("launch_bound")),
+                                    ((t.get("gpu_only") or {}).get("eager") or {}).get("median_us")))
+# The targets: the reported 95% interval holds 1.0 in at least 95% of the evaluations, and the point is
+# within 2% of 1.0 in every evaluation of a problem of 50 us or more that is not launch-heavy.
+bad, n, held = 0, 0, 0
 for ref in sorted(by, key=lambda r: (int(r[1]), int(r.split("/")[1]))):
     rows = by[ref]
     sps = [r[1] for r in rows if r[1] is not None]
+    cis = [r[10] for r in rows if r[10]]
+    heavy = any(r[11] for r in rows)
     worst = max(abs(s - 1) for s in sps) if len(sps) == 3 else float("inf")
-    okrow = all(r[0] == "pass" for r in rows) and worst <= 0.01
+    contains = [lo <= 1.0 <= hi for lo, hi in cis]
+    n += len(rows)
+    held += sum(contains)
+    point_judged = not heavy and (rows[0][2] or 0) >= 50
+    okrow = all(r[0] == "pass" for r in rows) and len(cis) == len(rows) and (not point_judged or worst <= 0.02)
     bad += not okrow
-    # launch-bound (timing.launch_bound): the verdict itself says its speedup carries the process spread
-    # the process factor each evaluation measured (eval.process_factor) and the speedup before it
     f4 = lambda x: "%.4f" % x if x is not None else "-"
-    print("%-6s %-4s eager %9.1f us (host %7.1f)%s  speedups %s  pairs %s  worst |s-1| %.4f  exposed %s  SM MHz %s"
-          "  factors %s  uncorrected %s" % (
-        ref, "ok" if okrow else "FAIL", rows[0][2] or 0, rows[0][5], " launch-bound" if any(r[7] for r in rows) else "",
-        " ".join("%.4f" % s for s in sps), ",".join(str(r[3]) for r in rows), worst, ",".join(str(r[6]) for r in rows),
-        " ".join(r[4] for r in rows), " ".join(f4(r[8]) for r in rows), " ".join(f4(r[9]) for r in rows)))
-# issue 10's fidelity targets over all evaluations: 95% within [0.99, 1.01], all within [0.98, 1.02]
+    print("%-6s %-4s eager %9.1f us (host %7.1f, GPU only %s)%s  speedups %s  ci95 %s  holds 1.0 %d/%d  worst |s-1| %.4f%s"
+          "  SM MHz %s  factors %s  uncorrected %s" % (
+        ref, "ok" if okrow else "FAIL", rows[0][2] or 0, rows[0][5], f4(rows[0][12]),
+        " launch-heavy" if heavy else "", " ".join("%.4f" % s for s in sps),
+        " ".join("[%.3f,%.3f]" % (lo, hi) for lo, hi in cis), sum(contains), len(rows), worst,
+        "" if point_judged else " (point not judged)", " ".join(r[4] for r in rows), " ".join(f4(r[8]) for r in rows),
+        " ".join(f4(r[9]) for r in rows)))
 allsp = [r[1] for rows in by.values() for r in rows if r[1] is not None]
 n1, n2 = sum(abs(s - 1) <= 0.01 for s in allsp), sum(abs(s - 1) <= 0.02 for s in allsp)
-print("evaluations within [0.99, 1.01]: %d of %d (%.0f%%; target 95%%); within [0.98, 1.02]: %d (target all)" % (
-    n1, len(allsp), 100.0 * n1 / max(len(allsp), 1), n2))
+print("evaluations whose 95%% interval holds 1.0: %d of %d (%.0f%%; target 95%%)" % (held, n, 100.0 * held / max(n, 1)))
+print("points within [0.99, 1.01]: %d of %d; within [0.98, 1.02]: %d" % (n1, len(allsp), n2))
+bad += held < 0.95 * n
 print("FIDELITY_BAD %d" % bad)
 PY
 )
 echo "$table" | sed 's/^/     | /'
 [ "$(grep -c '^L' <<<"$table")" -eq "$nprob" ] && [ "$nprob" -gt 0 ] && grep -q '^FIDELITY_BAD 0$' <<<"$table" \
-	&& ok "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" \
-	|| bad "the reference as a candidate is within 1% of 1.0 on every bundled problem, 3 times each" "$(tail -5 "$fid/log")"
+	&& ok "the reference as a candidate: its interval holds 1.0 in 95% of evaluations, its point within 2% where judged" \
+	|| bad "the reference as a candidate: its interval holds 1.0 in 95% of evaluations, its point within 2% where judged" "$(tail -5 "$fid/log")"
 if [ -n "${OUT:-}" ]; then cp "$fid/v.jsonl" "$OUT/fidelity.jsonl"; cp "$fid/log" "$OUT/fidelity-batch.log"; fi
 fi
 

@@ -44,7 +44,7 @@ void config_init(struct config *c)
 	c->eval.warmup_calls = 3;
 	c->eval.timing_block = 10;
 	c->eval.timing_prime_ms = 5;
-	c->eval.timing_lead_us = -1;
+	c->eval.timing_lead_us = 0;
 	c->eval.timing_cpu = -1;
 	c->eval.timing_gc = 0;
 	c->eval.process_factor = PF_AUTO;
@@ -124,6 +124,21 @@ void config_release(struct config *c)
 	release_fields(config_schema, c);
 	free(c->path);
 	c->path = NULL;
+	for (size_t i = 0; i < c->ngiven; i++)
+		free(c->given[i]);
+	free(c->given);
+	c->given = NULL;
+	c->ngiven = 0;
+}
+
+const char *preset_name(enum eval_preset p)
+{
+	return p == PRESET_KERNELBENCH ? "kernelbench" : p == PRESET_STITCHCUDA ? "stitchcuda" : "stitchbench";
+}
+
+int preset_unpaired_mean(enum eval_preset p)
+{
+	return p == PRESET_KERNELBENCH || p == PRESET_STITCHCUDA;
 }
 
 const char *tolerance_name(enum tolerance_preset t)
@@ -306,6 +321,30 @@ static int policy_index(const char *id)
 	return (*end || v < 1 || v > SB_HACK_IDS) ? -1 : (int)v - 1;
 }
 
+void config_mark_given(struct config *c, const char *key)
+{
+	if (config_is_given(c, key))
+		return;
+	c->given = xrealloc(c->given, (c->ngiven + 1) * sizeof(*c->given));
+	c->given[c->ngiven++] = xstrdup(key);
+}
+
+int config_is_given(const struct config *c, const char *key)
+{
+	for (size_t i = 0; i < c->ngiven; i++)
+		if (!strcmp(c->given[i], key))
+			return 1;
+	return 0;
+}
+
+/* "checks.policy.H01" for the id as written ("h1" too) */
+static void mark_policy_given(struct config *c, const char *id)
+{
+	char key[32];
+	snprintf(key, sizeof(key), "checks.policy.H%02d", policy_index(id) + 1);
+	config_mark_given(c, key);
+}
+
 static int set_policy(const struct field *f, void *base, const char *id, const char *action,
 		      char *msg, size_t len)
 {
@@ -372,6 +411,7 @@ static const struct field *find_field(const struct field *fields, const char *ke
 /* ---------- YAML loading ---------- */
 
 struct loader {
+	struct config *c;
 	const char *name;
 	yaml_document_t *doc;
 	struct sb_error *err;
@@ -489,6 +529,7 @@ static int load_value(struct loader *L, const struct field *f, void *base, yaml_
 			if (f->type == FT_POLICY) {
 				if (set_policy(f, base, ks, vs, msg, sizeof(msg)))
 					return fail_at(L, policy_index(ks) < 0 ? k : val, sub, "%s", msg);
+				mark_policy_given(L->c, ks);
 				continue;
 			}
 			if (!vs)
@@ -507,6 +548,9 @@ static int load_value(struct loader *L, const struct field *f, void *base, yaml_
 			return fail_at(L, v, path, "expected %s, got %s", type_noun(f), node_kind(v));
 		if (set_scalar(f, base, is_null(v) ? NULL : (const char *)v->data.scalar.value, msg, sizeof(msg)))
 			return fail_at(L, v, path, "%s", msg);
+		config_mark_given(L->c, path);
+		if (f->choices == config_presets)
+			config_apply_preset(L->c);
 		return 0;
 	}
 }
@@ -545,7 +589,7 @@ int config_load_string(struct config *c, const char *name, const char *yaml, siz
 {
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct loader L = { name, &doc, err };
+	struct loader L = { c, name, &doc, err };
 	int rc = 0;
 
 	if (!yaml_parser_initialize(&parser))
@@ -603,11 +647,16 @@ int config_load_file(struct config *c, const char *path, struct sb_error *err)
 
 int config_set(struct config *c, const char *assignment, struct sb_error *err)
 {
+	return config_assign(c, assignment, 1, err);
+}
+
+int config_assign(struct config *c, const char *assignment, int given, struct sb_error *err)
+{
 	const char *eq = strchr(assignment, '=');
 	char msg[768];
 	if (!eq || eq == assignment)
 		return sb_error_set(err, SB_EINPUT, "--set %s: expected KEY=VALUE, e.g. eval.trials=10", assignment);
-	char *path = xstrndup(assignment, (size_t)(eq - assignment));
+	char *path = xstrndup(assignment, (size_t)(eq - assignment)), *path_copy = xstrdup(path);
 	const char *value = eq + 1;
 	const struct field *fields = config_schema, *f = NULL;
 	void *base = c;
@@ -675,6 +724,8 @@ int config_set(struct config *c, const char *assignment, struct sb_error *err)
 				if (f->type == FT_POLICY) {
 					if (set_policy(f, base, item, colon + 1, msg, sizeof(msg)))
 						rc = sb_error_set(err, SB_EINPUT, "--set %s: %s", assignment, msg);
+					else if (given)
+						mark_policy_given(c, item);
 				} else {
 					struct header_kv **h = AT(base, f->off, struct header_kv *);
 					size_t *n = AT(base, f->off2, size_t);
@@ -692,8 +743,15 @@ int config_set(struct config *c, const char *assignment, struct sb_error *err)
 		int null = !strcmp(value, "null") || !strcmp(value, "~");
 		if (set_scalar(f, base, null ? NULL : value, msg, sizeof(msg)))
 			rc = sb_error_set(err, SB_EINPUT, "--set %s: %s", assignment, msg);
+		else {
+			if (given)
+				config_mark_given(c, path_copy);
+			if (f->choices == config_presets)
+				config_apply_preset(c);
+		}
 	}
 out:
+	free(path_copy);
 	free(path);
 	return rc;
 }

@@ -15,6 +15,9 @@ enum timing_statistic { STAT_MEDIAN = 0, STAT_MEAN = 1 };
 enum process_factor_mode { PF_AUTO = 0, PF_ON = 1, PF_OFF = 2 }; /* eval.process_factor: auto = on a GPU */
 enum exchange_mode { XCHG_AUTO = 0, XCHG_FILES = 1, XCHG_SHARED = 2 }; /* eval.exchange: auto = shared on a GPU */
 enum policy_action { POLICY_FLAG = 0, POLICY_REJECT = 1 };
+/* eval.preset: whose protocol an evaluation follows (docs/config.md "Presets"); config.c's preset table
+ * says which keys each one sets. */
+enum eval_preset { PRESET_STITCHBENCH = 0, PRESET_KERNELBENCH = 1, PRESET_STITCHCUDA = 2 };
 
 /* Where a value came from in the YAML file, for error messages that point at it. */
 struct src_pos {
@@ -76,6 +79,7 @@ struct problems_cfg {
 };
 
 struct eval_cfg {
+	enum eval_preset preset; /* sets the defaults of the keys in config.c's preset table */
 	char *device;           /* auto | cpu | cuda | cuda:N */
 	int trials;
 	int perf_trials;
@@ -135,6 +139,9 @@ struct config {
 	struct eval_cfg eval;
 	struct checks_cfg checks;
 	struct output_cfg output;
+	/* the keys the file or a --set gave ("eval.trials", "checks.policy.H01"): a preset leaves them be */
+	char **given;
+	size_t ngiven;
 };
 
 /* Fills every field with its documented default. */
@@ -160,6 +167,11 @@ void config_dump(const struct config *c, struct strbuf *out);
 int config_header_secret(const char *name);
 
 const char *tolerance_name(enum tolerance_preset t);
+const char *preset_name(enum eval_preset p);
+/* The preset's timing method: 1 when it times KernelBench's way (the speedup is the mean of the
+ * reference's calls over the mean of the candidate's, each side's calls in blocks), 0 for paired
+ * interleaved calls and the median of their ratios. */
+int preset_unpaired_mean(enum eval_preset p);
 /* checks.policy for a hack id ("H10"): "reject" or "flag"; NULL for a string that is no id. */
 const char *config_policy(const struct config *c, const char *id);
 const struct model_cfg *config_find_model(const struct config *c, const char *name);

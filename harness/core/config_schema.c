@@ -18,6 +18,7 @@ static const char *const agent_kinds[] = { "stitchcuda", "oneshot", "best-of-n",
 					   "torch-compile", "torch-eager", "samples", NULL };
 static const char *const tolerances[] = { "kernelbench", "kernelbench-v0", NULL };
 static const char *const statistics[] = { "median", "mean", NULL };
+const char *const config_presets[] = { "stitchbench", "kernelbench", "stitchcuda", NULL }; /* enum eval_preset's order */
 static const char *const pf_modes[] = { "auto", "on", "off", NULL }; /* enum process_factor_mode's order */
 static const char *const xchg_modes[] = { "auto", "files", "shared", NULL }; /* enum exchange_mode's order */
 
@@ -142,6 +143,10 @@ static const struct field problems_fields[] = {
 };
 
 static const struct field eval_fields[] = {
+	{ "preset", FT_ENUM, F(eval_cfg, preset), .choices = config_presets,
+	  .doc = "whose protocol: stitchbench (paired interleaved calls, medians, strict policy), kernelbench (its trials, "
+		 "block timing and means, its static strictness) or stitchcuda (its verifier's trials); sets the keys of "
+		 "docs/config.md's preset table that the file or --set does not give" },
 	{ "device", FT_STR, F(eval_cfg, device), .doc = "auto, cpu, cuda or cuda:N" },
 	{ "trials", FT_INT, F(eval_cfg, trials), .min = 1, .max = 1000, .doc = "correctness trials (fresh inputs each)" },
 	{ "perf_trials", FT_INT, F(eval_cfg, perf_trials), .min = 0, .max = 100000,

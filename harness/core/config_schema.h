@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 /* The member of type `type` at byte offset `off` of the struct at `base`. */
 #define AT(base, off, type) ((type *)((char *)(base) + (off)))
 
@@ -39,5 +41,19 @@ struct field {
 };
 
 extern const struct field config_schema[];
+extern const char *const config_presets[]; /* eval.preset's choices; setting that key applies the preset */
+
+struct config;
+/* config_set's work; `given` = 0 for a value a preset sets, which leaves the key free for the next preset. */
+int config_assign(struct config *c, const char *assignment, int given, struct sb_error *err);
+/* The keys the file or a --set named (struct config.given). */
+void config_mark_given(struct config *c, const char *key);
+int config_is_given(const struct config *c, const char *key);
+/* Sets every key of c's preset (c->eval.preset) that was not given (config_preset.c). */
+void config_apply_preset(struct config *c);
+/* The preset table, row by row, for the tests and docs: row i's key, and in *value its value under p;
+ * NULL past the last row. */
+size_t config_preset_rows(void);
+const char *config_preset_row(size_t i, int preset, const char **value);
 
 #endif

@@ -92,7 +92,7 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan);
 int eval_recorded_launch_heavy(const char *ref_entry);
 int eval_process_factor_planned(const struct eval_ctx *c);
 int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *err);
-void eval_apply_process_factor(struct timing_result *t);
+void eval_apply_process_factor(struct timing_result *t, int forced);
 void eval_record_launch_heavy(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */

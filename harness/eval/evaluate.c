@@ -263,8 +263,13 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
+		.unpaired_mean = preset_unpaired_mean(cfg->eval.preset),
 	};
 }
+
+/* The GPU-only diagnostic's calls per side (timing.gpu_only): enough for a median, few enough to cost
+ * little beside the timing's own calls. */
+#define GPU_ONLY_CALLS 10
 
 static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 {
@@ -279,6 +284,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 		return -1;
 	eval_timing_plan(c, &plan); /* its ref_inputs: drawn by this evaluation's early load, or NULL */
 	plan.with_compiled = c->ref_compiled;
+	plan.gpu_only_calls = gpu && plan.lead_us == 0 ? GPU_ONLY_CALLS : 0;
 	plan.fresh = 1;
 	plan.ship = !gpu;
 	eval_timed_check(c, &check);
@@ -293,7 +299,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	nvml_close(plan.nvml);
 	c->v->seconds.timing = proc_now() - t0 + c->v->timing.factor.seconds;
 	if (rc == 0) {
-		eval_apply_process_factor(&c->v->timing);
+		eval_apply_process_factor(&c->v->timing, cfg->eval.process_factor == PF_ON);
 		eval_record_launch_heavy(c);
 	}
 	if (rc > 0) /* a timed call's outputs were wrong: the check said so in the verdict */
@@ -483,6 +489,7 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	v->candidate_path = xstrdup(candidate_path);
 	if (sha256_file_hex(candidate_path, v->candidate_sha256))
 		v->candidate_sha256[0] = '\0';
+	snprintf(v->settings.preset, sizeof(v->settings.preset), "%s", preset_name(c->cfg->eval.preset));
 	v->settings.trials = c->cfg->eval.trials;
 	v->settings.perf_trials = c->cfg->eval.perf_trials;
 	v->settings.seed = c->cfg->eval.seed;

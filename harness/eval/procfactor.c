@@ -38,8 +38,8 @@
 
 static int launch_heavy(const struct timing_result *t)
 {
-	const struct timing_side *e = &t->eager;
-	return e->host_us.n && e->lead_us_max > 0 && e->host_us.median >= HEAVY_HOST_RATIO * e->us.median;
+	const struct sample_stats *eg, *eh, *cg, *ch;
+	return timing_gpu_view(t, &eg, &eh, &cg, &ch) && eh->median >= HEAVY_HOST_RATIO * eg->median;
 }
 
 int eval_recorded_launch_heavy(const char *ref_entry)
@@ -81,7 +81,7 @@ int eval_process_factor_planned(const struct eval_ctx *c)
 	enum process_factor_mode m = c->cfg->eval.process_factor;
 	if (c->cfg->eval.perf_trials <= 0 || m == PF_OFF)
 		return 0;
-	return m == PF_ON || (strcmp(c->e->device, "cpu") && c->launch_heavy_recorded != 0);
+	return m == PF_ON || strcmp(c->e->device, "cpu");
 }
 
 /* One request to the candidate's worker; on a failure the note says why. Nothing of the candidate's has
@@ -130,7 +130,7 @@ static void time_reference(struct eval_ctx *c, double deadline)
 		pf->cand_us = t.candidate.us.median;
 		/* these pairs' own host and GPU times, or what the last timing of the problem found */
 		pf->launch_heavy = launch_heavy(&t) || c->launch_heavy_recorded == 1;
-		pf->applied = pf->measured && (pf->launch_heavy || c->cfg->eval.process_factor == PF_ON);
+		pf->applied = 0; /* decided after the timing proper (eval_apply_process_factor) */
 		if (!pf->measured)
 			snprintf(pf->note, sizeof(pf->note), "the pairs gave no usable ratio");
 	} else {
@@ -168,13 +168,26 @@ int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *er
 	return 0;
 }
 
-void eval_apply_process_factor(struct timing_result *t)
+void eval_apply_process_factor(struct timing_result *t, int forced)
 {
-	const struct process_factor *f = &t->factor;
-	if (!f->applied || !(f->lo > 0) || !(f->hi > 0))
+	struct process_factor *f = &t->factor;
+	if (!f->measured || !(f->lo > 0) || !(f->hi > 0))
 		return;
-	/* both intervals at once, at their unfavourable ends: wider than either, never narrower */
-	t->speedup_eager /= f->value;
-	t->speedup_eager_lo /= f->hi;
-	t->speedup_eager_hi /= f->lo;
+	/* the timing proper's GPU-only calls tell a launch-heavy reference when the factor's pairs could not
+	 * (timed end to end, they have no GPU-only time of their own) */
+	f->launch_heavy = f->launch_heavy || launch_heavy(t);
+	f->applied = f->launch_heavy || forced;
+	if (f->applied) {
+		/* both intervals at once, at their unfavourable ends: wider than either, never narrower */
+		t->speedup_eager /= f->value;
+		t->speedup_eager_lo /= f->hi;
+		t->speedup_eager_hi /= f->lo;
+		return;
+	}
+	/* Not launch-heavy: the point stays as measured, but the process's share is a measured uncertainty of
+	 * it, so the interval spans both readings (as measured, and as if both had run in one process). */
+	double lo = t->speedup_eager_lo / f->hi, hi = t->speedup_eager_hi / f->lo;
+	f->widened = lo < t->speedup_eager_lo || hi > t->speedup_eager_hi;
+	t->speedup_eager_lo = lo < t->speedup_eager_lo ? lo : t->speedup_eager_lo;
+	t->speedup_eager_hi = hi > t->speedup_eager_hi ? hi : t->speedup_eager_hi;
 }

@@ -130,6 +130,34 @@ int bootstrap_median(const double *x, size_t n, int B, uint64_t seed, double lev
 	return 0;
 }
 
+static double resampled_mean(const double *x, size_t n, struct sb_rng *rng)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += x[(size_t)(sb_rng_uniform(rng) * (double)n)];
+	return sum / (double)n;
+}
+
+int bootstrap_mean_ratio(const double *num, size_t nn, const double *den, size_t nd, int B, uint64_t seed,
+			 double level, double *lo, double *hi)
+{
+	*lo = *hi = 0;
+	if (!nn || !nd || B < 1 || !(level > 0 && level < 1))
+		return SB_EINPUT;
+	struct sb_rng rng;
+	double *r = xmalloc((size_t)B * sizeof(double));
+	sb_rng_seed(&rng, seed);
+	for (int b = 0; b < B; b++) {
+		double n = resampled_mean(num, nn, &rng), d = resampled_mean(den, nd, &rng);
+		r[b] = d > 0 ? n / d : 0;
+	}
+	qsort(r, (size_t)B, sizeof(double), cmp_double);
+	*lo = stats_percentile(r, (size_t)B, 100 * (1 - level) / 2);
+	*hi = stats_percentile(r, (size_t)B, 100 * (1 + level) / 2);
+	free(r);
+	return 0;
+}
+
 double median_rse(const double *x, size_t n, uint64_t seed)
 {
 	double lo, hi, se, *v;

@@ -33,6 +33,11 @@ double sb_rng_uniform(struct sb_rng *r); /* [0, 1), 53 random bits */
  * Returns 0, or SB_EINPUT (with lo = hi = se = 0) when n == 0, B < 1 or level is outside (0, 1). */
 int bootstrap_median(const double *x, size_t n, int B, uint64_t seed, double level, double *lo, double *hi,
 		     double *se);
+/* Percentile bootstrap of mean(num) / mean(den) for two unpaired samples (KernelBench's speedup: the
+ * reference's mean time over the candidate's): each resample draws each side with replacement on its own.
+ * Returns 0, or SB_EINPUT (lo = hi = 0) when a side is empty, B < 1 or level is outside (0, 1). */
+int bootstrap_mean_ratio(const double *num, size_t nn, const double *den, size_t nd, int B, uint64_t seed,
+			 double level, double *lo, double *hi);
 /* Relative standard error of the median: se / |median| from bootstrap_median with B = 200 - the timing
  * loop's stop rule. INFINITY when n < 2 or the median is 0, so that too little data never looks precise. */
 double median_rse(const double *x, size_t n, uint64_t seed);

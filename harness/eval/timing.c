@@ -101,7 +101,7 @@ static void ratios(const double *num, const double *den, size_t n, double *out)
 		out[i] = den[i] > 0 ? num[i] / den[i] : 0;
 }
 
-static void summarise(struct timing_result *t, size_t n, int block, uint32_t seed)
+static void summarise(struct timing_result *t, size_t n, int block, int unpaired, uint32_t seed)
 {
 	double *r = xcalloc(n ? n : 1, sizeof(double));
 	stats_compute(t->eager_us, n, &t->eager.us);
@@ -112,6 +112,12 @@ static void summarise(struct timing_result *t, size_t n, int block, uint32_t see
 	t->speedup_eager = t->ratio_eager.median;
 	bootstrap_median(r, n, 2000, seed, 0.95, &t->speedup_eager_lo, &t->speedup_eager_hi, &se);
 	t->speedup_eager_mean_method = t->candidate.us.mean > 0 ? t->eager.us.mean / t->candidate.us.mean : 0;
+	snprintf(t->method, sizeof(t->method), "%s", unpaired ? "unpaired_mean" : "paired_median");
+	if (unpaired) {
+		t->speedup_eager = t->speedup_eager_mean_method;
+		bootstrap_mean_ratio(t->eager_us, n, t->candidate_us, n, 2000, seed, 0.95, &t->speedup_eager_lo,
+				     &t->speedup_eager_hi);
+	}
 	/* as measured; a process factor, applied later (procfactor.c), divides speedup_eager only */
 	t->speedup_eager_raw = t->speedup_eager;
 	t->speedup_eager_raw_lo = t->speedup_eager_lo;
@@ -138,6 +144,11 @@ static void summarise(struct timing_result *t, size_t n, int block, uint32_t see
 		stats_compute(r, n, &t->ratio_compiled);
 		t->speedup_compiled = t->ratio_compiled.median;
 		bootstrap_median(r, n, 2000, seed + 1, 0.95, &t->speedup_compiled_lo, &t->speedup_compiled_hi, &se);
+		if (unpaired) {
+			t->speedup_compiled = t->candidate.us.mean > 0 ? t->compiled.us.mean / t->candidate.us.mean : 0;
+			bootstrap_mean_ratio(t->compiled_us, n, t->candidate_us, n, 2000, seed + 1, 0.95,
+					     &t->speedup_compiled_lo, &t->speedup_compiled_hi);
+		}
 	}
 	t->pairs = n;
 	free(r);
@@ -406,6 +417,55 @@ void timing_repeat_summarise(struct repeat_calls *rc, const double *ref, const d
 	free(f);
 }
 
+/* The GPU-only diagnostic (struct gpu_only_time): one block per side, reference first, behind the
+ * automatic lead (worker.py's auto_lead_us), so each call's time is the GPU's without the host's launch.
+ * Its calls continue the timing's numbering, so their inputs are fresh ones from the timing's seeds. They
+ * are not checked, and nothing is decided by the candidate's: its time is shown, never scored; the
+ * reference's (trusted) tells a launch-heavy model. */
+static int gpu_only_round(struct side *R, struct side *C, const struct timing_plan *p, long first_call,
+			  double ref_deadline, double cand_deadline, struct gpu_only_time *g, struct worker_fault *fault,
+			  int *cand_failed, char **msg)
+{
+	struct side *both[2] = { R, C };
+	int m = p->gpu_only_calls;
+	double *us[2], *host[2];
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < 2; i++) {
+		json_t *sets = json_array(), *seeds = json_array(), *reply;
+		for (int j = 0; j < m; j++) {
+			json_array_append_new(sets, json_integer((first_call + j) % p->nsets));
+			json_array_append_new(seeds, json_integer(seed_of_call(p, first_call + j)));
+		}
+		json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:b, s:b}", "cmd", "time", "which", "model",
+					"sets", sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", -1, "cpu", p->cpu,
+					"gc", p->gc, "fresh", p->fresh);
+		if (ask(both[i], req, -1, &reply, both[i]->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
+			if (i)
+				free(us[0]), free(host[0]);
+			return -1;
+		}
+		us[i] = xcalloc((size_t)m, sizeof(double));
+		host[i] = xcalloc((size_t)m, sizeof(double));
+		json_t *u = json_object_get(reply, "us"), *h = json_object_get(reply, "host_us");
+		for (int j = 0; j < m; j++) {
+			us[i][j] = json_number_value(json_array_get(u, j));
+			host[i][j] = json_number_value(json_array_get(h, j));
+		}
+		int lead = (int)json_integer_value(json_object_get(reply, "lead_us"));
+		g->lead_us = lead > g->lead_us ? lead : g->lead_us;
+		json_decref(reply);
+	}
+	stats_compute(us[0], (size_t)m, &g->eager);
+	stats_compute(us[1], (size_t)m, &g->candidate);
+	stats_compute(host[0], (size_t)m, &g->eager_host);
+	stats_compute(host[1], (size_t)m, &g->candidate_host);
+	g->speedup = g->candidate.median > 0 ? g->eager.median / g->candidate.median : 0;
+	g->measured = 1;
+	for (int i = 0; i < 2; i++)
+		free(us[i]), free(host[i]);
+	return 0;
+}
+
 int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan *p, double cand_deadline,
 	       struct timing_result *t, struct worker_fault *fault, int *cand_failed, char **msg)
 {
@@ -613,6 +673,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			break;
 		}
 	}
+	if (p->gpu_only_calls > 0 &&
+	    gpu_only_round(&R, &C, p, (long)rounds * block, ref_deadline, cand_deadline, &t->gpu_only, fault, cand_failed, msg))
+		goto out;
 	rc = 0;
 out:
 	worker_drop_fds(ref);
@@ -641,7 +704,7 @@ out:
 	t->eager.available = t->candidate.available = 1;
 	t->compiled.available = p->with_compiled;
 	t->revalidated = p->check != NULL;
-	summarise(t, n, block, p->base_seed);
+	summarise(t, n, block, p->unpaired_mean, p->base_seed);
 	trusted_summarise(&t->trusted, rclock, cclock, rounds, p->lead_us, t->speedup_eager_raw, p->base_seed);
 	t->trusted.round_us = xcalloc((size_t)rounds * 5 + 1, sizeof(double));
 	for (int b = 0; b < rounds; b++) {

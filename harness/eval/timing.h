@@ -39,6 +39,9 @@ struct timing_plan {
 	int block;               /* eval.timing_block: calls per side per round, back to back */
 	int prime_ms;            /* eval.timing_prime_ms: GPU warm-up before each block (0 on the CPU) */
 	int lead_us;             /* eval.timing_lead_us: GPU-side wait before each start event (0 on the CPU) */
+	int unpaired_mean;       /* the speedup is mean over mean (KernelBench's), not the median pair ratio */
+	int gpu_only_calls;      /* > 0: that many calls per side behind an automatic lead after the timing
+				  * proper, for timing.gpu_only (GPU, timed end to end); 0: none */
 	int cpu;                 /* eval.timing_cpu: both workers' threads pinned to it while timing; -1: not */
 	int gc;                  /* eval.timing_gc: Python's collector may run inside a timed block */
 	int warmup_ms, warmup_calls;

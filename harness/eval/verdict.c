@@ -152,12 +152,27 @@ static json_t *gpu_clock_json(const struct timing_result *t)
 /* A candidate whose host time per call is well above its GPU time and the reference's host time, timed
  * with a lead (so its launches were kept out of the timed span): its speedup counts GPU time its users
  * would wait longer for. Stated in the JSON (timing.host_bound) and warned about in the text. */
-static int host_bound(const struct timing_result *t)
+int timing_gpu_view(const struct timing_result *t, const struct sample_stats **ref_gpu, const struct sample_stats **ref_host,
+		    const struct sample_stats **cand_gpu, const struct sample_stats **cand_host)
 {
 	const struct timing_side *c = &t->candidate, *e = &t->eager;
-	if (!c->host_us.n || !e->host_us.n || c->lead_us_max <= 0)
+	if (e->host_us.n && c->host_us.n && e->lead_us_max > 0 && c->lead_us_max > 0) {
+		*ref_gpu = &e->us, *ref_host = &e->host_us, *cand_gpu = &c->us, *cand_host = &c->host_us;
+		return 1;
+	}
+	const struct gpu_only_time *g = &t->gpu_only;
+	if (!g->measured || !g->eager_host.n || !g->candidate_host.n)
 		return 0;
-	return c->host_us.median > 2 * c->us.median && c->host_us.median > 1.5 * e->host_us.median;
+	*ref_gpu = &g->eager, *ref_host = &g->eager_host, *cand_gpu = &g->candidate, *cand_host = &g->candidate_host;
+	return 1;
+}
+
+static int host_bound(const struct timing_result *t)
+{
+	const struct sample_stats *eg, *eh, *cg, *ch;
+	if (!timing_gpu_view(t, &eg, &eh, &cg, &ch))
+		return 0;
+	return ch->median > 2 * cg->median && ch->median > 1.5 * eh->median;
 }
 
 /* A reference of many small kernels: its host time per call (timed with a lead, on a GPU) at least 3x
@@ -167,8 +182,8 @@ static int host_bound(const struct timing_result *t)
  * knows the calls of these two processes. Stated in the JSON (timing.launch_bound) and the text. */
 static int launch_bound(const struct timing_result *t)
 {
-	const struct timing_side *e = &t->eager;
-	return e->host_us.n && e->lead_us_max > 0 && e->host_us.median >= 3 * e->us.median;
+	const struct sample_stats *eg, *eh, *cg, *ch;
+	return timing_gpu_view(t, &eg, &eh, &cg, &ch) && eh->median >= 3 * eg->median;
 }
 
 /* timing.process_factor: null where it was not measured nor tried (eval.process_factor = off, auto on the
@@ -179,7 +194,8 @@ static json_t *factor_json(const struct process_factor *f)
 		return json_null();
 	if (!f->measured)
 		return json_pack("{s:b, s:s}", "measured", 0, "note", f->note);
-	return json_pack("{s:b, s:b, s:b, s:o, s:[o,o], s:I, s:o, s:o, s:o}", "measured", 1, "applied", f->applied,
+	return json_pack("{s:b, s:b, s:b, s:b, s:o, s:[o,o], s:I, s:o, s:o, s:o}", "measured", 1, "applied", f->applied,
+			 "widened", f->widened,
 			 "launch_heavy", f->launch_heavy, "value", jreal(f->value), "ci95", jreal(f->lo), jreal(f->hi),
 			 "pairs", (json_int_t)f->pairs, "reference_us", jreal(f->ref_us), "in_candidate_us",
 			 jreal(f->cand_us), "seconds", jreal(f->seconds));
@@ -216,12 +232,26 @@ static json_t *side_json(const struct timing_side *s)
 	return o;
 }
 
+/* timing.gpu_only: null where the calls were not timed end to end on a GPU */
+static json_t *gpu_only_json(const struct gpu_only_time *g)
+{
+	if (!g->measured)
+		return json_null();
+	json_t *e = stats_json(&g->eager, 1), *c = stats_json(&g->candidate, 1);
+	json_object_set_new(e, "host", stats_json(&g->eager_host, 1));
+	json_object_set_new(c, "host", stats_json(&g->candidate_host, 1));
+	return json_pack("{s:i, s:o, s:o, s:o}", "lead_us_max", g->lead_us, "eager", e, "candidate", c, "speedup",
+			 jreal(g->speedup));
+}
+
 static json_t *timing_json(const struct timing_result *t)
 {
 	if (!t->ran)
 		return json_null();
 	json_t *o = json_object();
 	json_object_set_new(o, "clock", json_string(t->clock));
+	json_object_set_new(o, "method", json_string(t->method[0] ? t->method : "paired_median"));
+	json_object_set_new(o, "gpu_only", gpu_only_json(&t->gpu_only));
 	json_object_set_new(o, "pairs", json_integer((json_int_t)t->pairs));
 	json_object_set_new(o, "stop_reason", json_string(t->stop_reason));
 	json_object_set_new(o, "eager", side_json(&t->eager));
@@ -269,6 +299,7 @@ static json_t *speedup_json(const struct timing_result *t)
 	json_object_set_new(o, "vs_compiled_ci95", t->compiled.available
 			    ? json_pack("[o,o]", jreal(t->speedup_compiled_lo), jreal(t->speedup_compiled_hi)) : json_null());
 	json_object_set_new(o, "vs_eager_mean_method", jreal(t->speedup_eager_mean_method));
+	json_object_set_new(o, "vs_eager_paired_median", jreal(t->ratio_eager.median));
 	json_object_set_new(o, "vs_eager_uncorrected", jreal(t->speedup_eager_raw));
 	json_object_set_new(o, "vs_eager_uncorrected_ci95",
 			    json_pack("[o,o]", jreal(t->speedup_eager_raw_lo), jreal(t->speedup_eager_raw_hi)));
@@ -311,7 +342,8 @@ json_t *verdict_to_json(const struct verdict *v)
 						    "capabilities_dropped", v->sandbox.caps_dropped, "private_tmp",
 						    v->sandbox.private_tmp && v->sandbox.private_shm, "memory_limit_bytes", v->sandbox.memory_limit
 						    ? json_integer(v->sandbox.memory_limit) : json_null(), "notes", v->sandbox.notes));
-	json_object_set_new(o, "settings", json_pack("{s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "trials", v->settings.trials,
+	json_object_set_new(o, "settings", json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "preset",
+						     v->settings.preset[0] ? v->settings.preset : "stitchbench", "trials", v->settings.trials,
 						     "perf_trials", v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
 						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",
 						     v->settings.timing_gc, "hash_seed",
@@ -389,6 +421,14 @@ static void print_launch_bound(struct strbuf *out, const struct timing_result *t
 			    "above does not include\n", e->host_us.median, e->us.median);
 }
 
+static void print_gpu_only(struct strbuf *out, const struct gpu_only_time *g)
+{
+	if (g->measured)
+		strbuf_addf(out, "  GPU only (diagnostic: %zu calls per side behind a lead, the host's launch not timed): "
+			    "eager %.2f us, candidate %.2f us (medians), %.3fx\n", g->eager.n, g->eager.median,
+			    g->candidate.median, g->speedup);
+}
+
 static void print_factor(struct strbuf *out, const struct timing_result *t)
 {
 	const struct process_factor *f = &t->factor;
@@ -397,8 +437,8 @@ static void print_factor(struct strbuf *out, const struct timing_result *t)
 			    "%.1f us in the candidate's process); divided into the speedup vs eager, which was %.3fx before\n",
 			    f->value, f->lo, f->hi, f->pairs, f->ref_us, f->cand_us, t->speedup_eager_raw);
 	else if (f->measured)
-		strbuf_addf(out, "  process factor       %.4f  (95%% CI %.4f-%.4f), not applied: the reference is not launch-heavy\n",
-			    f->value, f->lo, f->hi);
+		strbuf_addf(out, "  process factor       %.4f  (95%% CI %.4f-%.4f), not applied: the reference is not launch-heavy%s\n",
+			    f->value, f->lo, f->hi, f->widened ? "; the speedup's interval spans it" : "");
 	else if (f->note[0])
 		strbuf_addf(out, "  process factor       not measured: %s\n", f->note);
 }
@@ -424,13 +464,21 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	}
 	if (v->timing.ran) {
 		const struct timing_result *t = &v->timing;
-		strbuf_addf(out, "  timing (%s, %zu interleaved pairs, stopped by %s):\n", t->clock, t->pairs, t->stop_reason);
+		int unpaired = !strcmp(t->method, "unpaired_mean");
+		strbuf_addf(out, "  timing (%s, %zu %s, stopped by %s):\n", t->clock, t->pairs,
+			    unpaired ? "calls per side, KernelBench's means" : "interleaved pairs", t->stop_reason);
 		int gpu = strcmp(t->clock, "host") != 0;
 		print_side(out, "eager", &t->eager, gpu);
 		print_side(out, "candidate", &t->candidate, gpu);
 		print_side(out, "compiled", &t->compiled, gpu);
-		strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; KernelBench mean method %.3fx)\n",
-			    t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi, t->speedup_eager_mean_method);
+		if (unpaired)
+			strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; mean over mean; median of the pair "
+				    "ratios %.3fx)\n", t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi,
+				    t->ratio_eager.median);
+		else
+			strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; KernelBench mean method %.3fx)\n",
+				    t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi, t->speedup_eager_mean_method);
+		print_gpu_only(out, &t->gpu_only);
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
 			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "
 				    "the speedup's interval is wider than noise alone\n", t->order_bias);

@@ -70,6 +70,7 @@ struct process_factor {
 	int launch_heavy;            /* the reference's host time per call >= 2x its GPU time (procfactor.c), as
 				      * the factor's pairs timed it or the problem's last timing recorded it */
 	int applied;                 /* divided into the speedup: launch-heavy, or eval.process_factor = on */
+	int widened;                 /* not applied, but the speedup's interval spans it (procfactor.c) */
 	double value, lo, hi;        /* median of the pair ratios reference worker / candidate's process; 95% CI */
 	size_t pairs;
 	double ref_us, cand_us;      /* the reference's median in its worker and in the candidate's process */
@@ -109,9 +110,23 @@ struct repeat_calls {
 				      * moves both, and cancels) */
 };
 
+/* The GPU-only diagnostic (timing.c): calls timed behind a device-side lead after the timing proper, so
+ * that their time is the GPU's alone, without the host's launch. The speedup is never taken from it; it
+ * says how much of a call's time is launch, and tells a launch-heavy reference. */
+struct gpu_only_time {
+	int measured;
+	int lead_us;                 /* the longest lead the calls had */
+	struct sample_stats eager, candidate;            /* per-call microseconds, GPU only */
+	struct sample_stats eager_host, candidate_host;  /* the host's microseconds for the same calls */
+	double speedup;              /* median eager over median candidate, for the diagnostic only */
+};
+
 struct timing_result {
 	int ran;
 	char clock[16];              /* "cuda_event" | "host" */
+	/* "paired_median": the median of the per-pair ratios (stitchbench's); "unpaired_mean": the reference's
+	 * mean over the candidate's mean, KernelBench's (eval.preset kernelbench and stitchcuda) */
+	char method[16];
 	size_t pairs;                /* rounds kept (the first is discarded) */
 	char stop_reason[32];        /* "rse_target" | "max_pairs" | "time_cap" */
 	struct timing_side eager, candidate, compiled;
@@ -122,6 +137,7 @@ struct timing_result {
 	/* the paired speedup vs eager before the process factor divided it (equal to it without one) */
 	double speedup_eager_raw, speedup_eager_raw_lo, speedup_eager_raw_hi;
 	struct process_factor factor;
+	struct gpu_only_time gpu_only;
 	/* Median ratio of rounds where eager went first over that of rounds where it went second: 1.0
 	 * when the order of calls does not matter. Far from 1, the pairs are biased (a context-switch cost
 	 * that lands on the second call, say) and the speedup's spread is not just noise. */
@@ -160,6 +176,7 @@ struct verdict {
 	struct sandbox_report sandbox;
 	struct {
 		int trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed;
+		char preset[16];         /* eval.preset: whose protocol (stitchbench | kernelbench | stitchcuda) */
 		char tolerance[16];
 		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (exchange.h) */
 	} settings;
@@ -180,6 +197,12 @@ struct verdict {
 	json_t *rubric;              /* the rubric judge's scores (docs/checks.md); NULL: the judge is off */
 	json_t *builds;              /* the candidate's load_inline builds as its worker reported them; NULL: none */
 };
+
+/* Each side's GPU-only time per call and the host's time for the same calls: the timed calls' own when
+ * they ran behind a lead, else the GPU-only diagnostic's (timing.gpu_only). 0 when neither exists (the
+ * CPU, or calls timed end to end without the diagnostic). */
+int timing_gpu_view(const struct timing_result *t, const struct sample_stats **ref_gpu, const struct sample_stats **ref_host,
+		    const struct sample_stats **cand_gpu, const struct sample_stats **cand_host);
 
 const char *verdict_status_name(enum verdict_status s);
 void verdict_init(struct verdict *v);

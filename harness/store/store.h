@@ -58,6 +58,7 @@ struct store_run {
 	char version[48];          /* stitchbench version (and git revision) that created it */
 	int trials, perf_trials, seed;
 	char tolerance[24];
+	char preset[24];           /* eval.preset; "" for a run stored before presets existed */
 	char device[24];           /* cpu | cuda:N as evaluated; compared by kind only */
 	char gpu[128];             /* empty on the CPU */
 	char torch[48];

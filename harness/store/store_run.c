@@ -57,12 +57,14 @@ void store_run_from_config(struct store_run *r, const char *run_id, const struct
 	r->perf_trials = e->perf_trials;
 	r->seed = e->seed;
 	snprintf(r->tolerance, sizeof(r->tolerance), "%s", tolerance_name(e->tolerance));
+	snprintf(r->preset, sizeof(r->preset), "%s", preset_name(e->preset));
 	snprintf(r->device, sizeof(r->device), "%s", device);
 	snprintf(r->gpu, sizeof(r->gpu), "%s", gpu);
 	snprintf(r->torch, sizeof(r->torch), "%s", torch);
 	policy_string(cfg, r->policy);
 	r->suite_root = suite_root ? xstrdup(suite_root) : NULL;
-	json_t *ev = json_pack("{s:s, s:i, s:i, s:s, s:i, s:i, s:i, s:f, s:i, s:s, s:i, s:b, s:i, s:i}", "device", e->device,
+	json_t *ev = json_pack("{s:s, s:s, s:i, s:i, s:s, s:i, s:i, s:i, s:f, s:i, s:s, s:i, s:b, s:i, s:i}", "preset",
+			       r->preset, "device", e->device,
 			       "trials", e->trials, "perf_trials", e->perf_trials, "tolerance", r->tolerance, "timeout_s",
 			       e->timeout_s, "warmup_ms", e->warmup_ms, "warmup_calls", e->warmup_calls, "rse_target",
 			       e->rse_target, "timing_cap_s", e->timing_cap_s, "statistic",
@@ -83,6 +85,8 @@ int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_e
 	    json_unpack(json_object_get(verdict, "env"), "{s:s, s:s, s:s}", "device", &device, "gpu", &gpu, "torch", &torch))
 		return sb_error_set(err, SB_EINPUT, "the verdict lacks settings.{trials, perf_trials, seed, tolerance} or "
 				    "env.{device, gpu, torch} (docs/verdict.md)");
+	const char *preset = json_string_value(json_object_get(json_object_get(verdict, "settings"), "preset"));
+	snprintf(r->preset, sizeof(r->preset), "%s", preset ? preset : "");
 	r->trials = (int)trials;
 	r->perf_trials = (int)perf;
 	r->seed = (int)seed;
@@ -140,6 +144,7 @@ int store_run_diff(const struct store_run *a, const char *an, const struct store
 	DIFF_INT("eval.perf_trials", perf_trials)
 	DIFF_INT("eval.seed", seed)
 	DIFF_STR("eval.tolerance", tolerance)
+	DIFF_STR("eval.preset", preset)
 	size_t ka = device_kind_len(a->device), kb = device_kind_len(b->device);
 	if (ka != kb || strncmp(a->device, b->device, ka)) {
 		n++;
@@ -206,6 +211,11 @@ static void run_from_row(struct store_run *r, sqlite3_stmt *st)
 	st_copy(r->policy, sizeof(r->policy), st, 11);
 	r->suite_root = sqlite3_column_type(st, 12) == SQLITE_NULL ? NULL : xstrdup(st_text(st, 12));
 	r->settings = xstrdup(st_text(st, 13));
+	/* in the settings, not a column of its own: stores written before presets existed read as "" */
+	json_t *o = json_loads(r->settings, 0, NULL);
+	const char *preset = json_string_value(json_object_get(json_object_get(o, "eval"), "preset"));
+	snprintf(r->preset, sizeof(r->preset), "%s", preset ? preset : "");
+	json_decref(o);
 }
 
 /* Runs in id order; id > 0 selects that one only. */

@@ -97,7 +97,8 @@ static void empty_file_gives_defaults(void **state)
 	assert_int_equal(c.eval.trials, 5);
 	assert_int_equal(c.eval.seed, 42);
 	assert_string_equal(c.eval.device, "auto");
-	assert_int_equal(c.eval.timing_lead_us, -1); /* the GPU-side lead, sized from the host's calls (docs/worker.md) */
+	assert_int_equal(c.eval.preset, PRESET_STITCHBENCH);
+	assert_int_equal(c.eval.timing_lead_us, 0);  /* calls timed end to end, the host's launch inside */
 	assert_int_equal(c.eval.timing_gc, 0);       /* the collector paused inside timed blocks */
 	assert_int_equal(c.eval.process_factor, PF_AUTO); /* the reference timed in the candidate's process on a GPU */
 	assert_int_equal(c.eval.hash_seed, 0);       /* one PYTHONHASHSEED for every worker */
@@ -105,6 +106,87 @@ static void empty_file_gives_defaults(void **state)
 	config_release(&c);
 	assert_int_equal(load(&c, "# only a comment\n", &err), 0);
 	config_release(&c);
+}
+
+/* A preset writes its column of the table into every key the file or a --set did not give, whatever the
+ * order; a later preset replaces an earlier one's values, never a given key's. */
+static void presets_set_their_keys_and_given_keys_win(void **state)
+{
+	(void)state;
+	struct config c;
+	struct sb_error err = { 0 };
+	assert_int_equal(load(&c, "eval:\n  trials: 3\n  preset: kernelbench\n", &err), 0);
+	assert_int_equal(c.eval.preset, PRESET_KERNELBENCH);
+	assert_int_equal(c.eval.trials, 3);           /* given before the preset: kept */
+	assert_int_equal(c.eval.perf_trials, 100);
+	assert_int_equal(c.eval.statistic, STAT_MEAN);
+	assert_int_equal(c.eval.timing_block, 32);
+	assert_int_equal(c.eval.process_factor, PF_OFF);
+	assert_true(c.eval.rse_target == 0);
+	assert_int_equal(c.checks.policy[0], POLICY_FLAG);    /* H01: KernelBench's pytorch_wrap warns */
+	assert_int_equal(c.checks.policy[1], POLICY_REJECT);  /* H02: its code_bypass is strict */
+	assert_int_equal(c.checks.policy[7], POLICY_REJECT);  /* H08: timing patched */
+	assert_int_equal(c.checks.policy[18], POLICY_FLAG);   /* H19: not one of its rules */
+	/* a --set preset afterwards: the table's keys go back to stitchbench's, the given one stays */
+	assert_int_equal(config_set(&c, "eval.preset=stitchbench", &err), 0);
+	assert_int_equal(c.eval.trials, 3);
+	assert_int_equal(c.eval.statistic, STAT_MEDIAN);
+	assert_int_equal(c.eval.process_factor, PF_AUTO);
+	assert_int_equal(c.checks.policy[0], POLICY_REJECT);
+	assert_int_equal(c.checks.policy[18], POLICY_REJECT);
+	config_release(&c);
+
+	assert_int_equal(load(&c, "checks:\n  policy: {H01: reject}\neval:\n  preset: stitchcuda\n  perf_trials: 7\n", &err), 0);
+	assert_int_equal(c.eval.perf_trials, 7);      /* given after the preset: kept */
+	assert_int_equal(c.eval.trials, 5);
+	assert_int_equal(c.eval.statistic, STAT_MEAN);
+	assert_int_equal(c.checks.policy[0], POLICY_REJECT); /* given in the file */
+	assert_int_equal(c.checks.policy[3], POLICY_REJECT); /* H04 */
+	assert_int_equal(c.checks.policy[4], POLICY_FLAG);   /* H05: stream_injection only warns */
+	assert_true(preset_unpaired_mean(c.eval.preset));
+	/* --set's given keys win over a later --set preset too */
+	assert_int_equal(config_set(&c, "eval.timing_block=4", &err), 0);
+	assert_int_equal(config_set(&c, "eval.preset=kernelbench", &err), 0);
+	assert_int_equal(c.eval.timing_block, 4);
+	assert_int_equal(c.eval.perf_trials, 7);
+	config_release(&c);
+}
+
+/* Every value of the preset table is one its key accepts, under every preset: a typo there would be
+ * dropped silently when the preset is set. */
+static void preset_table_values_are_valid(void **state)
+{
+	(void)state;
+	for (int p = PRESET_STITCHBENCH; p <= PRESET_STITCHCUDA; p++) {
+		const char *value, *key;
+		size_t i;
+		for (i = 0; (key = config_preset_row(i, p, &value)); i++) {
+			struct config c;
+			struct sb_error err = { 0 };
+			char *a = xstrfmt("%s=%s", key, value);
+			config_init(&c);
+			if (config_set(&c, a, &err))
+				fail_msg("preset %s: %s: %s", preset_name((enum eval_preset)p), a, err.msg);
+			free(a);
+			config_release(&c);
+		}
+		assert_int_equal(i, config_preset_rows());
+		assert_true(i >= 10);
+	}
+	/* and stitchbench's column is the defaults: the preset given changes nothing */
+	struct config a, b;
+	struct sb_error err = { 0 };
+	struct strbuf ya = STRBUF_INIT, yb = STRBUF_INIT;
+	assert_int_equal(load(&a, "", &err), 0);
+	assert_int_equal(load(&b, "eval:\n  preset: kernelbench\n", &err), 0);
+	assert_int_equal(config_set(&b, "eval.preset=stitchbench", &err), 0);
+	config_dump(&a, &ya);
+	config_dump(&b, &yb);
+	assert_string_equal(ya.buf, yb.buf);
+	strbuf_release(&ya);
+	strbuf_release(&yb);
+	config_release(&a);
+	config_release(&b);
 }
 
 /* Each case: YAML, then the text the error must contain (position and key). */
@@ -342,6 +424,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_file_fills_every_section),
 		cmocka_unit_test(empty_file_gives_defaults),
+		cmocka_unit_test(presets_set_their_keys_and_given_keys_win),
+		cmocka_unit_test(preset_table_values_are_valid),
 		cmocka_unit_test(each_invalid_input_names_place_and_key),
 		cmocka_unit_test(cross_section_errors_point_at_the_entry),
 		cmocka_unit_test(set_overrides_scalars_lists_and_named_entries),

@@ -87,11 +87,48 @@ static void launch_bound_when_the_reference_launches_more_than_it_runs(void **st
 	assert_int_equal(judged_launch_bound(260, 1360, 0), 0);    /* no lead: the CPU, or the launches timed */
 }
 
+/* Timed end to end (no lead), the GPU-only diagnostic decides instead: the same judgements from its
+ * calls, and none without it. */
+static int judged_from_gpu_only(double ref_gpu, double ref_host, double cand_gpu, double cand_host, const char *flag,
+				const char *said)
+{
+	struct verdict v;
+	timed(&v, ref_host, ref_host, cand_host, cand_host, 0); /* end to end: the time is about the host's */
+	struct gpu_only_time *g = &v.timing.gpu_only;
+	double x[4][3] = { { ref_gpu, ref_gpu, ref_gpu }, { ref_host, ref_host, ref_host }, { cand_gpu, cand_gpu, cand_gpu },
+			   { cand_host, cand_host, cand_host } };
+	if (ref_gpu > 0) {
+		g->measured = 1;
+		g->lead_us = 2000;
+		stats_compute(x[0], 3, &g->eager);
+		stats_compute(x[1], 3, &g->eager_host);
+		stats_compute(x[2], 3, &g->candidate);
+		stats_compute(x[3], 3, &g->candidate_host);
+		g->speedup = ref_gpu / cand_gpu;
+	}
+	json_t *j = verdict_to_json(&v);
+	json_t *go = json_object_get(json_object_get(j, "timing"), "gpu_only");
+	assert_int_equal(json_is_object(go), ref_gpu > 0);
+	json_decref(j);
+	return judged(&v, flag, said);
+}
+
+static void end_to_end_timing_is_judged_from_the_gpu_only_calls(void **state)
+{
+	(void)state;
+	assert_int_equal(judged_from_gpu_only(260, 1360, 260, 1360, "launch_bound", "note: the reference is launch-bound"), 1);
+	assert_int_equal(judged_from_gpu_only(63, 80, 63, 80, "launch_bound", "note: the reference is launch-bound"), 0);
+	assert_int_equal(judged_from_gpu_only(0, 1360, 0, 1360, "launch_bound", "note: the reference is launch-bound"), 0);
+	assert_int_equal(judged_from_gpu_only(100, 300, 20, 900, "host_bound", "warning: the candidate is host-bound"), 1);
+	assert_int_equal(judged_from_gpu_only(100, 300, 20, 30, "host_bound", "warning: the candidate is host-bound"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(host_bound_only_when_the_host_dwarfs_both),
 		cmocka_unit_test(launch_bound_when_the_reference_launches_more_than_it_runs),
+		cmocka_unit_test(end_to_end_timing_is_judged_from_the_gpu_only_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
