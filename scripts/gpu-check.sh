@@ -142,9 +142,13 @@ got=$(jq_py 'o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"]
 	|| bad "a wrong kernel is caught at the right element" "$got $(cat /tmp/sb-eval-err)"
 # eval.exchange: auto shares outputs on a GPU (device memory to the reference worker); the file exchange
 # must give the same verdict, statistics and runtime checks
+# (the second replays the first's seeds: each evaluation draws inputs from a secret of its own)
 for cand in relu_cuda_wrong relu_cuda_ok; do
+	seeds=$(mktemp)
 	same=$(for mode in auto files; do
-		$SB eval $FIX/$cand.py --problem L1/2 --json --no-compile --set eval.exchange=$mode 2>>/tmp/sb-eval-err |
+		replay=(); [ -s "$seeds" ] && replay=(--seeds "$seeds")
+		$SB eval $FIX/$cand.py --problem L1/2 --json --no-compile --set eval.exchange=$mode "${replay[@]}" 2>>/tmp/sb-eval-err |
+			tee -a "$seeds" |
 			jq_py 'rt = v.get("runtime") or {}; t = [{k: x for k, x in d.items() if k != "run_s"} for d in v["trials"]]; print(v["settings"]["exchange"], json.dumps([v["status"], v["message"], t, rt.get("determinism"), rt.get("rotation"), [f["id"] for f in v["findings"]]], sort_keys=True))'
 	done 2>&1)
 	modes=$(cut -d' ' -f1 <<<"$same" | tr '\n' ' ')
@@ -156,7 +160,8 @@ done
 batch=$(mktemp -d)
 cp $FIX/illegal_access.py "$batch/level_1_problem_2_sample_0_kernel.py"
 cp $FIX/relu_cuda_ok.py "$batch/level_1_problem_2_sample_1_kernel.py"
-out=$($SB eval --samples "$batch" -o "$batch/v.jsonl" --no-compile 2>&1); rc=$?
+# one build at a time, in file order: the batch evaluates each file once built, and the illegal access must come first
+out=$($SB eval --samples "$batch" -o "$batch/v.jsonl" --no-compile --set eval.build_jobs=1 2>&1); rc=$?
 got=$("$py" -c 'import json,sys; print(" ".join(json.loads(l)["status"] for l in open(sys.argv[1])))' "$batch/v.jsonl" 2>&1)
 msg=$("$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["message"][:160])' "$batch/v.jsonl" 2>&1)
 echo "     | illegal access: $msg"

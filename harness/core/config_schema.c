@@ -161,8 +161,9 @@ static const struct field eval_fields[] = {
 	{ "timing_lead_us", FT_INT, F(eval_cfg, timing_lead_us), .min = -1, .max = 100000,
 	  .doc = "GPU-side wait queued before each timed call's start event, so the host's launch is not timed; "
 		 "-1 = long enough for the host's recent calls; 0 = KernelBench's way" },
-	{ "timing_cpu", FT_INT, F(eval_cfg, timing_cpu), .min = -1, .max = 4095,
-	  .doc = "pin both workers' threads to this CPU while they time; -1 = leave them where the scheduler puts them" },
+	{ "timing_cpu", FT_INT, F(eval_cfg, timing_cpu), .min = -2, .max = 4095,
+	  .doc = "pin both workers' threads to this CPU while they time; -1 = auto (on a GPU, the last CPU this process may "
+		 "use, counted back by the GPU's index; unpinned on the CPU device); -2 = never" },
 	{ "timing_gc", FT_BOOL, F(eval_cfg, timing_gc),
 	  .doc = "let Python's garbage collector run inside timed blocks (off: paused there, as timeit does)" },
 	{ "process_factor", FT_ENUM, F(eval_cfg, process_factor), .choices = pf_modes,

@@ -169,6 +169,25 @@ int eval_lead_us(const struct eval_env *e, const struct config *cfg)
 	return strcmp(e->device, "cpu") ? cfg->eval.timing_lead_us : 0;
 }
 
+int eval_timing_cpu(const struct eval_env *e, const struct config *cfg)
+{
+	int want = cfg->eval.timing_cpu;
+	if (want >= 0)
+		return want;
+	if (want < -1 || !strcmp(e->device, "cpu"))
+		return -1;
+	cpu_set_t s;
+	int cpus[CPU_SETSIZE], n = 0;
+	if (sched_getaffinity(0, sizeof(s), &s) != 0)
+		return -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &s))
+			cpus[n++] = i;
+	const char *colon = strchr(e->device, ':');
+	int gpu = colon ? atoi(colon + 1) : 0;
+	return n > 1 ? cpus[n - 1 - gpu % n] : -1;
+}
+
 long long eval_flush_bytes(const struct eval_env *e)
 {
 	if (!strcmp(e->device, "cpu"))

@@ -257,7 +257,7 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 		.max_pairs = cfg->eval.perf_trials,
 		.block = fits < 1 ? 1 : fits < cfg->eval.timing_block ? (int)fits : cfg->eval.timing_block,
 		.prime_ms = gpu ? cfg->eval.timing_prime_ms : 0, .lead_us = eval_lead_us(c->e, cfg),
-		.cpu = cfg->eval.timing_cpu, .gc = cfg->eval.timing_gc,
+		.cpu = eval_timing_cpu(c->e, cfg), .gc = cfg->eval.timing_gc,
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
 		.rse_target = cfg->eval.rse_target, .cap_s = cfg->eval.timing_cap_s, .nsets = eval_timing_sets(c),
 		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL,

@@ -53,6 +53,13 @@ void eval_env_release(struct eval_env *e);
 long long eval_flush_bytes(const struct eval_env *e);
 /* eval.timing_lead_us on a GPU; 0 on the CPU, where there is no device queue to lead. */
 int eval_lead_us(const struct eval_env *e, const struct config *cfg);
+/* The CPU both workers' threads are pinned to while they time (eval.timing_cpu), or -1 for none. Auto (-1)
+ * pins on a GPU: a call timed end to end is mostly the host's Python and launches, and two processes on
+ * two cores run it at the two cores' speeds, which drift apart (on an H200 node the reference as a
+ * candidate measured 0.80-1.32 unpinned, 0.97-1.03 pinned; BENCHMARKS.md). The CPU is the last this
+ * process may use, counted back by the GPU's index, so evaluations on other GPUs pin elsewhere. Never
+ * on the CPU device, where a pin would make a multi-threaded candidate single-threaded. */
+int eval_timing_cpu(const struct eval_env *e, const struct config *cfg);
 
 /* What every worker's Python reads once, at its start: no bytecode files, unbuffered output, a UTF-8
  * locale and PYTHONHASHSEED (eval.hash_seed). The fork server gets the same, as its forks cannot change

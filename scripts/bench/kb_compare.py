@@ -3,13 +3,16 @@
 on the same candidates (the JSON lines of ../shared/tools/kbeval.py, one fresh process per candidate),
 as the Markdown that BENCHMARKS.md keeps.
 
-  kb_compare.py OURS.jsonl KB.jsonl [KB_AGAIN.jsonl]
+  kb_compare.py OURS.jsonl KB.jsonl [KB_AGAIN.jsonl] [--manifest MANIFEST.tsv]
 
-Outcomes compared: compiled (ours: any status but compile_error and format_error; a candidate our static
-rules rejected never built, and is counted as theirs for this column) and correct (ours: pass, flagged or
-not, as KernelBench counts it). KernelBench's evaluator does not run its own static checker; the driver
-runs it beside, and a candidate its strict checks call invalid is listed, so each disagreement can be
-read against both. Speedups: ours (speedup.vs_eager, the mean over the mean under this preset) against
+Outcomes compared: correct (ours: pass, flagged or not, as KernelBench counts it; theirs: the evaluator's
+`correctness`, false when it raised) and, where both are known, compiled (ours: any status but
+compile_error and format_error; theirs: `compiled`, unknown when the evaluator raised). KernelBench's
+evaluator does not run its own static checker; the driver runs it beside, so agreement is given twice:
+with the evaluator alone, and with KernelBench's protocol whole (the evaluator, and its strict checks
+calling the file invalid count as not correct), which is what eval.preset=kernelbench applies. The
+driver runs KernelBench with backend=cuda; with --manifest, candidates the manifest names Triton are
+listed apart (KernelBench's CUDA path does not load Triton kernels), not counted. Speedups: ours (speedup.vs_eager, the mean over the mean under this preset) against
 theirs (ref_runtime / runtime). A second KernelBench file gives its own repeat spread per candidate,
 |s1 / s2 - 1|; ours agrees with theirs when |ours / theirs - 1| is within that spread (or, without a
 second file, within the spread the driver's first file cannot say: left unjudged)."""
@@ -44,15 +47,19 @@ def theirs_of(path):
 
 def their_outcome(r):
     res = r.get("result")
-    if not isinstance(res, dict) or "exception" in res:
-        return None  # the evaluator crashed, timed out or returned nothing
+    static = r.get("static") or {}
+    if isinstance(res, dict) and "exception" in res:  # it raised while running the candidate: not correct
+        return {"compiled": None, "correct": False, "speedup": None, "static_valid": static.get("valid"),
+                "errors": static.get("errors"), "metadata": {}, "exception": res["exception"][:100]}
+    if not isinstance(res, dict):
+        return None  # the driver timed out, or the evaluator returned nothing
     sp = None
     if res.get("correct") and res.get("runtime_us") and res.get("ref_runtime_us"):
         rt, ref = float(res["runtime_us"]), float(res["ref_runtime_us"])
         sp = ref / rt if rt > 0 and ref > 0 else None
     return {"compiled": bool(res.get("compiled")), "correct": bool(res.get("correct")), "speedup": sp,
-            "static_valid": (r.get("static") or {}).get("valid"), "errors": (r.get("static") or {}).get("errors"),
-            "metadata": res.get("metadata") or {}}
+            "static_valid": static.get("valid"), "errors": static.get("errors"),
+            "metadata": res.get("metadata") or {}, "exception": None}
 
 
 def our_outcome(v):
@@ -65,24 +72,47 @@ def our_outcome(v):
             "message": (v.get("message") or "")[:140], "preset": (v.get("settings") or {}).get("preset")}
 
 
+def backends(path):
+    out = {}
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) > 7 and f[0] != "file":
+            out[f[0]] = f[7]
+    return out
+
+
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    manifest = {}
+    if "--manifest" in args:
+        i = args.index("--manifest")
+        manifest = backends(args[i + 1])
+        del args[i:i + 2]
+    if len(args) < 2:
         sys.exit(__doc__)
-    ours, kb = ours_of(sys.argv[1]), theirs_of(sys.argv[2])
-    again = theirs_of(sys.argv[3]) if len(sys.argv) > 3 else {}
+    ours, kb = ours_of(args[0]), theirs_of(args[1])
+    again = theirs_of(args[2]) if len(args) > 2 else {}
     names = sorted(set(ours) & set(kb), key=lambda k: [int(x) for x in re.findall(r"\d+", k)])
     presets = {our_outcome(ours[k])["preset"] for k in names}
-    rows, agree, judged, dis, sp_in, sp_n, spreads = [], 0, 0, [], 0, 0, []
+    rows, spreads, apart, unjudged = [], [], [], []
+    n = agree_eval = agree_whole = n_comp = agree_comp = 0
+    dis = []
     for k in names:
         o, t = our_outcome(ours[k]), their_outcome(kb[k])
-        if t is None:
-            rows.append((k, o, None, "their evaluator gave no result"))
+        if manifest.get(k) == "triton":
+            apart.append((k, o, t))
             continue
-        judged += 1
-        compiled = t["compiled"] if o["rejected"] else o["compiled"]
-        same = compiled == t["compiled"] and o["correct"] == t["correct"]
-        agree += same
-        if not same:
+        if t is None:
+            unjudged.append((k, o, kb[k]))
+            continue
+        n += 1
+        whole = t["correct"] and t["static_valid"] is not False
+        agree_eval += o["correct"] == t["correct"]
+        agree_whole += o["correct"] == whole
+        if t["compiled"] is not None and not o["rejected"]:
+            n_comp += 1
+            agree_comp += o["compiled"] == t["compiled"]
+        if o["correct"] != whole:
             dis.append((k, o, t))
         ratio, spread = None, None
         if o["speedup"] and t["speedup"]:
@@ -91,42 +121,45 @@ def main():
             if t2 and t2["speedup"]:
                 spread = abs(t["speedup"] / t2["speedup"] - 1)
                 spreads.append(spread)
-        rows.append((k, o, t, (ratio, spread)))
-    # a candidate without a repeat of its own is judged against the median spread of those with one
+        rows.append((k, o, t, ratio, spread))
     typical = statistics.median(spreads) if spreads else None
-    print("Preset of our verdicts: %s. Candidates in both files: %d; judged by KernelBench's evaluator: %d." % (
-        ", ".join(sorted(p or "?" for p in presets)), len(names), judged))
+    print("Preset of our verdicts: %s. Candidates in both files: %d; compared: %d; Triton, apart: %d; "
+          "no result from KernelBench's driver: %d." % (", ".join(sorted(p or "?" for p in presets)), len(names), n,
+                                                       len(apart), len(unjudged)))
     print("")
-    print("| candidate | ours | KernelBench: compiled / correct | strict static | our speedup | theirs | ours/theirs | their repeat spread |")
-    print("|---|---|---|---|---|---|---|---|")
-    for k, o, t, extra in rows:
-        if t is None:
-            print("| %s | %s | %s | | | | | |" % (k, o["status"], extra))
-            continue
-        ratio, spread = extra
-        within = None
-        bound = spread if spread is not None else typical
-        if ratio is not None and bound is not None:
-            sp_n += 1
-            within = abs(ratio - 1) <= bound
-            sp_in += within
-        f = lambda x, p=3: ("%.*f" % (p, x)) if x is not None else "-"
-        print("| %s | %s%s | %s / %s | %s | %s | %s | %s%s | %s |" % (
+    print("| candidate | ours | KernelBench: compiled / correct | its strict static checks | our speedup | theirs | ours/theirs |")
+    print("|---|---|---|---|---|---|---|")
+    f = lambda x, p=3: ("%.*f" % (p, x)) if x is not None else "-"
+    for k, o, t, ratio, spread in rows:
+        print("| %s | %s%s | %s / %s%s | %s | %s | %s | %s |" % (
             k, o["status"], (" (" + ",".join(o["ids"] or o["flags"]) + ")") if (o["ids"] or o["flags"]) else "",
-            t["compiled"], t["correct"], {True: "valid", False: "invalid", None: "?"}[t["static_valid"]],
-            f(o["speedup"]), f(t["speedup"]), f(ratio), "" if within is None else (" within" if within else " OUTSIDE"),
-            f(spread, 4) if spread is not None else ("median %.4f" % typical if typical is not None and ratio is not None else "-")))
+            "?" if t["compiled"] is None else t["compiled"], t["correct"], " (raised)" if t["exception"] else "",
+            {True: "valid", False: "invalid", None: "?"}[t["static_valid"]], f(o["speedup"]), f(t["speedup"]), f(ratio)))
     print("")
-    print("Compiled/correct agreement: %d of %d (%.1f%%; target 95%%)." % (agree, judged, 100.0 * agree / max(judged, 1)))
-    if sp_n:
-        print("Speedups within KernelBench's own repeat spread: %d of %d (median spread %.4f over %d repeated candidates)." % (
-            sp_in, sp_n, typical if typical is not None else float("nan"), len(spreads)))
+    pc = lambda a, b: "%d of %d (%.1f%%)" % (a, b, 100.0 * a / max(b, 1))
+    print("- correct, ours against KernelBench's protocol whole (its evaluator and its strict static checks): %s" % pc(agree_whole, n))
+    print("- correct, ours against its evaluator alone: %s" % pc(agree_eval, n))
+    print("- compiled, where both say (not our static rejects, not where its evaluator raised): %s" % pc(agree_comp, n_comp))
+    ratios = [r[3] for r in rows if r[3] is not None]
+    if ratios:
+        print("- speedups of the candidates both call correct: %d; ours/theirs median %.3f, range %.3f-%.3f" % (
+            len(ratios), statistics.median(ratios), min(ratios), max(ratios)))
+    if spreads:
+        within = sum(abs(r[3] - 1) <= (r[4] if r[4] is not None else typical) for r in rows if r[3] is not None)
+        print("- within KernelBench's own repeat spread: %d of %d (median spread %.4f)" % (within, len(ratios), typical))
     print("")
-    print("Disagreements:")
+    print("Disagreements on correct (against the protocol whole):")
     for k, o, t in dis:
-        print("- %s: ours %s%s (%s); KernelBench compiled %s, correct %s; its static checker: %s %s" % (
-            k, o["status"], (" " + ",".join(o["ids"])) if o["ids"] else "", o["message"], t["compiled"], t["correct"],
+        print("- %s: ours %s%s (%s); KernelBench compiled %s, correct %s%s; its static checks: %s %s" % (
+            k, o["status"], (" " + ",".join(o["ids"])) if o["ids"] else "", o["message"][:110], t["compiled"], t["correct"],
+            (" (raised %s)" % t["exception"]) if t["exception"] else "",
             {True: "valid", False: "invalid", None: "?"}[t["static_valid"]], "; ".join(t["errors"] or [])[:120]))
+    for label, group in (("Triton candidates, apart", apart), ("No result from KernelBench's driver", unjudged)):
+        if group:
+            print("")
+            print(label + ":")
+            for k, o, x in group:
+                print("- %s: ours %s" % (k, o["status"]))
 
 
 if __name__ == "__main__":
