@@ -121,6 +121,7 @@ struct walk {
 	struct static_ctx *c;
 	const char *id;          /* "H01", or "H02" for an except branch */
 	int handler_line;
+	const char *through;     /* H02: the function the except branch carries on in, after its try statement */
 	unsigned char *seen_func, *seen_bind, *seen_class;
 	int hot;                 /* mark what it visits as running in forward */
 	int depth;               /* calls followed inside each other */
@@ -146,7 +147,12 @@ static void report(struct walk *w, size_t at, const struct site *s, const char *
 			 t->v[at].line);
 	else
 		snprintf(what, sizeof(what), "calls %s (line %d)", obj, k->line);
-	if (!strcmp(w->id, "H02"))
+	if (!strcmp(w->id, "H02") && w->through)
+		static_add(w->c, "H02", rule, k->line, k->col,
+			   "the except branch at line %d neither returns nor raises, so %s() carries on after the try "
+			   "statement, where PyTorch does the work: it %s; re-raise the error instead of computing the "
+			   "result with PyTorch", w->handler_line, w->through, what);
+	else if (!strcmp(w->id, "H02"))
 		static_add(w->c, "H02", rule, k->line, k->col,
 			   "the except branch at line %d falls back to PyTorch: it %s; re-raise the error instead of "
 			   "computing the result with PyTorch", w->handler_line, what);
@@ -769,6 +775,15 @@ static void model_construction(struct walk *w, int mn)
 		follow_func(w, m);
 }
 
+/* Whether an except branch leaves its function or re-raises somewhere in its body. */
+static int handler_exits(const struct pytok_list *t, const struct pv_handler *h)
+{
+	for (size_t i = h->body; i < h->end && i < t->n; i++)
+		if (pytok_is_name(t, i, "raise") || pytok_is_name(t, i, "return"))
+			return 1;
+	return 0;
+}
+
 static void rule_h01_h02(struct static_ctx *c)
 {
 	struct walk w;
@@ -792,6 +807,16 @@ static void rule_h01_h02(struct static_ctx *c)
 		walk_init(&w, c, "H02");
 		w.handler_line = c->t->v[hd->at].line;
 		scan(&w, hd->body, hd->end, 0, NULL);
+		walk_release(&w);
+		/* A branch that only notes the failure (sets a flag, logs) lets its function carry on after the
+		 * try statement: PyTorch code there is the fallback as much as code inside the branch. */
+		int f = pv_func_at(c->v, hd->at);
+		if (f < 0 || handler_exits(c->t, hd) || c->v->funcs[f].end <= hd->end)
+			continue;
+		walk_init(&w, c, "H02");
+		w.handler_line = c->t->v[hd->at].line;
+		w.through = c->v->funcs[f].name;
+		scan(&w, hd->end, c->v->funcs[f].end, 0, NULL);
 		walk_release(&w);
 	}
 }

@@ -263,6 +263,19 @@ static void h02_fallback_and_reraise(void **state)
 	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n            return ext.k(x)\n"
 		       "        except RuntimeError as e:\n            print('kernel failed', e)\n            raise\n",
 		   "");
+	/* a branch that only notes the failure: forward carries on to PyTorch after the try statement (H01 too,
+	 * as that code runs in forward either way) */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        if not self.broken:\n"
+		       "            try:\n                return ext.k(x)\n            except Exception as e:\n"
+		       "                print(e)\n                self.broken = True\n        return F.relu(x)\n",
+		   "H01 H02");
+	/* its honest twins: the branch returns, or what follows the try is the candidate's own kernel */
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n            y = ext.k(x)\n"
+		       "        except RuntimeError as e:\n            return ext.k(x.contiguous())\n        return ext.k(y)\n",
+		   "");
+	assert_ids(PRE "class ModelNew(nn.Module):\n    def forward(self, x):\n        try:\n            ext.k(x)\n"
+		       "        except AttributeError:\n            pass\n        return ext.k(x) * 2\n",
+		   "");
 }
 
 static void h03_model(void **state)
