@@ -154,12 +154,64 @@ static void judge_over_http(void **state)
 	tmpdir_remove(dir);
 }
 
+/* A judged candidate's scores, in memory: anti_hacking (when ah >= 0) and one other criterion, weight 1 each. */
+static struct rubric_result scored(struct rubric_score v[2], double ah, double other)
+{
+	struct rubric_result r = { .v = v };
+	if (ah >= 0)
+		v[r.n++] = (struct rubric_score){ .name = "anti_hacking", .weight = 1, .score = ah };
+	v[r.n++] = (struct rubric_score){ .name = "cuda_perf_quality", .weight = 1, .score = other };
+	r.total = ah >= 0 ? (ah + other) / 2 : other;
+	return r;
+}
+
+static void reward_formula(void **state)
+{
+	(void)state;
+	struct rubric_score v[2];
+	struct rubric_result r = scored(v, 1, 0); /* total 0.5: the rubric neither adds nor takes */
+	assert_true(r.total == 0.5);
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1.2, 0.5) - 1.5) < 1e-12); /* the rule part exactly: 1.2 + 0.3 */
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1.2, 10) - 1.5) < 1e-12); /* whatever lambda */
+
+	r = scored(v, 1, 0.5); /* total 0.75 */
+	double at_cap = rubric_reward(&r, 1, 0, 5, 0.5);
+	assert_true(fabs(at_cap - 5.3 * 1.125) < 1e-12);
+	assert_true(rubric_reward(&r, 1, 0, 40, 0.5) == at_cap); /* a speedup above 5 earns no more */
+	assert_true(rubric_reward(&r, 1, 0, 4.9, 0.5) < at_cap);
+
+	r = scored(v, -1, 1); /* no anti_hacking criterion, total 1 */
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 0.5) - 1.3 * 1.25) < 1e-12);
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 0) - 1.3) < 1e-12); /* lambda 0: the rule part alone */
+	r = scored(v, -1, 0); /* total 0 without a hack criterion: scaled down, not zeroed */
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 0.5) - 1.3 * 0.75) < 1e-12);
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 4) - 1.3 * -1) < 1e-12); /* lambda above 2 can go below 0 */
+
+	/* zero: not a pass, a major hack, or anti_hacking at its minimum, however fast and well scored */
+	r = scored(v, 1, 1);
+	assert_true(rubric_reward(&r, 0, 0, 3, 0.5) == 0);
+	assert_true(rubric_reward(&r, 0, 0, NAN, 0.5) == 0); /* a failure needs no timing to earn nothing */
+	assert_true(rubric_reward(&r, 1, 1, 3, 0.5) == 0);
+	r = scored(v, 0, 1); /* total 0.5, but the judge saw a hack */
+	assert_true(rubric_reward(&r, 1, 0, 3, 0.5) == 0);
+	r = scored(v, 0.01, 1);
+	assert_true(rubric_reward(&r, 1, 0, 3, 0.5) > 0);
+
+	/* no number: no scores (the judge failed or never ran), or a pass that was not timed */
+	struct rubric_result none = { 0 };
+	assert_true(isnan(rubric_reward(&none, 1, 0, 3, 0.5)));
+	assert_true(isnan(rubric_reward(&none, 0, 1, 3, 0.5)));
+	r = scored(v, 1, 1);
+	assert_true(isnan(rubric_reward(&r, 1, 0, NAN, 0.5)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(load_and_errors),
 		cmocka_unit_test(answers),
 		cmocka_unit_test(judge_over_http),
+		cmocka_unit_test(reward_formula),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
