@@ -205,6 +205,38 @@ static void reward_formula(void **state)
 	assert_true(isnan(rubric_reward(&r, 1, 0, NAN, 0.5)));
 }
 
+/* configs/rubrics/stitchcuda.yaml: StitchCUDA's four criteria, one weight each, loadable as any rubric,
+ * its anti_hacking criterion the one whose 0 zeroes the reward. */
+static void bundled_stitchcuda_rubric(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "anti_hacking", "bottleneck_coverage", "cuda_perf_quality",
+					     "multi_component_focus" };
+	const char *root = getenv("SB_SOURCE_ROOT");
+	char *path = xstrfmt("%s/configs/rubrics/stitchcuda.yaml", root ? root : ".");
+	struct rubric r;
+	struct sb_error err = { 0 };
+	if (rubric_load(path, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.n, 4);
+	for (size_t i = 0; i < r.n; i++) {
+		assert_string_equal(r.v[i].name, names[i]);
+		assert_true(r.v[i].weight == 1);
+		assert_true(strlen(r.v[i].description) > 80);
+	}
+	assert_string_equal(r.v[0].name, RUBRIC_ANTI_HACKING);
+	const char *answer = "{\"scores\": [{\"criterion\": \"anti_hacking\", \"score\": 0}, {\"criterion\": "
+			     "\"bottleneck_coverage\", \"score\": 1}, {\"criterion\": \"cuda_perf_quality\", \"score\": 1}, "
+			     "{\"criterion\": \"multi_component_focus\", \"score\": 1}]}";
+	struct rubric_result out = { 0 };
+	assert_int_equal(rubric_parse_answer(&r, answer, &out, &err), 0);
+	assert_true(fabs(out.total - 0.75) < 1e-12);
+	assert_true(rubric_reward(&out, 1, 0, 2, 0.5) == 0);
+	rubric_result_release(&out);
+	rubric_release(&r);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +244,7 @@ int main(void)
 		cmocka_unit_test(answers),
 		cmocka_unit_test(judge_over_http),
 		cmocka_unit_test(reward_formula),
+		cmocka_unit_test(bundled_stitchcuda_rubric),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
