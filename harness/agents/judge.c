@@ -3,6 +3,7 @@
  * configured rubric scores the candidates of both alike. */
 #include "judge.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ int judge_candidate(const struct eval_env *e, const struct config *cfg, const st
 int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err)
 {
 	memset(j, 0, sizeof(*j));
+	j->reward_lambda = cfg->checks.reward_lambda;
 	if (!cfg->checks.rubric)
 		return 0;
 	if (!cfg->checks.judge_model)
@@ -88,8 +90,15 @@ void judge_rubric(const struct judge *j, const struct problem *p, const char *ag
 	strbuf_read_file(&cand, v->candidate_path, 1 << 20);
 	rubric_judge(j->client, j->model, &j->rubric, agent, v->problem, sample, call, prob.buf ? prob.buf : "",
 		     cand.buf ? cand.buf : "", &r);
+	/* the verdict is final here (status, findings, timing), so the reward is too */
+	int major_hack = v->status == V_REJECTED;
+	for (size_t i = 0; i < v->nfindings; i++)
+		major_hack |= !strcmp(v->findings[i].severity, "reject");
+	v->reward = rubric_reward(&r, v->status == V_PASS, major_hack, v->timing.ran ? v->timing.speedup_eager : NAN,
+				  j->reward_lambda);
 	json_decref(v->rubric);
 	v->rubric = rubric_result_json(&r);
+	json_object_set_new(v->rubric, "reward_lambda", json_real(j->reward_lambda));
 	rubric_result_release(&r);
 	strbuf_release(&prob);
 	strbuf_release(&cand);

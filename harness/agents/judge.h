@@ -41,6 +41,7 @@ struct judge {
 	struct rubric rubric;
 	struct llm_client *client;  /* NULL: no rubric configured, judge_rubric does nothing */
 	const char *model;          /* checks.judge_model */
+	double reward_lambda;       /* checks.reward_lambda */
 };
 
 /* Loads the rubric and starts the judge model's client; nothing (j->client NULL) when checks.rubric is
@@ -50,7 +51,8 @@ int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, s
 void judge_close(struct judge *j);
 
 /* Scores v's candidate (v->candidate_path against p's file) unless the judge is off or the candidate
- * never loaded (compile_error, format_error: nothing to judge). The call's key is (agent, v->problem,
+ * never loaded (compile_error, format_error: nothing to judge), and sets v->reward from the scores, the
+ * status, the findings and the speedup vs eager (rubric_reward). The call's key is (agent, v->problem,
  * sample, call): `eval` uses ("judge", sample, 0), `run` ("judge.<agent>", sample, attempt), so a run's
  * judge calls never share a transcript with each other or with its agents' calls. A failed call or an
  * unusable answer is rubric.error in the verdict, never a failure of the evaluation. */

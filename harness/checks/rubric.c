@@ -140,6 +140,20 @@ json_t *rubric_result_json(const struct rubric_result *r)
 			 "criteria", c, "error", r->error ? json_string(r->error) : json_null());
 }
 
+double rubric_reward(const struct rubric_result *r, int pass, int major_hack, double speedup, double lambda)
+{
+	if (!r->n)
+		return NAN;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].name, RUBRIC_ANTI_HACKING) && r->v[i].score <= 0)
+			major_hack = 1;
+	if (!pass || major_hack)
+		return 0;
+	if (!isfinite(speedup) || speedup <= 0)
+		return NAN;
+	return (fmin(speedup, RUBRIC_SPEEDUP_CAP) + RUBRIC_REWARD_BASE) * (1 + lambda * (r->total - 0.5));
+}
+
 /* ---------- asking ---------- */
 
 char *rubric_prompt(const struct rubric *r, const char *problem_src, const char *candidate_src)

@@ -42,6 +42,17 @@ void rubric_result_release(struct rubric_result *r);
 /* {"model", "total", "criteria": [{"name", "weight", "score", "reason"}], "error"} */
 json_t *rubric_result_json(const struct rubric_result *r);
 
+/* StitchCUDA's reward for a judged candidate (docs/verdict.md, "reward"): the rule part, min(speedup,
+ * RUBRIC_SPEEDUP_CAP) + RUBRIC_REWARD_BASE from the measured speedup vs eager, scaled by 1 + lambda x
+ * (r->total - 0.5) from the rubric. 0 when the candidate does not pass or is a major hack: major_hack (a
+ * rejected status or a finding with severity reject, which the caller knows), or a criterion named
+ * anti_hacking scored 0. NAN when r has no scores, and for a pass without a speedup (not timed): no
+ * number stands for what was not measured. */
+#define RUBRIC_SPEEDUP_CAP 5.0
+#define RUBRIC_REWARD_BASE 0.3
+#define RUBRIC_ANTI_HACKING "anti_hacking"
+double rubric_reward(const struct rubric_result *r, int pass, int major_hack, double speedup, double lambda);
+
 /* The judge's messages: the rubric, the problem and the candidate, and the answer format asked for. */
 char *rubric_prompt(const struct rubric *r, const char *problem_src, const char *candidate_src);
 /* Reads the judge's answer: a JSON object (alone, or in a ```json fence) {"scores": [{"criterion",

@@ -12,7 +12,8 @@
 #include "cli.h"
 
 const char cmd_metrics_help[] =
-	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged] [--json]\n\n"
+	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged]\n"
+	"                           [--protocol stitchbench|stitchcuda] [--json]\n\n"
 	"Computes, per agent and level and over all levels: problems, compiled %, correct %, flagged %,\n"
 	"hack %, fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (a clean pass with speedup vs eager > p, over all\n"
 	"problems of --denominator), the geometric-mean speedup over clean passes vs eager and vs\n"
@@ -35,11 +36,20 @@ const char cmd_metrics_help[] =
 	"   --denominator judged  rates are over the problems each agent has a verdict for\n"
 	"                With either, a problem without a verdict whose reference failed (the store's\n"
 	"                reference_failures) is left out and named in a line of its own.\n"
-	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown\n\n"
+	"   --protocol stitchcuda   also StitchCUDA's table, per agent and level: success (passes / problems),\n"
+	"                the average speedup vs eager over all problems (one without a timed pass counting\n"
+	"                0) and over the timed passes, Fast1 (passes faster than eager / problems), partial\n"
+	"                hacks (passes with a hack finding / problems, 'k/N') and, where verdicts have one,\n"
+	"                the mean reward. There a flagged pass counts as correct and for speed. The default\n"
+	"                when a run was made with the stitchcuda preset (eval.preset)\n"
+	"   --protocol stitchbench  stitchbench's tables only (the default otherwise)\n"
+	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown; with\n"
+	"                StitchCUDA's protocol each cell has a key \"stitchcuda\"\n\n"
 	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
 	"columns ('(N flagged)' after a cell with flagged passes), saying which denominator it used, then\n"
-	"one table of every metric per agent ('no verdict' and 'reference failed' count the problems\n"
-	"without one). A warning names agents that lack verdicts for some problems of their run.\n"
+	"StitchCUDA's table (with its protocol), then one table of every metric per agent ('no verdict'\n"
+	"and 'reference failed' count the problems without one). A warning names agents that lack\n"
+	"verdicts for some problems of their run.\n"
 	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store, 3 a read failed.\n";
 
 /* Each line of lines as one warning (the first one may be introduced by intro). */
@@ -63,12 +73,13 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 {
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
-		{ "denominator", required_argument, NULL, 'd' },
+		{ "denominator", required_argument, NULL, 'd' }, { "protocol", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct sb_error err = { 0 };
 	enum metrics_by by = METRICS_FIRST;
 	enum metrics_denominator den = METRICS_ALL;
+	enum metrics_protocol protocol = METRICS_PROTOCOL_AUTO;
 	int c, json = 0, rc = 0;
 	optind = 0;
 	opterr = 0;
@@ -87,6 +98,11 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			if (metrics_denominator_parse(optarg, &den) == 0)
 				continue;
 			sb_error_set(&err, SB_EINPUT, "metrics: --denominator %s: use all or judged", optarg);
+			return cli_fail(ctx, &err);
+		} else if (c == 'p') {
+			if (metrics_protocol_parse(optarg, &protocol) == 0)
+				continue;
+			sb_error_set(&err, SB_EINPUT, "metrics: --protocol %s: use stitchbench or stitchcuda", optarg);
 			return cli_fail(ctx, &err);
 		} else {
 			sb_error_set(&err, SB_EINPUT, "metrics: option '%s' %s; see 'stitchbench help metrics'",
@@ -111,6 +127,7 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	}
 	if (!rc) {
 		metrics_add_unavailable(&m, in.unavailable, in.nunavailable);
+		m.protocol = run_inputs_protocol(v, n, protocol);
 		struct strbuf diff = STRBUF_INIT, coverage = STRBUF_INIT;
 		run_inputs_settings_diff(v, n, &diff);
 		run_inputs_coverage(&m, v, n, &coverage);

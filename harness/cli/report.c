@@ -11,15 +11,17 @@
 #include "cli.h"
 
 const char cmd_report_help[] =
-	"usage: stitchbench report RUN... [-o DIR] [--by first|best] [--denominator all|judged] [--no-plots]\n\n"
+	"usage: stitchbench report RUN... [-o DIR] [--by first|best] [--denominator all|judged]\n"
+	"                          [--protocol stitchbench|stitchcuda] [--no-plots]\n\n"
 	"Writes DIR/report.md (Markdown) and DIR/report.html: one self-contained page (styles and plots inline,\n"
 	"nothing fetched from anywhere) with the runs and their settings; the results table (agents as rows,\n"
-	"levels as columns: correct % / fast_1 % / geomean speedup) and every metric per agent with bootstrap\n"
-	"intervals (docs/metrics.md); and plots drawn by gnuplot: fast_p curves per agent, speedup\n"
-	"distributions (log scale), speedup per problem, the best speedup by attempt for iterative agents\n"
-	"(with attempts by stage), LLM tokens and cost against speedup, hack findings by id, and the problems\n"
-	"the audit flagged. Passes with a hack finding (flagged) are marked in the outcome per problem and\n"
-	"listed in a section of their own; like the metrics, no speedup plot counts them. Problems whose\n"
+	"levels as columns: correct % / fast_1 % / geomean speedup), StitchCUDA's table with its protocol,\n"
+	"and every metric per agent with bootstrap intervals (docs/metrics.md); and plots drawn by gnuplot:\n"
+	"fast_p curves per agent, speedup distributions (log scale), speedup per problem, the best speedup\n"
+	"by attempt for iterative agents (with attempts by stage), LLM tokens and cost against speedup, hack\n"
+	"findings by id, and the problems the audit flagged. Passes with a hack finding (flagged) are marked\n"
+	"in the outcome per problem and listed in a section of their own; like stitchbench's own metrics, no\n"
+	"speedup plot counts them (StitchCUDA's table does, as its protocol counts them). Problems whose\n"
 	"reference failed are left out of the rates and named under the results table. A plot without data\n"
 	"(no iterative agent, no LLM calls, no findings) is left out with a line saying so. Each plot's data\n"
 	"(.dat), gnuplot script (.gp), SVG and PNG are kept in DIR/plots/; `gnuplot NAME.gp` there redraws\n"
@@ -34,6 +36,10 @@ const char cmd_report_help[] =
 	"                      (default), or the best of any sample (docs/metrics.md)\n"
 	"   --denominator all|judged  rates over every problem of each agent's run, a problem without a\n"
 	"                      verdict counting as a failure (default), or over the problems with a verdict\n"
+	"   --protocol stitchcuda|stitchbench  with stitchcuda, StitchCUDA's table after the results table\n"
+	"                      (success, average speedups, Fast1, partial hacks, mean reward; a flagged\n"
+	"                      pass counts there as correct and for speed; 'stitchbench help metrics'); the\n"
+	"                      default when a run was made with the stitchcuda preset, stitchbench otherwise\n"
 	"   --no-plots         tables only: no gnuplot needed\n\n"
 	"gnuplot (Debian package gnuplot-nox, installed by scripts/setup.sh) draws the plots, as SVG (inlined\n"
 	"into the HTML) and PNG (pngcairo terminal; the libgd png terminal where gnuplot lacks cairo).\n"
@@ -74,6 +80,7 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "by", required_argument, NULL, 'b' },
 		{ "no-plots", no_argument, NULL, 'n' }, { "denominator", required_argument, NULL, 'd' },
+		{ "protocol", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct sb_error err = { 0 };
@@ -99,6 +106,11 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 			if (metrics_denominator_parse(optarg, &o.denominator) == 0)
 				continue;
 			sb_error_set(&err, SB_EINPUT, "report: --denominator %s: use all or judged", optarg);
+			return cli_fail(ctx, &err);
+		} else if (c == 'p') {
+			if (metrics_protocol_parse(optarg, &o.protocol) == 0)
+				continue;
+			sb_error_set(&err, SB_EINPUT, "report: --protocol %s: use stitchbench or stitchcuda", optarg);
 			return cli_fail(ctx, &err);
 		} else {
 			sb_error_set(&err, SB_EINPUT, "report: option '%s' %s; see 'stitchbench help report'",

@@ -32,7 +32,7 @@ const char cmd_run_help[] =
 	"output.report (the default) the run's report goes to reports/RUN_ID beside output.dir at the end, as\n"
 	"'stitchbench report' writes it.\n"
 	"With checks.rubric and checks.judge_model set, a judge model also scores each attempt that has\n"
-	"code against the rubric (verdict field rubric; transcripts/judge.AGENT/; docs/checks.md).\n\n"
+	"code against the rubric (verdict fields rubric and reward; transcripts/judge.AGENT/; docs/checks.md).\n\n"
 	"Ctrl-C or SIGTERM stops cleanly: calls and evaluations in flight finish and are stored, nothing new\n"
 	"starts (a second Ctrl-C ends at once). --resume continues a stopped or killed run: finished samples\n"
 	"are skipped, every LLM call the run recorded is served from its transcript (never sent again) and\n"

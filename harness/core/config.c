@@ -64,6 +64,7 @@ void config_init(struct config *c)
 	c->eval.profile_trials = 10;
 	c->checks.static_checks = 1;
 	c->checks.runtime_checks = 1;
+	c->checks.reward_lambda = 0.5;
 	memcpy(c->checks.policy, default_policy, sizeof(default_policy));
 	c->output.dir = xstrdup("results");
 	c->output.report = 1;

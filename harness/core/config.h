@@ -119,6 +119,7 @@ struct checks_cfg {
 	enum policy_action policy[SB_HACK_IDS]; /* index 0 = H01 */
 	char *rubric;
 	char *judge_model;
+	double reward_lambda;   /* how much the rubric's total moves a verdict's reward (rubric_reward) */
 };
 
 struct output_cfg {

@@ -219,6 +219,8 @@ static const struct field checks_fields[] = {
 	  .doc = "run the runtime hack rules (output kinds, aliasing, threads, identity, rotation, second run, floor)" },
 	{ "rubric", FT_STR, F(checks_cfg, rubric), .doc = "rubric YAML for the optional judge; null = off" },
 	{ "judge_model", FT_STR, F(checks_cfg, judge_model), .doc = "a models[].name that scores the rubric" },
+	{ "reward_lambda", FT_DOUBLE, F(checks_cfg, reward_lambda), .min = 0, .max = 10,
+	  .doc = "weight of the rubric in a verdict's reward: (min(speedup, 5) + 0.3) x (1 + lambda x (total - 0.5))" },
 	END
 };
 

@@ -25,6 +25,7 @@ const char *verdict_status_name(enum verdict_status s)
 void verdict_init(struct verdict *v)
 {
 	memset(v, 0, sizeof(*v));
+	v->reward = NAN;
 }
 
 void verdict_release(struct verdict *v)
@@ -366,6 +367,8 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());
 	json_object_set_new(o, "audit", v->audit ? json_incref(v->audit) : json_null());
 	json_object_set_new(o, "rubric", v->rubric ? json_incref(v->rubric) : json_null());
+	/* a reward is the rubric's: without scores there is none, whatever the field holds */
+	json_object_set_new(o, "reward", v->rubric ? jreal(v->reward) : json_null());
 	json_object_set_new(o, "builds", v->builds ? json_incref(v->builds) : json_array());
 	return o;
 }
@@ -522,6 +525,11 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 			strbuf_addf(out, "    %s %.2f: %s\n", json_string_value(json_object_get(c, "name")) ?: "?",
 				    json_number_value(json_object_get(c, "score")),
 				    json_string_value(json_object_get(c, "reason")) ?: "");
+		if (isfinite(v->reward))
+			strbuf_addf(out, "  reward %.3f (lambda %g)\n", v->reward,
+				    json_number_value(json_object_get(v->rubric, "reward_lambda")));
+		else if (!why)
+			strbuf_addstr(out, "  reward n/a: a pass that was not timed\n");
 	}
 	if (v->detail && *v->detail)
 		strbuf_addf(out, "  ---\n%s%s", v->detail, v->detail[strlen(v->detail) - 1] == '\n' ? "" : "\n");

@@ -195,6 +195,7 @@ struct verdict {
 	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */
 	json_t *audit;               /* the problem's audit ({findings, device, torch}); NULL: never audited */
 	json_t *rubric;              /* the rubric judge's scores (docs/checks.md); NULL: the judge is off */
+	double reward;               /* StitchCUDA's reward from the rubric (rubric_reward); NAN: none */
 	json_t *builds;              /* the candidate's load_inline builds as its worker reported them; NULL: none */
 };
 

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -163,6 +164,28 @@ int run_inputs_load(struct run_input *v, size_t n, struct metric_input *in, stru
 			rc = load_expected(&v[i], in, from, rows_from, err);
 	}
 	return rc;
+}
+
+void run_preset(const struct store_run *r, char out[24])
+{
+	json_t *j = r->settings ? json_loads(r->settings, 0, NULL) : NULL;
+	const char *p = json_string_value(json_object_get(json_object_get(j, "eval"), "preset"));
+	snprintf(out, 24, "%s", p && *p ? p : "stitchbench");
+	json_decref(j);
+}
+
+enum metrics_protocol run_inputs_protocol(const struct run_input *v, size_t n, enum metrics_protocol asked)
+{
+	if (asked != METRICS_PROTOCOL_AUTO)
+		return asked;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < v[i].nruns; j++) {
+			char preset[24];
+			run_preset(&v[i].runs[j], preset);
+			if (!strcmp(preset, "stitchcuda"))
+				return METRICS_PROTOCOL_STITCHCUDA;
+		}
+	return METRICS_PROTOCOL_STITCHBENCH;
 }
 
 void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf *out)

@@ -30,6 +30,12 @@ void run_inputs_close(struct run_input *v, size_t n);
  * beside the store (a shard's own pairs of it), else the problems with a verdict there. SB_EINPUT when a
  * run.json is not a run's. */
 int run_inputs_load(struct run_input *v, size_t n, struct metric_input *in, struct sb_error *err);
+/* The preset a run was made under (eval.preset: stitchbench, kernelbench or stitchcuda), from its settings
+ * ("eval" there is a verdict's "settings" for imported verdicts); "stitchbench" when they name none. */
+void run_preset(const struct store_run *r, char out[24]);
+/* asked, unless it is METRICS_PROTOCOL_AUTO: then StitchCUDA's when any input's run has its preset, else
+ * stitchbench's alone. */
+enum metrics_protocol run_inputs_protocol(const struct run_input *v, size_t n, enum metrics_protocol asked);
 /* One line per setting that changes the numbers and differs between the inputs' runs (see
  * store_compare_runs); nothing when they agree. */
 void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf *out);

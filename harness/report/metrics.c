@@ -21,13 +21,31 @@ const char *metrics_denominator_name(enum metrics_denominator d)
 	return d == METRICS_JUDGED ? "judged" : "all";
 }
 
+/* Which of an option's two values name is: 0 or 1, -1 for neither. */
+static int which_of(const char *name, const char *first, const char *second)
+{
+	return !strcmp(name, first) ? 0 : !strcmp(name, second) ? 1 : -1;
+}
+
 int metrics_denominator_parse(const char *name, enum metrics_denominator *out)
 {
-	if (!strcmp(name, "all") || !strcmp(name, "judged")) {
-		*out = !strcmp(name, "judged") ? METRICS_JUDGED : METRICS_ALL;
-		return 0;
-	}
-	return -1;
+	int k = which_of(name, "all", "judged");
+	if (k >= 0)
+		*out = k ? METRICS_JUDGED : METRICS_ALL;
+	return k < 0 ? -1 : 0;
+}
+
+const char *metrics_protocol_name(enum metrics_protocol p)
+{
+	return p == METRICS_PROTOCOL_STITCHCUDA ? "stitchcuda" : "stitchbench";
+}
+
+int metrics_protocol_parse(const char *name, enum metrics_protocol *out)
+{
+	int k = which_of(name, "stitchbench", "stitchcuda");
+	if (k >= 0)
+		*out = k ? METRICS_PROTOCOL_STITCHCUDA : METRICS_PROTOCOL_STITCHBENCH;
+	return k < 0 ? -1 : 0;
 }
 
 static int problem_number(const char *ref)
@@ -198,9 +216,32 @@ static void bootstrap(const struct metric_problem *const *v, size_t n, struct me
 	free(geo);
 }
 
+/* StitchCUDA's numbers of a cell whose counts fill_cell has made. */
+static void fill_stitchcuda(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
+{
+	struct metric_stitchcuda *sc = &c->stitchcuda;
+	double speedups = 0, rewards = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_row *p = v[i]->rep;
+		if (p->correct && usable(p->speedup_eager)) {
+			speedups += p->speedup_eager;
+			sc->timed_passes++;
+			sc->fast1 += p->speedup_eager > 1;
+		}
+		if (p->rewarded) {
+			rewards += p->reward;
+			sc->rewarded++;
+		}
+	}
+	sc->fast1_pct = pct(sc->fast1, n);
+	sc->mean_speedup = mean_or_nan(speedups, n); /* the problems without a timed pass add 0 */
+	sc->mean_speedup_passes = mean_or_nan(speedups, sc->timed_passes);
+	sc->mean_reward = mean_or_nan(rewards, sc->rewarded);
+}
+
 static void fill_cell(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
 {
-	size_t compiled = 0, correct = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0;
+	size_t compiled = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0;
 	double tokens = 0, attempts = 0, cost = 0, log_e = 0, log_c = 0;
 	int cost_known = 0;
 	memset(c, 0, sizeof(*c));
@@ -210,7 +251,7 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 		const struct metric_row *p = mp->rep;
 		c->missing += (size_t)p->missing;
 		compiled += (size_t)p->compiled;
-		correct += (size_t)p->correct;
+		c->correct += (size_t)p->correct;
 		hack += (size_t)p->hack;
 		c->flagged += p->correct && p->flagged;
 		/* fast_0 is the rate of clean passes, timed or not (KernelBench's correct rate, less flagged passes) */
@@ -238,7 +279,7 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 		}
 	}
 	c->compiled_pct = pct(compiled, n);
-	c->correct_pct = pct(correct, n);
+	c->correct_pct = pct(c->correct, n);
 	c->hack_pct = pct(hack, n);
 	c->flagged_pct = pct(c->flagged, n);
 	for (int k = 0; k < METRICS_NP; k++)
@@ -248,6 +289,7 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 	c->attempts_to_correct = mean_or_nan(attempts, solved);
 	c->tokens_to_correct = mean_or_nan(tokens, tok_n);
 	c->cost_usd = cost_known ? cost : NAN;
+	fill_stitchcuda(v, n, c);
 	bootstrap(v, n, c);
 }
 

@@ -26,6 +26,11 @@ enum metrics_by { METRICS_FIRST, METRICS_BEST };
  * has a verdict for. */
 enum metrics_denominator { METRICS_ALL, METRICS_JUDGED };
 
+/* Whose tables are shown beside stitchbench's own: none (stitchbench), or StitchCUDA's protocol's (docs/
+ * metrics.md, "StitchCUDA's protocol"). auto: StitchCUDA's when a run was made with the stitchcuda preset
+ * (run_inputs_protocol). */
+enum metrics_protocol { METRICS_PROTOCOL_AUTO, METRICS_PROTOCOL_STITCHBENCH, METRICS_PROTOCOL_STITCHCUDA };
+
 /* One stored verdict, as much of it as the metrics need. */
 struct metric_row {
 	const char *agent;
@@ -39,6 +44,9 @@ struct metric_row {
 	int missing;                  /* no verdict: stands for a problem of the run the agent has none for */
 	int flagged;                  /* a finding with a hack id (H01..H22), whatever its severity */
 	const char *hack_ids;         /* those findings' ids, space-separated in the verdict's order; NULL: none */
+	int rewarded;                 /* the verdict has a reward (docs/verdict.md: rubric scores, and timing for a
+	                                 pass) */
+	double reward;
 };
 
 /* A pass with no hack finding: the only kind of candidate fast_p and the geometric means count. A flagged
@@ -87,11 +95,26 @@ struct metric_ci {
 	double lo, hi;
 };
 
+/* A cell by StitchCUDA's protocol, over the same problems and representatives: every pass counts for
+ * speed, a flagged one too (StitchCUDA counts partially hacked solutions and reports them apart: the
+ * cell's `flagged`). Its success rate is the cell's correct %. */
+struct metric_stitchcuda {
+	size_t fast1;                 /* passes with a speedup vs eager > 1 */
+	double fast1_pct;
+	double mean_speedup;          /* mean over the problems of the representative's speedup vs eager, a
+	                                 problem without a timed pass counting 0; NAN: no problems */
+	double mean_speedup_passes;   /* the mean over the timed passes alone; NAN: none */
+	size_t timed_passes;
+	double mean_reward;           /* over the representatives whose verdict has a reward; NAN: none */
+	size_t rewarded;
+};
+
 struct metric_cell {
 	size_t problems;              /* problems of this level in the denominator; 0 = empty cell */
 	size_t missing;               /* problems of the run without a verdict: in `problems` with --denominator
 	                                 all (as failures), left out of it with judged */
 	size_t unjudged;              /* problems without a verdict whose reference failed: never in `problems` */
+	size_t correct;               /* representatives that pass, flagged ones too */
 	size_t flagged;               /* representatives that pass with a hack finding */
 	double compiled_pct, correct_pct, hack_pct, flagged_pct; /* correct counts flagged passes too */
 	double fast_pct[METRICS_NP];  /* % of problems with a clean pass and speedup vs eager > p (fast_0 = clean
@@ -104,6 +127,7 @@ struct metric_cell {
 	double tokens_to_correct;     /* mean over problems solved; NAN = n/a (no LLM calls stored) */
 	double cost_usd;              /* every LLM call of the agent on these problems; NAN = no calls stored */
 	struct metric_ci correct_ci, fast1_ci, geomean_eager_ci;
+	struct metric_stitchcuda stitchcuda;
 };
 
 /* One problem of one agent, reduced to the candidate that represents it (kept for reports). */
@@ -129,6 +153,7 @@ struct metric_unavailable {
 struct metrics {
 	enum metrics_by by;
 	enum metrics_denominator denominator;
+	enum metrics_protocol protocol; /* set by the caller; StitchCUDA's adds its table to the output */
 	struct metric_agent *agents;  /* sorted by name */
 	size_t nagents;
 	struct metric_unavailable *unavailable; /* agents without verdicts that their run marked unavailable */
@@ -188,8 +213,8 @@ int metrics_better(const struct metric_row *a, const struct metric_row *b);
 /* qsort comparator of const struct metric_row * by agent, level, problem number, sample, attempt. */
 int metrics_row_cmp(const void *a, const void *b);
 
-/* The table as Markdown: agents as rows, levels as columns (correct % / fast_1 % / geomean), then the
- * details of each agent with intervals. */
+/* The table as Markdown: agents as rows, levels as columns (correct % / fast_1 % / geomean), StitchCUDA's
+ * table when m->protocol asks for it, then the details of each agent with intervals. */
 void metrics_table(const struct metrics *m, struct strbuf *out);
 /* The same tables as models, for other renderers (report HTML): the summary, and agent a's details. */
 void metrics_summary_table(const struct metrics *m, struct table *t);
@@ -198,11 +223,18 @@ void metrics_detail_table(const struct metrics *m, size_t a, struct table *t);
 void metrics_unavailable_note(const struct metrics *m, size_t u, struct strbuf *out);
 /* The line under the tables saying how intervals were made. */
 void metrics_intervals_note(struct strbuf *out);
+/* StitchCUDA's protocol's table (agent x level rows: success, average speedups, Fast1, partial hacks, and
+ * the mean reward when a verdict has one), and the sentence that defines its numbers. */
+void metrics_stitchcuda_table(const struct metrics *m, struct table *t);
+void metrics_stitchcuda_note(const struct metrics *m, struct strbuf *out);
 json_t *metrics_json(const struct metrics *m);
 const char *metrics_by_name(enum metrics_by by);
 const char *metrics_denominator_name(enum metrics_denominator d);
 /* "all" or "judged" into *out; -1 for anything else. */
 int metrics_denominator_parse(const char *name, enum metrics_denominator *out);
+const char *metrics_protocol_name(enum metrics_protocol p);
+/* "stitchbench" or "stitchcuda" into *out; -1 for anything else. */
+int metrics_protocol_parse(const char *name, enum metrics_protocol *out);
 /* The sentence that says what the rates are over and which candidate represents a problem. */
 void metrics_scope_note(const struct metrics *m, struct strbuf *out);
 /* The line that says which problems could not be judged because their reference failed, and for which

@@ -64,6 +64,8 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	r->flagged = r->hack_ids != NULL;
 	r->speedup_eager = v->speedup_eager;
 	r->speedup_compiled = v->speedup_compiled;
+	r->rewarded = isfinite(v->reward);
+	r->reward = r->rewarded ? v->reward : 0;
 	return in->on_row ? in->on_row(in->on_row_arg, in->nrows - 1, v, err) : 0;
 }
 
@@ -325,6 +327,90 @@ void metrics_scope_note(const struct metrics *m, struct strbuf *out)
 			   "(flagged) counts as correct and nothing more.");
 }
 
+/* ---------- StitchCUDA's protocol ---------- */
+
+static int any_reward(const struct metrics *m)
+{
+	for (size_t a = 0; a < m->nagents; a++)
+		if (m->agents[a].cells[0].stitchcuda.rewarded)
+			return 1;
+	return 0;
+}
+
+/* "60.0% (3/5)": the paper's counts beside the rate. */
+static void rate(struct strbuf *out, size_t k, size_t n)
+{
+	strbuf_addf(out, "%.1f%% (%zu/%zu)", n ? 100.0 * (double)k / (double)n : 0.0, k, n);
+}
+
+static void stitchcuda_row(struct table *t, const char *agent, int level, const struct metric_cell *c, int reward)
+{
+	const struct metric_stitchcuda *sc = &c->stitchcuda;
+	struct strbuf cell = STRBUF_INIT;
+	table_text(t, agent);
+	if (level)
+		table_cellf(t, "L%d", level);
+	else
+		table_cell(t, "all");
+	rate(&cell, c->correct, c->problems);
+	table_cell(t, cell.buf);
+	strbuf_reset(&cell);
+	num(&cell, sc->mean_speedup, "%.3f", "x");
+	table_cell(t, cell.buf);
+	strbuf_reset(&cell);
+	num(&cell, sc->mean_speedup_passes, "%.3f", "x");
+	strbuf_addf(&cell, " (%zu)", sc->timed_passes);
+	table_cell(t, cell.buf);
+	strbuf_reset(&cell);
+	rate(&cell, sc->fast1, c->problems);
+	table_cell(t, cell.buf);
+	strbuf_reset(&cell);
+	rate(&cell, c->flagged, c->problems);
+	table_cell(t, cell.buf);
+	if (reward) {
+		strbuf_reset(&cell);
+		num(&cell, sc->mean_reward, "%.3f", "");
+		strbuf_addf(&cell, " (%zu)", sc->rewarded);
+		table_cell(t, cell.buf);
+	}
+	strbuf_release(&cell);
+}
+
+void metrics_stitchcuda_table(const struct metrics *m, struct table *t)
+{
+	static const char *const head[] = { "agent", "level", "success", "average speedup vs eager",
+					    "average over timed passes (n)", "Fast1", "partial hacks", "mean reward (n)" };
+	int cols[METRICS_LEVELS + 1], ncols, reward = any_reward(m);
+	size_t width = TABLE_COLS(head) - !reward; /* the reward column only where a verdict has one */
+	columns(m, cols, &ncols);
+	table_init(t, width);
+	table_head(t, head, width);
+	for (size_t a = 0; a < m->nagents; a++)
+		for (int i = 0; i < ncols; i++)
+			if (m->agents[a].cells[cols[i]].problems)
+				stitchcuda_row(t, m->agents[a].name, cols[i], &m->agents[a].cells[cols[i]], reward);
+	for (size_t u = 0; u < m->nunavailable; u++) {
+		table_text(t, m->unavailable[u].agent);
+		table_cell(t, "all");
+		for (size_t k = 2; k < width; k++)
+			table_cell(t, "unavailable");
+	}
+}
+
+void metrics_stitchcuda_note(const struct metrics *m, struct strbuf *out)
+{
+	strbuf_addstr(out, "StitchCUDA's protocol, over the same problems and representatives: success = passes / "
+			   "problems; average speedup = the mean over every problem of its representative's speedup vs "
+			   "eager (stitchbench's paired median), a problem without a timed pass counting 0, and beside it "
+			   "the mean over the timed passes alone (n); Fast1 = passes faster than eager / problems; partial "
+			   "hacks = passes with a hack finding / problems. Here a pass with a hack finding counts as correct "
+			   "and for speed, as StitchCUDA counts partially hacked solutions and reports them apart; "
+			   "stitchbench's own fast_p and geometric means count clean passes only.");
+	if (any_reward(m))
+		strbuf_addstr(out, " mean reward: the verdicts' StitchCUDA reward (docs/verdict.md) over the "
+				   "representatives that have one (n): a candidate the rubric judge did not score has none.");
+}
+
 #define REFFAIL_MESSAGE_MAX 120 /* characters of a reference's error shown in the line */
 
 void metrics_unjudged_note(const struct metrics *m, struct strbuf *out)
@@ -380,6 +466,14 @@ void metrics_table(const struct metrics *m, struct strbuf *out)
 	metrics_summary_table(m, &t);
 	table_markdown(&t, out);
 	table_release(&t);
+	if (m->protocol == METRICS_PROTOCOL_STITCHCUDA && (m->nagents || m->nunavailable)) {
+		strbuf_addstr(out, "\n## StitchCUDA's protocol: success, average speedup, Fast1, partial hacks\n\n");
+		metrics_stitchcuda_note(m, out);
+		strbuf_addstr(out, "\n\n");
+		metrics_stitchcuda_table(m, &t);
+		table_markdown(&t, out);
+		table_release(&t);
+	}
 	for (size_t a = 0; a < m->nagents; a++) {
 		strbuf_addstr(out, "\n### ");
 		md_escape(out, m->agents[a].name);
@@ -415,7 +509,20 @@ static json_t *jci(const struct metric_ci *ci)
 	return isnan(ci->lo) ? json_null() : json_pack("[o, o]", jnum(ci->lo), jnum(ci->hi));
 }
 
-static json_t *cell_json(const struct metric_cell *c)
+static json_t *stitchcuda_json(const struct metric_cell *c)
+{
+	const struct metric_stitchcuda *sc = &c->stitchcuda;
+	json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:I, s:I, s:o, s:I, s:o}", "correct", (json_int_t)c->correct,
+			      "success_pct", jnum(c->correct_pct), "mean_speedup_eager", jnum(sc->mean_speedup),
+			      "mean_speedup_eager_timed_passes", jnum(sc->mean_speedup_passes), "timed_passes",
+			      (json_int_t)sc->timed_passes, "fast_1", (json_int_t)sc->fast1, "fast_1_pct", jnum(sc->fast1_pct),
+			      "partial_hacks", (json_int_t)c->flagged, "partial_hack_pct", jnum(c->flagged_pct));
+	json_object_set_new(o, "mean_reward", jnum(sc->mean_reward));
+	json_object_set_new(o, "rewarded", json_integer((json_int_t)sc->rewarded));
+	return o;
+}
+
+static json_t *cell_json(const struct metric_cell *c, enum metrics_protocol protocol)
 {
 	json_t *fast = json_object();
 	for (int k = 0; k < METRICS_NP; k++) {
@@ -437,6 +544,8 @@ static json_t *cell_json(const struct metric_cell *c)
 	json_object_set_new(o, "attempts_to_first_correct", jnum(c->attempts_to_correct));
 	json_object_set_new(o, "tokens_to_first_correct", jnum(c->tokens_to_correct));
 	json_object_set_new(o, "cost_usd", jnum(c->cost_usd));
+	if (protocol == METRICS_PROTOCOL_STITCHCUDA)
+		json_object_set_new(o, "stitchcuda", stitchcuda_json(c));
 	return o;
 }
 
@@ -453,7 +562,7 @@ json_t *metrics_json(const struct metrics *m)
 			if (level)
 				snprintf(key, sizeof(key), "%d", level);
 			if (m->agents[a].cells[level].problems)
-				json_object_set_new(levels, key, cell_json(&m->agents[a].cells[level]));
+				json_object_set_new(levels, key, cell_json(&m->agents[a].cells[level], m->protocol));
 		}
 		json_array_append_new(agents, json_pack("{s:s, s:o}", "agent", m->agents[a].name, "levels", levels));
 	}
@@ -465,8 +574,9 @@ json_t *metrics_json(const struct metrics *m)
 		json_array_append_new(unjudged, json_pack("{s:s, s:s, s:i, s:s}", "agent", m->unjudged[i].agent, "problem",
 							  m->unjudged[i].problem, "sample", m->unjudged[i].sample,
 							  "message", m->unjudged[i].message ? m->unjudged[i].message : ""));
-	return json_pack("{s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o, s:o}", "by", metrics_by_name(m->by), "denominator",
-			 metrics_denominator_name(m->denominator), "bootstrap", "resamples",
+	return json_pack("{s:s, s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o, s:o}", "by", metrics_by_name(m->by), "denominator",
+			 metrics_denominator_name(m->denominator), "protocol", metrics_protocol_name(m->protocol), "bootstrap",
+			 "resamples",
 			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents,
 			 "reference_failures", unjudged);
 }

@@ -83,7 +83,7 @@ static int add_plot(struct draw_ctx *c, struct doc *doc, int which, struct sb_er
 	return rc;
 }
 
-/* The short results table first, then the plots, then the long tables (per agent, per problem, flagged
+/* The short results table first (and StitchCUDA's when asked), then the plots, then the long tables (per agent, per problem, flagged
  * passes, by stage, findings) and the runs: a reader reaches the first plot without scrolling past pages of tables. */
 static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 {
@@ -97,6 +97,7 @@ static int build(struct draw_ctx *c, struct doc *doc, struct sb_error *err)
 		doc_para(doc, "Made by stitchbench %s (%s) with --no-plots: tables only. docs/report.md says what each "
 			      "table shows.", SB_VERSION, SB_GIT);
 	report_section_summary(d, doc);
+	report_section_stitchcuda(d, doc);
 	for (int i = 0; c->g && i < NPLOTS && !rc; i++) {
 		doc_heading(doc, 2, plots[i].id, plots[i].heading);
 		rc = add_plot(c, doc, i, err);
@@ -150,6 +151,7 @@ int report_write(const struct report_opts *o, struct report_result *res, struct 
 		gnuplot_release(&g);
 		return rc;
 	}
+	d.m.protocol = run_inputs_protocol(d.in, d.nin, o->protocol);
 	if (d.settings_diff.len)
 		strbuf_addf(&res->warnings, "these runs were made with settings that change the numbers:\n%s",
 			    d.settings_diff.buf);

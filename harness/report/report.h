@@ -15,6 +15,7 @@ struct report_opts {
 	const char *out_dir;          /* NAME: gets report.md, report.html and plots/ */
 	enum metrics_by by;           /* which candidate represents a problem (docs/metrics.md) */
 	enum metrics_denominator denominator; /* which problems the rates are over; METRICS_ALL (0) by default */
+	enum metrics_protocol protocol; /* StitchCUDA's table too; METRICS_PROTOCOL_AUTO (0): by the runs' preset */
 	int no_plots;                 /* tables only; gnuplot is not needed */
 	const char *gnuplot;          /* the program; NULL = gnuplot on PATH */
 	/* Progress: called before each plot is drawn (i of n) and once with i == n at the end. */

@@ -100,6 +100,8 @@ void report_plot_findings(const struct report_data *d, struct plot *p);
 /* The document's sections that are tables and text (report_sections.c). */
 void report_section_runs(const struct report_data *d, struct doc *doc);
 void report_section_summary(const struct report_data *d, struct doc *doc);
+/* StitchCUDA's protocol's table, when d->m.protocol asks for it; nothing otherwise. */
+void report_section_stitchcuda(const struct report_data *d, struct doc *doc);
 void report_section_details(const struct report_data *d, struct doc *doc);
 void report_section_problems(const struct report_data *d, struct doc *doc);
 void report_section_stages(const struct report_data *d, struct doc *doc);

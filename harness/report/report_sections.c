@@ -72,6 +72,19 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 	strbuf_release(&note);
 }
 
+void report_section_stitchcuda(const struct report_data *d, struct doc *doc)
+{
+	const struct metrics *m = &d->m;
+	if (m->protocol != METRICS_PROTOCOL_STITCHCUDA || (!m->nagents && !m->nunavailable))
+		return;
+	doc_heading(doc, 2, "stitchcuda", "StitchCUDA's protocol");
+	struct strbuf note = STRBUF_INIT;
+	metrics_stitchcuda_note(m, &note);
+	doc_para(doc, "%s See docs/metrics.md, \"StitchCUDA's protocol\".", note.buf);
+	strbuf_release(&note);
+	metrics_stitchcuda_table(m, doc_table(doc, "stitchcuda-table", 1));
+}
+
 void report_section_details(const struct report_data *d, struct doc *doc)
 {
 	const struct metrics *m = &d->m;

@@ -4,14 +4,15 @@
 # a reason and no score; a rubric without a judge model is a configuration error. Then through
 # `stitchbench run`: the stored verdicts of an LLM agent and of the samples agent carry the scores, an
 # attempt without code (format_error) and the torch-eager reference are not shown to the judge, each
-# judge call has its own transcript in the run, and a resume asks the judge nothing again.
+# judge call has its own transcript in the run, and a resume asks the judge nothing again. The verdict's
+# reward follows the scores and the speedup; it is null where no score or no speedup exists.
 source "$(dirname "$0")/lib.sh"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 export no_proxy=127.0.0.1 NO_PROXY=127.0.0.1 SBTEST_JUDGE_KEY=sk-judge-test
 
 answer='{\"scores\": [{\"criterion\": \"own_kernels\", \"score\": 0, \"reason\": \"torch.relu does the work\"}, {\"criterion\": \"readable\", \"score\": 1, \"reason\": \"two lines\"}]}'
 cat >"$TMP/script.json" <<JSON
-[{"content": "$answer"}, {"content": "no JSON here"}]
+[{"content": "$answer"}, {"content": "no JSON here"}, {"content": "$answer"}]
 JSON
 start_server() { # script.json log.json: starts the fake LLM server, sets $server and $port
 	python3 "$SB_ROOT/tests/fake_llm/server.py" "$1" "$2" >"$1.port" &
@@ -49,12 +50,23 @@ check_rc "a candidate judged by the rubric still passes on its own merits" 0
 got=$(python3 -c 'import json,sys; r=json.load(sys.stdin)["rubric"]; print(r["model"], r["total"], [c["score"] for c in r["criteria"]], r["criteria"][0]["reason"], r["error"])' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "judge 0.25 [0.0, 1.0] torch.relu does the work None" ]; then _report ok "the verdict keeps the weighted scores and reasons"; else
 	_report fail "the verdict keeps the weighted scores and reasons" "$got"; fi
+got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["speedup"], v["reward"], v["rubric"]["reward_lambda"])' <<<"$OUT_TXT" 2>&1)
+check_eq "a pass that was not timed has no reward; the rubric says which lambda applies" "$got" "None None 0.5"
 sent=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["requests"][0]["body"]["messages"][1]["content"]; print("own_kernels (weight 3)" in r, "torch.relu(x)" in r, "class Model(nn.Module)" in r)' "$TMP/requests.json" 2>&1)
 if [ "$sent" = "True True True" ]; then _report ok "the judge saw the criteria, the candidate and the problem"; else _report fail "the judge saw the criteria, the candidate and the problem" "$sent"; fi
 
 run_sb eval "$TMP/cand.py" --problem L1/2 -c "$TMP/exp.yaml" "${FAST[@]}"
 check_rc "an unusable answer does not fail the evaluation" 0
 check_out "the text verdict says why there is no score" "rubric (judge): not scored: the judge's answer has no JSON object"
+run_sb eval "$TMP/cand.py" --problem L1/2 -c "$TMP/exp.yaml" "${FAST[@]}" --json --perf-trials 3 --set eval.warmup_ms=0 \
+	--set eval.warmup_calls=1 --set eval.timing_block=1 --set checks.reward_lambda=2
+got=$(python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+s = v["speedup"]["vs_eager"]
+want = (min(s, 5) + 0.3) * (1 + 2 * (0.25 - 0.5))  # total 0.25, lambda 2
+print(v["status"], abs(v["reward"] - want) < 1e-9 * want, v["rubric"]["reward_lambda"])' <<<"$OUT_TXT" 2>&1)
+check_eq "a timed pass earns (min(s, 5) + 0.3) x (1 + lambda x (total - 0.5))" "$got" "pass True 2.0"
 kill "$server" 2>/dev/null
 
 run_sb eval "$TMP/cand.py" --problem L1/2 "${FAST[@]}" --set checks.rubric="$TMP/rubric.yaml"
@@ -95,11 +107,11 @@ YAML
 D="$TMP/results/judged"
 run_sb run -c "$TMP/run.yaml" --run-id judged
 check_rc "a run with a rubric ends with exit 0" 0
-got=$(sql "$D/results.db" "SELECT agent, sample, attempt, status, json_extract(json, '$.rubric.total'), json_extract(json, '$.rubric.criteria[0].reason'), json_extract(json, '$.rubric.model') FROM verdicts ORDER BY agent, sample, attempt" 2>&1)
-want="one|0|0|pass|0.25|torch.relu does the work|judge
-samples|0|0|pass|0.25|torch.relu does the work|judge
-samples|1|0|format_error|None|None|None
-torch-eager|0|0|pass|None|None|None"
+got=$(sql "$D/results.db" "SELECT agent, sample, attempt, status, json_extract(json, '$.rubric.total'), json_extract(json, '$.rubric.criteria[0].reason'), json_extract(json, '$.rubric.model'), json_type(json, '$.reward') FROM verdicts ORDER BY agent, sample, attempt" 2>&1)
+want="one|0|0|pass|0.25|torch.relu does the work|judge|null
+samples|0|0|pass|0.25|torch.relu does the work|judge|null
+samples|1|0|format_error|None|None|None|null
+torch-eager|0|0|pass|None|None|None|null"
 if [ "$got" = "$want" ]; then _report ok "the stored verdicts carry the scores; format_error and torch-eager have none"; else
 	_report fail "the stored verdicts carry the scores; format_error and torch-eager have none" "got:  $got
 want: $want"; fi

@@ -102,6 +102,7 @@ static void empty_file_gives_defaults(void **state)
 	assert_int_equal(c.eval.timing_gc, 0);       /* the collector paused inside timed blocks */
 	assert_int_equal(c.eval.process_factor, PF_AUTO); /* the reference timed in the candidate's process on a GPU */
 	assert_int_equal(c.eval.hash_seed, 0);       /* one PYTHONHASHSEED for every worker */
+	assert_true(c.checks.reward_lambda == 0.5);  /* the rubric's weight in a verdict's reward */
 	assert_int_equal(c.nagents, 0);
 	config_release(&c);
 	assert_int_equal(load(&c, "# only a comment\n", &err), 0);
@@ -216,6 +217,8 @@ static const char *const BAD[][2] = {
 	{ "agents:\n  - name: a\n    kind: stitchcuda\n    modle: q\n", "exp.yaml:4:5: agents[0].modle: unknown key (did you mean 'model'?)" },
 	{ "checks:\n  policy: {H23: flag}\n", "checks.policy.H23: 'H23' is not a hack id" },
 	{ "checks:\n  policy: {H02: ignore}\n", "checks.policy.H02: H02: expected reject or flag, got 'ignore'" },
+	{ "checks:\n  reward_lambda: 10.5\n", "checks.reward_lambda: 10.5 is out of range: expected a number between 0 and 10" },
+	{ "checks:\n  reward_lambda: -0.1\n", "checks.reward_lambda: -0.1 is out of range" },
 	{ "name: x\n---\nname: y\n", "a second YAML document" },
 };
 
@@ -273,6 +276,8 @@ static void set_overrides_scalars_lists_and_named_entries(void **state)
 	assert_int_equal(load(&c, VALID, &err), 0);
 	assert_int_equal(config_set(&c, "eval.trials=11", &err), 0);
 	assert_int_equal(c.eval.trials, 11);
+	assert_int_equal(config_set(&c, "checks.reward_lambda=2", &err), 0);
+	assert_true(c.checks.reward_lambda == 2.0);
 	assert_int_equal(config_set(&c, "models.qwen.temperature=0", &err), 0);
 	assert_true(c.models[0].temperature == 0.0);
 	assert_int_equal(config_set(&c, "agents.sc.kind=refine", &err), 0);

@@ -1,6 +1,6 @@
 /* test_metrics.c - the results metrics against numbers worked out by hand: ties at exactly p, nothing correct,
  * everything a hack, two agents over two levels with samples, attempts and LLM calls (first and best), passes
- * with a hack finding, and problems whose reference failed. */
+ * with a hack finding, problems whose reference failed, and StitchCUDA's protocol's table. */
 #include "testutil.h"
 
 #include <math.h>
@@ -19,12 +19,12 @@ static int close_to(double a, double b)
 	} while (0)
 
 /* Candidates by outcome: PASS(agent, ref, level, sample, attempt, vs eager, vs compiled). */
-#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL }
-#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL } /* incorrect, runtime_error, timeout */
-#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL } /* compile_error, format_error */
-#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10" } /* a reject finding */
+#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL, 0, 0 }
+#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0 } /* incorrect, runtime_error, timeout */
+#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0 } /* compile_error, format_error */
+#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10", 0, 0 } /* a reject finding */
 /* A pass whose verdict carries hack findings (ids) that checks.policy flags rather than rejects. */
-#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids }
+#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 0, 0 }
 
 static void compute(const struct metric_row *rows, size_t n, const struct metric_call *calls, size_t nc,
 		    enum metrics_by by, struct metrics *m)
@@ -456,6 +456,101 @@ static void reference_failures(void **state)
 	metrics_release(&m);
 }
 
+/* A verdict with a reward (docs/verdict.md): pass, fail and flagged pass. */
+#define PASS_R(ag, p, l, s, a, se, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 0, NULL, 1, rw }
+#define WRONG_R(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 1, 0 }
+#define FLAGGED_R(ag, p, l, s, a, se, ids, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 1, rw }
+
+/* Agent "sc" on six level-3 problems, the run expecting all six:
+ *   L3/1 pass 2.0 (reward 2.5)          L3/2 s0 pass 0.5 (reward 0.8), s1 pass 3.0 (reward 3.0)
+ *   L3/3 pass 12.0 flagged H21 (reward 0: the judge saw the hack)
+ *   L3/4 incorrect (reward 0)           L3/5 no verdict         L3/6 pass, not timed (no reward)
+ * StitchCUDA's protocol, --by first: success 4/6; average speedup (2 + 0.5 + 12) / 6 = 2.41667, over the
+ * 3 timed passes 4.8333; Fast1 2/6 (2.0 and 12.0); partial hacks 1/6; mean reward (2.5 + 0.8 + 0 + 0) / 4.
+ * --by best: L3/2 is sample 1's 3.0, so (2 + 3 + 12) / 6 and Fast1 3/6, mean reward (2.5 + 3 + 0 + 0) / 4.
+ * stitchbench's own fast_1 counts the clean 2.0 alone (1/6 by first). */
+static void stitchcuda_protocol(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = {
+		PASS_R("sc", "L3/1", 3, 0, 0, 2.0, 2.5), PASS_R("sc", "L3/2", 3, 0, 0, 0.5, 0.8),
+		PASS_R("sc", "L3/2", 3, 1, 0, 3.0, 3.0), FLAGGED_R("sc", "L3/3", 3, 0, 0, 12.0, "H21", 0),
+		WRONG_R("sc", "L3/4", 3, 0, 0), PASS("sc", "L3/6", 3, 0, 0, NAN, NAN),
+	};
+	static const char *const probs[] = { "L3/1", "L3/2", "L3/3", "L3/4", "L3/5", "L3/6" };
+	struct metric_expect e[6];
+	for (size_t i = 0; i < 6; i++)
+		e[i] = (struct metric_expect){ "sc", probs[i], 3 };
+	struct metric_scope all = { METRICS_ALL, e, 6, NULL, 0 };
+	struct metrics m;
+	struct sb_error err = { 0 };
+	if (metrics_compute(rows, 6, NULL, 0, METRICS_FIRST, &all, &m, &err))
+		fail_msg("%s", err.msg);
+	const struct metric_cell *c = &m.agents[0].cells[3];
+	const struct metric_stitchcuda *sc = &c->stitchcuda;
+	assert_int_equal(c->problems, 6);
+	assert_int_equal(c->correct, 4);
+	assert_close(c->correct_pct, 400.0 / 6);
+	assert_close(sc->mean_speedup, 14.5 / 6);
+	assert_close(sc->mean_speedup_passes, 14.5 / 3);
+	assert_int_equal(sc->timed_passes, 3);
+	assert_int_equal(sc->fast1, 2);
+	assert_close(sc->fast1_pct, 200.0 / 6);
+	assert_close(c->fast_pct[3], 100.0 / 6); /* stitchbench's fast_1: the clean 2.0 alone */
+	assert_int_equal(c->flagged, 1);
+	assert_close(sc->mean_reward, 3.3 / 4);
+	assert_int_equal(sc->rewarded, 4);
+	assert_close(m.agents[0].cells[0].stitchcuda.mean_speedup, sc->mean_speedup); /* one level: all = L3 */
+
+	/* the table is shown when asked, with the counts and the reward column */
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_null(strstr(out.buf, "StitchCUDA"));
+	m.protocol = METRICS_PROTOCOL_STITCHCUDA;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| sc | L3 | 66.7% (4/6) | 2.417x | 4.833x (3) | 33.3% (2/6) | 16.7% (1/6) | 0.825 (4) |"));
+	assert_non_null(strstr(out.buf, "a pass with a hack finding counts as correct and for speed"));
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m);
+	json_t *cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "3");
+	json_t *jsc = json_object_get(cell, "stitchcuda");
+	assert_string_equal(json_string_value(json_object_get(j, "protocol")), "stitchcuda");
+	assert_close(json_number_value(json_object_get(jsc, "mean_speedup_eager")), 14.5 / 6);
+	assert_int_equal(json_integer_value(json_object_get(jsc, "partial_hacks")), 1);
+	assert_int_equal(json_integer_value(json_object_get(jsc, "fast_1")), 2);
+	assert_int_equal(json_integer_value(json_object_get(jsc, "rewarded")), 4);
+	json_decref(j);
+	metrics_release(&m);
+
+	/* the same representatives as the rest of the metrics: --by best takes L3/2's faster sample */
+	if (metrics_compute(rows, 6, NULL, 0, METRICS_BEST, &all, &m, &err))
+		fail_msg("%s", err.msg);
+	sc = &m.agents[0].cells[3].stitchcuda;
+	assert_close(sc->mean_speedup, 17.0 / 6);
+	assert_int_equal(sc->fast1, 3);
+	assert_close(sc->mean_reward, 5.5 / 4);
+	j = metrics_json(&m); /* not asked: no StitchCUDA numbers */
+	cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "3");
+	assert_null(json_object_get(cell, "stitchcuda"));
+	assert_string_equal(json_string_value(json_object_get(j, "protocol")), "stitchbench");
+	json_decref(j);
+	metrics_release(&m);
+
+	/* without any reward, the table has no reward column; nothing correct averages 0 */
+	const struct metric_row none[] = { WRONG("sc", "L3/1", 3, 0, 0), NOBUILD("sc", "L3/2", 3, 0, 0) };
+	compute(none, 2, NULL, 0, METRICS_FIRST, &m);
+	m.protocol = METRICS_PROTOCOL_STITCHCUDA;
+	sc = &m.agents[0].cells[3].stitchcuda;
+	assert_close(sc->mean_speedup, 0);
+	assert_true(isnan(sc->mean_speedup_passes) && isnan(sc->mean_reward));
+	strbuf_init(&out, 0);
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| sc | L3 | 0.0% (0/2) | 0.000x | n/a (0) | 0.0% (0/2) | 0.0% (0/2) |\n"));
+	assert_null(strstr(out.buf, "mean reward"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +563,7 @@ int main(void)
 		cmocka_unit_test(missing_verdicts),
 		cmocka_unit_test(flagged_passes),
 		cmocka_unit_test(reference_failures),
+		cmocka_unit_test(stitchcuda_protocol),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

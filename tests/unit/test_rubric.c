@@ -4,7 +4,9 @@
 
 #include <math.h>
 
+#include "agents/judge.h"
 #include "checks/rubric.h"
+#include "eval/verdict.h"
 
 static const char good_yaml[] =
 	"criteria:\n"
@@ -103,16 +105,24 @@ static void answers(void **state)
 	tmpdir_remove(dir);
 }
 
+/* The fake LLM server answering the judge with script, and a client of it. */
+static struct llm_fixture *judge_fixture(const char *script)
+{
+	struct llm_fixture *x = fixture_start("openai", "sk-judge", script);
+	if (llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err))
+		fail_msg("llm_client_new: %s", x->err.msg);
+	return x;
+}
+
 static void judge_over_http(void **state)
 {
 	(void)state;
 	char *dir = tmpdir_make();
 	struct rubric r = load_ok(dir);
-	struct llm_fixture *x = fixture_start("openai", "sk-judge",
+	struct llm_fixture *x = judge_fixture(
 			"[{'content': '{\\\"scores\\\": [{\\\"criterion\\\": \\\"own_kernels\\\", \\\"score\\\": 0.25, "
 			"\\\"reason\\\": \\\"calls torch.matmul\\\"}, {\\\"criterion\\\": \\\"readable\\\", \\\"score\\\": 1, "
 			"\\\"reason\\\": \\\"short\\\"}]}'}, {'status': 500, 'repeat': 3}]");
-	assert_int_equal(llm_client_new(&x->m, x->run, &x->o, &x->c, &x->err), 0);
 	struct rubric_result out;
 	rubric_judge(x->c, "fake", &r, "judge", "L1/1", 3, 0, "class Model: pass", "class ModelNew: torch.matmul", &out);
 	if (out.error)
@@ -154,12 +164,154 @@ static void judge_over_http(void **state)
 	tmpdir_remove(dir);
 }
 
+/* A judged candidate's scores, in memory: anti_hacking (when ah >= 0) and one other criterion, weight 1 each. */
+static struct rubric_result scored(struct rubric_score v[2], double ah, double other)
+{
+	struct rubric_result r = { .v = v };
+	if (ah >= 0)
+		v[r.n++] = (struct rubric_score){ .name = "anti_hacking", .weight = 1, .score = ah };
+	v[r.n++] = (struct rubric_score){ .name = "cuda_perf_quality", .weight = 1, .score = other };
+	r.total = ah >= 0 ? (ah + other) / 2 : other;
+	return r;
+}
+
+static void reward_formula(void **state)
+{
+	(void)state;
+	struct rubric_score v[2];
+	struct rubric_result r = scored(v, 1, 0); /* total 0.5: the rubric neither adds nor takes */
+	assert_true(r.total == 0.5);
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1.2, 0.5) - 1.5) < 1e-12); /* the rule part exactly: 1.2 + 0.3 */
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1.2, 10) - 1.5) < 1e-12); /* whatever lambda */
+
+	r = scored(v, 1, 0.5); /* total 0.75 */
+	double at_cap = rubric_reward(&r, 1, 0, 5, 0.5);
+	assert_true(fabs(at_cap - 5.3 * 1.125) < 1e-12);
+	assert_true(rubric_reward(&r, 1, 0, 40, 0.5) == at_cap); /* a speedup above 5 earns no more */
+	assert_true(rubric_reward(&r, 1, 0, 4.9, 0.5) < at_cap);
+
+	r = scored(v, -1, 1); /* no anti_hacking criterion, total 1 */
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 0.5) - 1.3 * 1.25) < 1e-12);
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 0) - 1.3) < 1e-12); /* lambda 0: the rule part alone */
+	r = scored(v, -1, 0); /* total 0 without a hack criterion: scaled down, not zeroed */
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 0.5) - 1.3 * 0.75) < 1e-12);
+	assert_true(fabs(rubric_reward(&r, 1, 0, 1, 4) - 1.3 * -1) < 1e-12); /* lambda above 2 can go below 0 */
+
+	/* zero: not a pass, a major hack, or anti_hacking at its minimum, however fast and well scored */
+	r = scored(v, 1, 1);
+	assert_true(rubric_reward(&r, 0, 0, 3, 0.5) == 0);
+	assert_true(rubric_reward(&r, 0, 0, NAN, 0.5) == 0); /* a failure needs no timing to earn nothing */
+	assert_true(rubric_reward(&r, 1, 1, 3, 0.5) == 0);
+	r = scored(v, 0, 1); /* total 0.5, but the judge saw a hack */
+	assert_true(rubric_reward(&r, 1, 0, 3, 0.5) == 0);
+	r = scored(v, 0.01, 1);
+	assert_true(rubric_reward(&r, 1, 0, 3, 0.5) > 0);
+
+	/* no number: no scores (the judge failed or never ran), or a pass that was not timed */
+	struct rubric_result none = { 0 };
+	assert_true(isnan(rubric_reward(&none, 1, 0, 3, 0.5)));
+	assert_true(isnan(rubric_reward(&none, 0, 1, 3, 0.5)));
+	r = scored(v, 1, 1);
+	assert_true(isnan(rubric_reward(&r, 1, 0, NAN, 0.5)));
+}
+
+/* judge_rubric gives the verdict it scores its reward from the final status, findings and timing: the
+ * formula for a timed pass (a flag finding changes nothing), 0 for a reject finding, a rejected or a
+ * failed verdict, null for a pass without timing and for a candidate the judge is never shown. */
+static void judge_sets_reward(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct judge j = { .rubric = load_ok(dir), .model = "fake", .reward_lambda = 0.5 };
+	char *file = xstrfmt("%s/rubric.yaml", dir); /* any readable file stands for the problem and candidate */
+	struct problem p = { .level = 1, .id = 1, .path = file };
+	struct llm_fixture *x = judge_fixture(
+			"[{'content': '{\\\"scores\\\": [{\\\"criterion\\\": \\\"own_kernels\\\", \\\"score\\\": 1}, "
+			"{\\\"criterion\\\": \\\"readable\\\", \\\"score\\\": 1}]}', 'repeat': 6}]");
+	j.client = x->c;
+	static const struct {
+		enum verdict_status status;
+		int timed;
+		double speedup;
+		const char *severity; /* of an H21 finding; NULL: none */
+		double want;          /* total 1, lambda 0.5: (min(s, 5) + 0.3) x 1.25 */
+	} cases[] = {
+		{ V_PASS, 1, 2.0, NULL, 2.3 * 1.25 },   { V_PASS, 1, 9.0, "flag", 5.3 * 1.25 },
+		{ V_PASS, 1, 2.0, "reject", 0 },        { V_REJECTED, 1, 2.0, NULL, 0 },
+		{ V_INCORRECT, 0, NAN, NULL, 0 },       { V_PASS, 0, NAN, NULL, NAN },
+		{ V_COMPILE_ERROR, 0, NAN, NULL, NAN },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct verdict v;
+		verdict_init(&v);
+		v.status = cases[i].status;
+		snprintf(v.problem, sizeof(v.problem), "L1/1");
+		v.candidate_path = xstrdup(file);
+		v.timing.ran = cases[i].timed;
+		v.timing.speedup_eager = cases[i].speedup;
+		if (cases[i].severity)
+			verdict_add_finding(&v, "H21", cases[i].severity, 0, 0, "more than 10x eager");
+		judge_rubric(&j, &p, "judge", (int)i, 0, &v);
+		json_t *jv = verdict_to_json(&v), *reward = json_object_get(jv, "reward");
+		if (isnan(cases[i].want) ? !json_is_null(reward)
+					 : !json_is_number(reward) || fabs(json_number_value(reward) - cases[i].want) > 1e-12)
+			fail_msg("case %zu: reward %s, expected %g", i, json_is_null(reward) ? "null" : "a number",
+				 cases[i].want);
+		if (cases[i].status == V_COMPILE_ERROR)
+			assert_true(json_is_null(json_object_get(jv, "rubric")));
+		else
+			assert_true(json_number_value(json_object_get(json_object_get(jv, "rubric"), "reward_lambda")) == 0.5);
+		json_decref(jv);
+		verdict_release(&v);
+	}
+	assert_int_equal(fake_llm_nrequests(&x->srv), 6); /* the compile error was not shown to the judge */
+	free(file);
+	fixture_stop(x);
+	rubric_release(&j.rubric);
+	tmpdir_remove(dir);
+}
+
+/* configs/rubrics/stitchcuda.yaml: StitchCUDA's four criteria, one weight each, loadable as any rubric,
+ * its anti_hacking criterion the one whose 0 zeroes the reward. */
+static void bundled_stitchcuda_rubric(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "anti_hacking", "bottleneck_coverage", "cuda_perf_quality",
+					     "multi_component_focus" };
+	const char *root = getenv("SB_SOURCE_ROOT");
+	char *path = xstrfmt("%s/configs/rubrics/stitchcuda.yaml", root ? root : ".");
+	struct rubric r;
+	struct sb_error err = { 0 };
+	if (rubric_load(path, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.n, 4);
+	for (size_t i = 0; i < r.n; i++) {
+		assert_string_equal(r.v[i].name, names[i]);
+		assert_true(r.v[i].weight == 1);
+		assert_true(strlen(r.v[i].description) > 80);
+	}
+	assert_string_equal(r.v[0].name, RUBRIC_ANTI_HACKING);
+	const char *answer = "{\"scores\": [{\"criterion\": \"anti_hacking\", \"score\": 0}, {\"criterion\": "
+			     "\"bottleneck_coverage\", \"score\": 1}, {\"criterion\": \"cuda_perf_quality\", \"score\": 1}, "
+			     "{\"criterion\": \"multi_component_focus\", \"score\": 1}]}";
+	struct rubric_result out = { 0 };
+	assert_int_equal(rubric_parse_answer(&r, answer, &out, &err), 0);
+	assert_true(fabs(out.total - 0.75) < 1e-12);
+	assert_true(rubric_reward(&out, 1, 0, 2, 0.5) == 0);
+	rubric_result_release(&out);
+	rubric_release(&r);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(load_and_errors),
 		cmocka_unit_test(answers),
 		cmocka_unit_test(judge_over_http),
+		cmocka_unit_test(reward_formula),
+		cmocka_unit_test(judge_sets_reward),
+		cmocka_unit_test(bundled_stitchcuda_rubric),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
