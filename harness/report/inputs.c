@@ -168,10 +168,7 @@ int run_inputs_load(struct run_input *v, size_t n, struct metric_input *in, stru
 
 void run_preset(const struct store_run *r, char out[24])
 {
-	json_t *j = r->settings ? json_loads(r->settings, 0, NULL) : NULL;
-	const char *p = json_string_value(json_object_get(json_object_get(j, "eval"), "preset"));
-	snprintf(out, 24, "%s", p && *p ? p : "stitchbench");
-	json_decref(j);
+	snprintf(out, 24, "%s", *r->preset ? r->preset : "stitchbench");
 }
 
 enum metrics_protocol run_inputs_protocol(const struct run_input *v, size_t n, enum metrics_protocol asked)
