@@ -55,16 +55,21 @@ int judge_candidate(const struct eval_env *e, const struct config *cfg, const st
 
 /* ---------- the rubric judge (checks.rubric; off by default) ---------- */
 
-int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err)
+int judge_open(struct judge *j, const struct config *cfg, const char *home, const char *run_dir, struct sb_error *err)
 {
 	memset(j, 0, sizeof(*j));
 	j->reward_lambda = cfg->checks.reward_lambda;
-	if (!cfg->checks.rubric)
+	/* StitchCUDA's protocol scores its own four criteria once a judge model is named */
+	char *bundled = !cfg->checks.rubric && cfg->checks.judge_model && cfg->eval.preset == PRESET_STITCHCUDA && home
+				? xstrfmt("%s/configs/rubrics/stitchcuda.yaml", home) : NULL;
+	const char *path = cfg->checks.rubric ? cfg->checks.rubric : bundled;
+	if (!path)
 		return 0;
 	if (!cfg->checks.judge_model)
 		return sb_error_set(err, SB_EINPUT, "checks.rubric is set but checks.judge_model is not: name the "
 				    "models[] entry that scores the rubric");
-	int rc = rubric_load(cfg->checks.rubric, &j->rubric, err);
+	int rc = rubric_load(path, &j->rubric, err);
+	free(bundled);
 	if (rc == 0 && (rc = llm_client_new(config_find_model(cfg, cfg->checks.judge_model), run_dir, NULL, &j->client, err)))
 		rubric_release(&j->rubric);
 	j->model = cfg->checks.judge_model;

@@ -45,9 +45,11 @@ struct judge {
 };
 
 /* Loads the rubric and starts the judge model's client; nothing (j->client NULL) when checks.rubric is
- * unset. A rubric without checks.judge_model is SB_EINPUT. Calls are persisted as transcripts under
+ * unset, except under eval.preset=stitchcuda with checks.judge_model set, where the rubric is the bundled
+ * <home>/configs/rubrics/stitchcuda.yaml (StitchCUDA's four criteria). A rubric without
+ * checks.judge_model is SB_EINPUT. Calls are persisted as transcripts under
  * run_dir when there is one (a run), as every LLM call of a run is; NULL persists nothing. */
-int judge_open(struct judge *j, const struct config *cfg, const char *run_dir, struct sb_error *err);
+int judge_open(struct judge *j, const struct config *cfg, const char *home, const char *run_dir, struct sb_error *err);
 void judge_close(struct judge *j);
 
 /* Scores v's candidate (v->candidate_path against p's file) unless the judge is off or the candidate

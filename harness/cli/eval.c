@@ -205,7 +205,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		return cli_fail(ctx, &err);
 	}
 	struct judge judge;
-	if (judge_open(&judge, cfg, NULL, &err))
+	if (judge_open(&judge, cfg, ctx->home, NULL, &err))
 		return cli_fail(ctx, &err);
 	if (eval_env_init(&env, cfg, ctx->home, &err)) {
 		judge_close(&judge);
@@ -496,7 +496,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	struct store *run;
 	struct judge judge = { 0 };
 	char *run_dir = run_dir_of(cfg);
-	if (run_store_open(&run, cfg, &env, s, &err) || judge_open(&judge, cfg, run_dir, &err)) {
+	if (run_store_open(&run, cfg, &env, s, &err) || judge_open(&judge, cfg, ctx->home, run_dir, &err)) {
 		free(run_dir);
 		store_close(run);
 		free(output);

@@ -484,7 +484,7 @@ int run_setup(struct run_state *st, struct sb_error *err)
 	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
 		rc = open_clients(st, err);
 	if (!rc) /* likewise a missing rubric file; the judge's transcripts go to the run like the agents' */
-		rc = judge_open(&st->judge, rq->cfg, st->run_dir, err);
+		rc = judge_open(&st->judge, rq->cfg, rq->ctx->home, st->run_dir, err);
 	if (!rc && !rq->resume) /* a new run's folder is made by rundir_open, just below */
 		rc = lock_run(st, err);
 	if (!rc) {

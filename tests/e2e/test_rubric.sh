@@ -11,8 +11,9 @@ export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 export no_proxy=127.0.0.1 NO_PROXY=127.0.0.1 SBTEST_JUDGE_KEY=sk-judge-test
 
 answer='{\"scores\": [{\"criterion\": \"own_kernels\", \"score\": 0, \"reason\": \"torch.relu does the work\"}, {\"criterion\": \"readable\", \"score\": 1, \"reason\": \"two lines\"}]}'
+sc='{\"scores\": [{\"criterion\": \"anti_hacking\", \"score\": 1, \"reason\": \"a\"}, {\"criterion\": \"bottleneck_coverage\", \"score\": 0.5, \"reason\": \"b\"}, {\"criterion\": \"cuda_perf_quality\", \"score\": 0.5, \"reason\": \"c\"}, {\"criterion\": \"multi_component_focus\", \"score\": 0, \"reason\": \"d\"}]}'
 cat >"$TMP/script.json" <<JSON
-[{"content": "$answer"}, {"content": "no JSON here"}, {"content": "$answer"}]
+[{"content": "$answer"}, {"content": "no JSON here"}, {"content": "$answer"}, {"content": "$sc"}]
 JSON
 start_server() { # script.json log.json: starts the fake LLM server, sets $server and $port
 	python3 "$SB_ROOT/tests/fake_llm/server.py" "$1" "$2" >"$1.port" &
@@ -67,6 +68,11 @@ s = v["speedup"]["vs_eager"]
 want = (min(s, 5) + 0.3) * (1 + 2 * (0.25 - 0.5))  # total 0.25, lambda 2
 print(v["status"], abs(v["reward"] - want) < 1e-9 * want, v["rubric"]["reward_lambda"])' <<<"$OUT_TXT" 2>&1)
 check_eq "a timed pass earns (min(s, 5) + 0.3) x (1 + lambda x (total - 0.5))" "$got" "pass True 2.0"
+# StitchCUDA's protocol with a judge model and no rubric of its own: the bundled four criteria
+run_sb eval "$TMP/cand.py" --problem L1/2 -c "$TMP/exp.yaml" "${FAST[@]}" --json --set checks.rubric=null --set eval.preset=stitchcuda
+got=$(python3 -c 'import json,sys; r=json.load(sys.stdin)["rubric"]; print([c["name"] for c in r["criteria"]], r["total"])' <<<"$OUT_TXT" 2>&1)
+check_eq "eval.preset=stitchcuda scores StitchCUDA's rubric when only a judge model is named" "$got" \
+	"['anti_hacking', 'bottleneck_coverage', 'cuda_perf_quality', 'multi_component_focus'] 0.5"
 kill "$server" 2>/dev/null
 
 run_sb eval "$TMP/cand.py" --problem L1/2 "${FAST[@]}" --set checks.rubric="$TMP/rubric.yaml"
