@@ -78,6 +78,7 @@ struct problems_cfg {
 struct eval_cfg {
 	char *device;           /* auto | cpu | cuda | cuda:N */
 	int trials;
+	int robust_trials;      /* trials on shifted inputs once the trials passed (docs/verdict.md); 0 = off */
 	int perf_trials;
 	enum tolerance_preset tolerance;
 	int timeout_s;
