@@ -13,7 +13,8 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			    " v.sample, v.attempt, v.status, t.stage, v.hack, v.speedup_eager, v.speedup_compiled,"
 			    " v.candidate_sha256, v.created, v.json,"
 			    " (SELECT group_concat(id, ' ') FROM (SELECT f.id FROM findings f WHERE f.verdict = v.id"
-			    " ORDER BY f.idx))"
+			    " ORDER BY f.idx)),"
+			    " json_extract(v.json, '$.robust.passed') IS 0"
 			    " FROM verdicts v JOIN runs r ON r.id = v.run JOIN agents a ON a.name = v.agent"
 			    " JOIN problems p ON p.ref = v.problem"
 			    " JOIN attempts t USING (agent, problem, sample, attempt)"
@@ -32,6 +33,7 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			.hack = sqlite3_column_int(st, 13), .speedup_eager = st_real(st, 14),
 			.speedup_compiled = st_real(st, 15), .candidate_sha256 = st_text(st, 16),
 			.created = st_text(st, 17), .json = st_text(st, 18), .finding_ids = st_text(st, 19),
+			.robust_failed = sqlite3_column_int(st, 20),
 		};
 		rc = fn(arg, &row, err);
 	}

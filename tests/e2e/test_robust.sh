@@ -4,7 +4,8 @@
 # ones on signed, scaled inputs: the status stays pass, with the finding H17 (rejected under a reject
 # policy); an honest kernel and the reference itself pass them; a kernel that dies on a negative element
 # is the same finding, not a runtime_error, and is not timed; eval.robust_trials=0 turns them off; a
-# reference undefined on signed inputs (log) makes them not applicable.
+# reference undefined on signed inputs (log) makes them not applicable. Then metrics: the copying kernel
+# counts in correct %, not in correct_robust %.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
@@ -28,6 +29,7 @@ want: $2
 $(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["message"]); print(v["robust"])' <<<"$OUT_TXT" 2>&1)"; fi
 }
 KEYS="['max_abs_err', 'note', 'passed', 'trials']"
+jsonl() { python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))' <<<"$OUT_TXT" >"$1"; } # the verdict as one line
 
 # relu_cpp_ok.py with its kernel's max(x, 0) dropped, so it copies its input: right wherever the input is
 # non-negative, as every input torch.rand draws is; and the same copy writing through a null pointer when
@@ -52,6 +54,7 @@ run_sb eval "$gen_id/level_1_problem_2_sample_0_kernel.py" --problem L1/2 "${FAS
 check_rc "a kernel that copies its input passes L1/2" 0
 check_robust "it passes the correctness trials and fails the robust ones: H17 flagged, still timed" \
 	"pass 2 2 False 2 H17:flag True $KEYS"
+jsonl "$TMP/identity.jsonl"
 got=$(python3 -c '
 import json, sys
 v = json.load(sys.stdin)
@@ -73,6 +76,7 @@ check_eq "with no note and its largest error" "$got" "None 0.0"
 
 run_sb eval "$gen_ref/level_1_problem_2_sample_0_kernel.py" --problem L1/2 "${FAST[@]}" --set checks.static=false --json
 check_robust "the reference as the candidate passes them" "pass 2 2 True 2 H17:none True $KEYS"
+jsonl "$TMP/reference.jsonl"
 
 run_sb eval "$TMP/crash_negative.py" --problem L1/2 "${FAST[@]}" --json
 check_rc "a kernel that dies on a negative element still passes" 0
@@ -114,3 +118,21 @@ run_sb eval "$TMP/log_cand.py" --problem L1/1 --kernelbench-root "$suite" "${FAS
 check_robust "a reference that is NaN on the shifted inputs makes them not applicable, with no finding" \
 	"pass 2 1 None 2 H17:none True $KEYS"
 check_out "saying why" "not applicable: the reference's own outputs on robust trial 0's inputs hold"
+
+# metrics: the copying kernel is correct, not correct_robust; the reference is both
+R="$TMP/results"
+run_sb import "$R/robust" "$TMP/identity.jsonl" --agent identity
+check_rc "the copying kernel's verdict is imported" 0
+run_sb import "$R/robust" "$TMP/reference.jsonl" --agent reference
+run_sb metrics "$R/robust" --json
+got=$(python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+for a in j["agents"]:
+    c = a["levels"]["all"]
+    print(a["agent"], c["correct_pct"], c["correct_robust_pct"], c["fast_robust_pct"]["0"], end="; ")' <<<"$OUT_TXT" 2>&1)
+check_eq "metrics --json: correct_robust leaves out the robust failure, and so does fast_p_robust" "$got" \
+	"identity 100.0 0.0 0.0; reference 100.0 100.0 100.0; "
+run_sb metrics "$R/robust"
+check_out "the Markdown details have the correct_robust row" "| correct_robust % (no robust trial failed) | 0.0 | 0.0 |"
+check_out "beside an unchanged correct %" "| correct % [95% CI] | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] |"
