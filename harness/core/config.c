@@ -37,6 +37,7 @@ void config_init(struct config *c)
 		c->problems.levels[i] = 1;
 	c->eval.device = xstrdup("auto");
 	c->eval.trials = 5;
+	c->eval.robust_trials = 2;
 	c->eval.perf_trials = 100;
 	c->eval.tolerance = TOL_KERNELBENCH;
 	c->eval.timeout_s = 1800;

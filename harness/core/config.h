@@ -82,6 +82,7 @@ struct eval_cfg {
 	enum eval_preset preset; /* sets the defaults of the keys in config.c's preset table */
 	char *device;           /* auto | cpu | cuda | cuda:N */
 	int trials;
+	int robust_trials;      /* trials on shifted inputs once the trials passed (docs/verdict.md); 0 = off */
 	int perf_trials;
 	enum tolerance_preset tolerance;
 	int timeout_s;

@@ -149,6 +149,8 @@ static const struct field eval_fields[] = {
 		 "docs/config.md's preset table that the file or --set does not give" },
 	{ "device", FT_STR, F(eval_cfg, device), .doc = "auto, cpu, cuda or cuda:N" },
 	{ "trials", FT_INT, F(eval_cfg, trials), .min = 1, .max = 1000, .doc = "correctness trials (fresh inputs each)" },
+	{ "robust_trials", FT_INT, F(eval_cfg, robust_trials), .min = 0, .max = 1000,
+	  .doc = "trials on signed, scaled inputs after the correctness trials passed; 0 = off" },
 	{ "perf_trials", FT_INT, F(eval_cfg, perf_trials), .min = 0, .max = 100000,
 	  .doc = "timed pairs at most (reference and candidate interleaved)" },
 	{ "tolerance", FT_ENUM, F(eval_cfg, tolerance), .choices = tolerances,

@@ -111,14 +111,19 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 	       int *ok, enum verdict_status *status, char **msg, char **detail, json_t **builds, struct sb_error *err);
 
 /* trials.c: the correctness trials (0; 1: the verdict is decided; -1: a harness error), their
- * judgement (the first failing trial names the verdict), and the runtime checks' means of calling. */
+ * judgement (the first failing trial names the verdict), the robust trials after them, and the runtime
+ * checks' means of calling. */
 int eval_run_trials(struct eval_ctx *c, double deadline, struct sb_error *err);
 /* Compares a call's outputs (candpath) with the reference's (refpath) into t: 0, 1 (the candidate's are
- * unreadable: the verdict says why) or -1 (ours are: a harness error); *keep, if not NULL, gets the
- * comparison for the runtime checks (the caller releases it). */
-int eval_compare_trial(struct eval_ctx *c, const char *refpath, const char *candpath, struct trial_result *t,
-		       struct outputs_cmp *keep, struct sb_error *err);
+ * unreadable: v says why) or -1 (ours are: a harness error); *keep, if not NULL, gets the comparison for
+ * the runtime checks (the caller releases it). */
+int eval_compare_trial(struct eval_ctx *c, struct verdict *v, const char *refpath, const char *candpath,
+		       struct trial_result *t, struct outputs_cmp *keep, struct sb_error *err);
 void eval_judge_trials(struct eval_ctx *c);
+/* eval.robust_trials on shifted inputs (docs/verdict.md, "Robust correctness"), for a candidate that has
+ * passed so far, into v->robust; a failure is the finding H17 under checks.policy, never the status by
+ * itself. 0; 1: the candidate's worker failed on them and is not asked anything more; -1: a harness error. */
+int eval_run_robust(struct eval_ctx *c, double deadline, struct sb_error *err);
 struct rt_io eval_runtime_io(struct eval_ctx *c, double deadline);
 
 /* timedcheck.c: every timed call checked, call by call, against the reference's (timing.h). */

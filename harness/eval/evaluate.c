@@ -177,7 +177,7 @@ static json_t *fill_problem_facts(struct eval_ctx *c, const char *entry, struct 
 	json_t *meta = NULL, *reply = NULL;
 	struct outputs_cmp same = { 0 }, across = { 0 };
 	fs_mkdirs(tmp, 0700);
-	if (xchg_expect(c, c->seeds[0], first, 1, &reply, err) || xchg_expect(c, c->seeds[0], again, 0, NULL, err) ||
+	if (xchg_expect(c, c->seeds[0], first, XCHG_FACTS, &reply, err) || xchg_expect(c, c->seeds[0], again, 0, NULL, err) ||
 	    xchg_expect(c, c->rot_seeds[0], other, 0, NULL, err))
 		goto out;
 	long long max_bytes = 0;
@@ -491,6 +491,7 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 		v->candidate_sha256[0] = '\0';
 	snprintf(v->settings.preset, sizeof(v->settings.preset), "%s", preset_name(c->cfg->eval.preset));
 	v->settings.trials = c->cfg->eval.trials;
+	v->settings.robust_trials = c->cfg->eval.robust_trials;
 	v->settings.perf_trials = c->cfg->eval.perf_trials;
 	v->settings.seed = c->cfg->eval.seed;
 	v->settings.timing_lead_us = eval_lead_us(c->e, c->cfg);
@@ -660,7 +661,22 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		v->seconds.correctness = proc_now() - c0;
 		if (rc < 0)
 			goto out_entry;
-		if (rc == 0) {
+		/* the robust trials only once KernelBench's own inputs have passed: what they find is a finding */
+		double r0 = proc_now();
+		int spent = 0;
+		if (rc == 0 && v->status == V_PASS && !v->message)
+			spent = eval_run_robust(&c, deadline, err);
+		else if (cfg->eval.robust_trials > 0)
+			snprintf(v->robust.note, sizeof(v->robust.note), "not run: the verdict (%s) was decided before them",
+				 verdict_status_name(v->status));
+		v->seconds.robust = proc_now() - r0;
+		if (spent < 0) {
+			rc = -1;
+			goto out_entry;
+		}
+		/* a worker that failed on the robust inputs is asked nothing more: it may be dead, its CUDA context
+		 * broken, and the status is what KernelBench's inputs decided */
+		if (rc == 0 && !spent) {
 			if (v->status == V_PASS && !v->message && cfg->eval.perf_trials > 0) {
 				/* The last candidate's worker is gone before this one is timed. The next one's, maybe
 				 * still importing torch, is waited for when the host's clock times: a GPU time is the
@@ -696,7 +712,10 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 					    "problem's answer barely depends on its inputs (a constant, or values below the "
 					    "tolerance), so a pass here proves little (stitchbench audit)");
 		rt_finish(&c.rt, v);
-		if (v->status == V_PASS && !v->message)
+		if (v->status == V_PASS && !v->message && spent)
+			v->message = xstrfmt("all %d correctness trials passed; not timed: the candidate's worker failed on "
+					     "the robust trials' inputs (H17)", cfg->eval.trials);
+		else if (v->status == V_PASS && !v->message)
 			v->message = v->timing.ran ? xstrfmt("all %d correctness trials and all %zu timed calls passed",
 							     cfg->eval.trials, v->timing.checked_calls)
 						   : xstrfmt("all %d correctness trials passed", cfg->eval.trials);

@@ -89,10 +89,14 @@ int xchg_take_from(struct eval_ctx *c, struct worker *from, json_t *shared, cons
 	return 0;
 }
 
-int xchg_expect_begin(struct eval_ctx *c, uint32_t seed, const char *key, int facts, struct sb_error *err)
+int xchg_expect_begin(struct eval_ctx *c, uint32_t seed, const char *key, unsigned flags, struct sb_error *err)
 {
 	json_t *req = json_pack("{s:s, s:I, s:s, s:b}", "cmd", "run", "seed", (json_int_t)seed, "out", key, "fingerprint",
-				facts);
+				(flags & XCHG_FACTS) != 0);
+	if (flags & XCHG_SHIFT) {
+		json_object_set_new(req, "shift", json_true());
+		json_object_set_new(req, "nonfinite", json_true());
+	}
 	xchg_mark(c, req, 1);
 	struct worker_fault f;
 	int rc = worker_send(&c->ref, req, &f);
@@ -118,11 +122,12 @@ int xchg_expect_end(struct eval_ctx *c, const char *key, json_t **reply, struct 
 	return 0;
 }
 
-int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, int facts, json_t **reply, struct sb_error *err)
+int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, unsigned flags, json_t **reply,
+		struct sb_error *err)
 {
 	if (reply)
 		*reply = NULL;
-	if (xchg_expect_begin(c, seed, key, facts, err))
+	if (xchg_expect_begin(c, seed, key, flags, err))
 		return -1;
 	return xchg_expect_end(c, key, reply, err);
 }

@@ -36,13 +36,20 @@ int xchg_take(struct eval_ctx *c, json_t *shared, const char *key, char *why, si
 struct worker;
 int xchg_take_from(struct eval_ctx *c, struct worker *from, json_t *shared, const char *key, char *why, size_t whylen,
 		   struct sb_error *err);
+/* What the reference's call for the expected outputs also does. */
+enum xchg_expect_flags {
+	XCHG_FACTS = 1,          /* fingerprint the inputs and describe the call */
+	XCHG_SHIFT = 2,          /* draw a robust trial's shifted inputs, and count the outputs' NaN and inf */
+};
+
 /* The reference's outputs for a seed under key, computed now by the trusted reference worker: written to
  * the file `key` (files) or kept by the worker (shared). Expected outputs are never cached: the seeds are
- * this evaluation's own (seeds.h). With `facts`, the worker also fingerprints the inputs and describes the
- * call, and *reply (not NULL then) gets its reply. The two halves let the candidate's worker run its own
- * call meanwhile: begin sends, end reads the answer (nothing else may be asked of the reference between). */
-int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, int facts, json_t **reply, struct sb_error *err);
-int xchg_expect_begin(struct eval_ctx *c, uint32_t seed, const char *key, int facts, struct sb_error *err);
+ * this evaluation's own (seeds.h). `flags` are xchg_expect_flags; *reply (not NULL then) gets the worker's
+ * reply. The two halves let the candidate's worker run its own call meanwhile: begin sends, end reads the
+ * answer (nothing else may be asked of the reference between). */
+int xchg_expect(struct eval_ctx *c, uint32_t seed, const char *key, unsigned flags, json_t **reply,
+		struct sb_error *err);
+int xchg_expect_begin(struct eval_ctx *c, uint32_t seed, const char *key, unsigned flags, struct sb_error *err);
 int xchg_expect_end(struct eval_ctx *c, const char *key, json_t **reply, struct sb_error *err);
 /* outputs_compare in either mode. Shared, `actual` is unreadable when it was never taken. */
 int xchg_compare(struct eval_ctx *c, const char *expected, const char *actual, struct outputs_cmp *r,

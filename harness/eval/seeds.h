@@ -17,6 +17,7 @@ enum seed_use {
 	SEED_SHAPES,       /* H18's call at other shapes */
 	SEED_PROFILE,      /* the profiled calls */
 	SEED_FACTOR,       /* the process factor's timed calls */
+	SEED_ROBUST,       /* robust trial k: shifted inputs, after the correctness trials passed */
 };
 
 struct eval_seeds {

@@ -26,6 +26,8 @@ void verdict_init(struct verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->reward = NAN;
+	v->robust.passed = -1;
+	v->robust.max_abs_err = NAN;
 }
 
 void verdict_release(struct verdict *v)
@@ -289,6 +291,13 @@ static json_t *timing_json(const struct timing_result *t)
 	return o;
 }
 
+static json_t *robust_json(const struct robust_result *r)
+{
+	return json_pack("{s:i, s:o, s:o, s:o}", "trials", r->trials, "passed", r->passed < 0 ? json_null()
+			 : json_boolean(r->passed), "note", r->note[0] ? json_string(r->note) : json_null(), "max_abs_err",
+			 jreal(r->max_abs_err));
+}
+
 static json_t *speedup_json(const struct timing_result *t)
 {
 	if (!t->ran)
@@ -332,6 +341,7 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "seeds", v->seeds_secret[0] ? json_pack("{s:s, s:b}", "secret", v->seeds_secret, "replayed",
 								       v->seeds_replayed) : json_null());
 	json_object_set_new(o, "trials", trials);
+	json_object_set_new(o, "robust", robust_json(&v->robust));
 	json_object_set_new(o, "timing", timing_json(&v->timing));
 	json_object_set_new(o, "speedup", speedup_json(&v->timing));
 	json_object_set_new(o, "findings", findings);
@@ -343,17 +353,19 @@ json_t *verdict_to_json(const struct verdict *v)
 						    "capabilities_dropped", v->sandbox.caps_dropped, "private_tmp",
 						    v->sandbox.private_tmp && v->sandbox.private_shm, "memory_limit_bytes", v->sandbox.memory_limit
 						    ? json_integer(v->sandbox.memory_limit) : json_null(), "notes", v->sandbox.notes));
-	json_object_set_new(o, "settings", json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "preset",
+	json_object_set_new(o, "settings", json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "preset",
 						     v->settings.preset[0] ? v->settings.preset : "stitchbench", "trials", v->settings.trials,
+						     "robust_trials", v->settings.robust_trials,
 						     "perf_trials", v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
 						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",
 						     v->settings.timing_gc, "hash_seed",
 						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null(),
 						     "exchange", v->settings.exchange));
-	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
+	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
 						    jreal(v->seconds.total), "static", jreal(v->seconds.static_checks),
 						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),
-						    "correctness", jreal(v->seconds.correctness), "reference_worker",
+						    "correctness", jreal(v->seconds.correctness), "robust",
+						    jreal(v->seconds.robust), "reference_worker",
 						    jreal(v->seconds.reference_worker), "timing", jreal(v->seconds.timing),
 						    "checks", jreal(v->seconds.checks), "profile", jreal(v->seconds.profile),
 						    "finish", jreal(v->seconds.finish)));
@@ -446,6 +458,17 @@ static void print_factor(struct strbuf *out, const struct timing_result *t)
 		strbuf_addf(out, "  process factor       not measured: %s\n", f->note);
 }
 
+static void print_robust(struct strbuf *out, const struct robust_result *r)
+{
+	if (r->passed > 0)
+		strbuf_addf(out, "  robust (%d trial%s on signed, scaled inputs) ok  max abs %.3g\n", r->trials,
+			    r->trials == 1 ? "" : "s", r->max_abs_err);
+	else if (r->passed == 0)
+		strbuf_addf(out, "  robust FAIL  %s\n", r->note);
+	else if (r->trials)
+		strbuf_addf(out, "  robust %s\n", r->note);
+}
+
 void verdict_print(const struct verdict *v, struct strbuf *out)
 {
 	strbuf_addf(out, "%s %s: %s\n", v->problem, v->candidate_path ? v->candidate_path : "", verdict_status_name(v->status));
@@ -465,6 +488,7 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		if (t->inputs_mutated)
 			strbuf_addf(out, "  trial %zu: the candidate modified its inputs\n", i);
 	}
+	print_robust(out, &v->robust);
 	if (v->timing.ran) {
 		const struct timing_result *t = &v->timing;
 		int unpaired = !strcmp(t->method, "unpaired_mean");
@@ -541,8 +565,8 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		strbuf_addf(out, "  env: %s%s%s, torch %s; sandbox: netns %s, pidns %s, landlock %s%s%s\n", v->env.device,
 			    *v->env.gpu ? " " : "", v->env.gpu, v->env.torch, sb->netns ? "yes" : "no",
 			    sb->pidns ? "yes" : "no", sb->landlock_abi ? "yes" : "no", *sb->notes ? "; " : "", sb->notes);
-	strbuf_addf(out, "  seconds: total %.2f (static %.2f, reference %.2f%s, build %.2f, correctness %.2f, reference worker "
-		    "%.2f, timing %.2f, checks %.2f, profile %.2f, finish %.2f)\n", v->seconds.total, v->seconds.static_checks,
-		    v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build, v->seconds.correctness,
-		    v->seconds.reference_worker, v->seconds.timing, v->seconds.checks, v->seconds.profile, v->seconds.finish);
+	strbuf_addf(out, "  seconds: total %.2f (static %.2f, reference %.2f%s, build %.2f, correctness %.2f, robust %.2f, "
+		    "reference worker %.2f, timing %.2f, checks %.2f, profile %.2f, finish %.2f)\n", v->seconds.total,
+		    v->seconds.static_checks, v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build,
+		    v->seconds.correctness, v->seconds.robust, v->seconds.reference_worker, v->seconds.timing, v->seconds.checks, v->seconds.profile, v->seconds.finish);
 }

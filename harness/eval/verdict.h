@@ -36,6 +36,15 @@ struct trial_result {
 	size_t noutputs;
 };
 
+/* The robust trials (docs/verdict.md, "Robust correctness"): the candidate on signed, scaled inputs once
+ * every correctness trial passed. A failure is the finding H17, never the status. */
+struct robust_result {
+	int trials;                  /* robust trials run */
+	int passed;                  /* 1, 0, or -1: not run or not applicable (note says why) */
+	char note[512];              /* why not run or not applicable, or the failure; "" when they passed */
+	double max_abs_err;          /* the largest absolute error of any output compared; NAN: none compared */
+};
+
 struct finding {
 	char id[8];                  /* "H10" */
 	char severity[8];            /* "reject" | "flag" */
@@ -169,21 +178,22 @@ struct verdict {
 	char *candidate_path;
 	struct trial_result *trials;
 	size_t ntrials;
+	struct robust_result robust;
 	struct timing_result timing;
 	struct finding *findings;
 	size_t nfindings;
 	struct verdict_env env;
 	struct sandbox_report sandbox;
 	struct {
-		int trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed;
+		int trials, robust_trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed;
 		char preset[16];         /* eval.preset: whose protocol (stitchbench | kernelbench | stitchcuda) */
 		char tolerance[16];
 		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (exchange.h) */
 	} settings;
 	/* wall seconds by stage (docs/verdict.md): total, and the stages that add up to nearly all of it */
 	struct {
-		double total, static_checks, reference, build, correctness, reference_worker, timing, checks, profile,
-			finish;
+		double total, static_checks, reference, build, correctness, robust, reference_worker, timing, checks,
+			profile, finish;
 	} seconds;
 	int reference_cached;
 	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */

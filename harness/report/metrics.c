@@ -85,6 +85,11 @@ int metrics_clean(const struct metric_row *r)
 	return r->correct && !r->flagged;
 }
 
+int metrics_robust(const struct metric_row *r)
+{
+	return r->correct && !r->robust_failed;
+}
+
 static int rank(const struct metric_row *r)
 {
 	return metrics_clean(r) ? 4 : r->correct ? 3 : r->compiled && !r->hack ? 2 : r->hack ? 1 : 0;
@@ -241,7 +246,8 @@ static void fill_stitchcuda(const struct metric_problem *const *v, size_t n, str
 
 static void fill_cell(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
 {
-	size_t compiled = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0;
+	size_t compiled = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0, robust = 0;
+	size_t fast_robust[METRICS_NP] = { 0 };
 	double tokens = 0, attempts = 0, cost = 0, log_e = 0, log_c = 0;
 	int cost_known = 0;
 	memset(c, 0, sizeof(*c));
@@ -255,8 +261,12 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 		hack += (size_t)p->hack;
 		c->flagged += p->correct && p->flagged;
 		/* fast_0 is the rate of clean passes, timed or not (KernelBench's correct rate, less flagged passes) */
-		for (int k = 0; k < METRICS_NP; k++)
-			fast[k] += metrics_clean(p) && (metrics_p[k] == 0 || p->speedup_eager > metrics_p[k]);
+		robust += (size_t)metrics_robust(p);
+		for (int k = 0; k < METRICS_NP; k++) {
+			int f = metrics_clean(p) && (metrics_p[k] == 0 || p->speedup_eager > metrics_p[k]);
+			fast[k] += f;
+			fast_robust[k] += f && metrics_robust(p);
+		}
 		if (metrics_clean(p) && usable(p->speedup_eager)) {
 			log_e += log(p->speedup_eager);
 			c->geomean_eager_n++;
@@ -282,8 +292,11 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 	c->correct_pct = pct(c->correct, n);
 	c->hack_pct = pct(hack, n);
 	c->flagged_pct = pct(c->flagged, n);
-	for (int k = 0; k < METRICS_NP; k++)
+	c->correct_robust_pct = pct(robust, n);
+	for (int k = 0; k < METRICS_NP; k++) {
 		c->fast_pct[k] = pct(fast[k], n);
+		c->fast_robust_pct[k] = pct(fast_robust[k], n);
+	}
 	c->geomean_eager = c->geomean_eager_n ? exp(log_e / (double)c->geomean_eager_n) : NAN;
 	c->geomean_compiled = c->geomean_compiled_n ? exp(log_c / (double)c->geomean_compiled_n) : NAN;
 	c->attempts_to_correct = mean_or_nan(attempts, solved);

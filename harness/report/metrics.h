@@ -47,11 +47,15 @@ struct metric_row {
 	int rewarded;                 /* the verdict has a reward (docs/verdict.md: rubric scores, and timing for a
 	                                 pass) */
 	double reward;
+	int robust_failed;            /* its robust trials failed (robust.passed false, docs/verdict.md) */
 };
 
 /* A pass with no hack finding: the only kind of candidate fast_p and the geometric means count. A flagged
  * pass (H17 on a flawed problem, H21 more than 10x eager, H14, ...) is correct and nothing more. */
 int metrics_clean(const struct metric_row *r);
+/* A pass whose robust trials did not fail (they passed, were not applicable or did not run): what
+ * correct_robust and fast_p_robust count, beside correct and fast_p. */
+int metrics_robust(const struct metric_row *r);
 
 /* A sample of an agent that could not be judged because its problem's reference failed (the store's
  * reference_failures): the problem's failure or the harness's, never the agent's. */
@@ -119,6 +123,8 @@ struct metric_cell {
 	double compiled_pct, correct_pct, hack_pct, flagged_pct; /* correct counts flagged passes too */
 	double fast_pct[METRICS_NP];  /* % of problems with a clean pass and speedup vs eager > p (fast_0 = clean
 	                                 passes) */
+	double correct_robust_pct;    /* correct_pct less the passes whose robust trials failed */
+	double fast_robust_pct[METRICS_NP]; /* fast_pct less the same */
 	double geomean_eager;         /* over clean passes with a speedup; NAN = n/a */
 	size_t geomean_eager_n;
 	double geomean_compiled;

@@ -66,6 +66,7 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	r->speedup_compiled = v->speedup_compiled;
 	r->rewarded = isfinite(v->reward);
 	r->reward = r->rewarded ? v->reward : 0;
+	r->robust_failed = v->robust_failed;
 	return in->on_row ? in->on_row(in->on_row_arg, in->nrows - 1, v, err) : 0;
 }
 
@@ -196,19 +197,22 @@ static void header(struct table *t, const char *first, const int *cols, int ncol
 	}
 }
 
-enum detail_row { D_PROBLEMS, D_MISSING, D_UNJUDGED, D_COMPILED, D_CORRECT, D_FLAGGED, D_HACK, D_FAST,
-		  D_GEO_E = D_FAST + METRICS_NP, D_GEO_C, D_ATTEMPTS, D_TOKENS, D_COST, D_ROWS };
+enum detail_row { D_PROBLEMS, D_MISSING, D_UNJUDGED, D_COMPILED, D_CORRECT, D_CORRECT_ROBUST, D_FLAGGED, D_HACK,
+		  D_FAST, D_FAST_ROBUST = D_FAST + METRICS_NP, D_GEO_E, D_GEO_C, D_ATTEMPTS, D_TOKENS, D_COST, D_ROWS };
 
 static void detail_label(const struct metrics *m, struct strbuf *out, int row)
 {
 	static const char *const labels[] = { "problems", "", "reference failed (left out)", "compiled %",
-					      "correct % [95% CI]", "flagged % (correct with a hack finding)", "hack %" };
+					      "correct % [95% CI]", "correct_robust % (no robust trial failed)",
+					      "flagged % (correct with a hack finding)", "hack %" };
 	if (row == D_MISSING)
 		strbuf_addstr(out, m->denominator == METRICS_ALL ? "no verdict (counted as failed)" : "no verdict (left out)");
 	else if (row < D_FAST)
 		strbuf_addstr(out, labels[row]);
-	else if (row < D_GEO_E)
+	else if (row < D_FAST_ROBUST)
 		strbuf_addf(out, "fast_%g %%%s", metrics_p[row - D_FAST], metrics_p[row - D_FAST] == 1 ? " [95% CI]" : "");
+	else if (row == D_FAST_ROBUST)
+		strbuf_addstr(out, "fast_1_robust %");
 	else
 		strbuf_addstr(out, row == D_GEO_E ? "geomean vs eager [95% CI] (n)" : row == D_GEO_C ? "geomean vs compiled (n)"
 				   : row == D_ATTEMPTS ? "attempts to first correct" : row == D_TOKENS ? "tokens to first correct"
@@ -229,12 +233,16 @@ static void detail_cell(struct strbuf *out, const struct metric_cell *c, int row
 		num(out, c->compiled_pct, "%.1f", "");
 	else if (row == D_CORRECT)
 		with_ci(out, c->correct_pct, &c->correct_ci, "%.1f", "");
+	else if (row == D_CORRECT_ROBUST)
+		num(out, c->correct_robust_pct, "%.1f", "");
 	else if (row == D_HACK)
 		num(out, c->hack_pct, "%.1f", "");
-	else if (row < D_GEO_E && metrics_p[row - D_FAST] == 1)
+	else if (row < D_FAST_ROBUST && metrics_p[row - D_FAST] == 1)
 		with_ci(out, c->fast_pct[row - D_FAST], &c->fast1_ci, "%.1f", "");
-	else if (row < D_GEO_E)
+	else if (row < D_FAST_ROBUST)
 		num(out, c->fast_pct[row - D_FAST], "%.1f", "");
+	else if (row == D_FAST_ROBUST)
+		num(out, c->fast_robust_pct[3], "%.1f", "");
 	else if (row == D_GEO_E || row == D_GEO_C) {
 		if (row == D_GEO_E)
 			with_ci(out, c->geomean_eager, &c->geomean_eager_ci, "%.3f", "x");
@@ -524,11 +532,12 @@ static json_t *stitchcuda_json(const struct metric_cell *c)
 
 static json_t *cell_json(const struct metric_cell *c, enum metrics_protocol protocol)
 {
-	json_t *fast = json_object();
+	json_t *fast = json_object(), *fast_robust = json_object();
 	for (int k = 0; k < METRICS_NP; k++) {
 		char key[16];
 		snprintf(key, sizeof(key), "%g", metrics_p[k]);
 		json_object_set_new(fast, key, jnum(c->fast_pct[k]));
+		json_object_set_new(fast_robust, key, jnum(c->fast_robust_pct[k]));
 	}
 	json_t *o = json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o}", "problems",
 			      (json_int_t)c->problems, "problems_without_verdict", (json_int_t)c->missing,
@@ -536,6 +545,8 @@ static json_t *cell_json(const struct metric_cell *c, enum metrics_protocol prot
 			      "correct_pct", jnum(c->correct_pct), "correct_pct_ci95", jci(&c->correct_ci), "flagged",
 			      (json_int_t)c->flagged, "flagged_pct", jnum(c->flagged_pct), "hack_pct", jnum(c->hack_pct),
 			      "fast_pct", fast, "fast_1_pct_ci95", jci(&c->fast1_ci));
+	json_object_set_new(o, "correct_robust_pct", jnum(c->correct_robust_pct));
+	json_object_set_new(o, "fast_robust_pct", fast_robust);
 	json_object_set_new(o, "geomean_speedup_eager", jnum(c->geomean_eager));
 	json_object_set_new(o, "geomean_speedup_eager_n", json_integer((json_int_t)c->geomean_eager_n));
 	json_object_set_new(o, "geomean_speedup_eager_ci95", jci(&c->geomean_eager_ci));

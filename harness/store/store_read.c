@@ -15,7 +15,8 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			    " (SELECT group_concat(id, ' ') FROM (SELECT f.id FROM findings f WHERE f.verdict = v.id"
 			    " ORDER BY f.idx)),"
 			    " CASE WHEN json_type(v.json, '$.reward') IN ('real', 'integer')"
-			    " THEN json_extract(v.json, '$.reward') END"
+			    " THEN json_extract(v.json, '$.reward') END,"
+			    " json_extract(v.json, '$.robust.passed') IS 0"
 			    " FROM verdicts v JOIN runs r ON r.id = v.run JOIN agents a ON a.name = v.agent"
 			    " JOIN problems p ON p.ref = v.problem"
 			    " JOIN attempts t USING (agent, problem, sample, attempt)"
@@ -34,7 +35,7 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			.hack = sqlite3_column_int(st, 13), .speedup_eager = st_real(st, 14),
 			.speedup_compiled = st_real(st, 15), .candidate_sha256 = st_text(st, 16),
 			.created = st_text(st, 17), .json = st_text(st, 18), .finding_ids = st_text(st, 19),
-			.reward = st_real(st, 20),
+			.reward = st_real(st, 20), .robust_failed = sqlite3_column_int(st, 21),
 		};
 		rc = fn(arg, &row, err);
 	}

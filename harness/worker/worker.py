@@ -141,6 +141,19 @@ def signed(xs, seed):
     return out
 
 
+def shifted(xs):
+    """The robust trials' inputs (docs/verdict.md, "Robust correctness"): every floating-point tensor x of
+    get_inputs() becomes 3 * (2x - 1), so torch.rand's [0, 1) becomes [-3, 3): signed, and past 1 in
+    magnitude, where an op that is the identity on [0, 1) (ReLU, abs, a clamp to [0, 1]) is not. New
+    tensors on x's device and dtype; integer and bool tensors and other values are left as they are."""
+    return [3 * (2 * x - 1) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+
+
+def nonfinite(outs):
+    """Elements of the floating-point outputs that are NaN or infinite."""
+    return sum(int((~torch.isfinite(t)).sum()) for t in outs if t.is_floating_point())
+
+
 def as_outputs(result):
     if isinstance(result, torch.Tensor):
         return [result]
@@ -563,11 +576,14 @@ class Worker:
 
     @profiler.nvtx_range("check")
     def cmd_run(self, req):
-        """One correctness trial: draw inputs from the seed, run, save the outputs. The audit adds
-        "signed" (signed inputs), "inputs_out" (save the inputs too) and "again_out" (a second call on
-        the same inputs without reseeding, saved there)."""
+        """One correctness trial: draw inputs from the seed, run, save the outputs. A robust trial adds
+        "shift" (the shifted inputs, drawn alike by both workers) and, to the reference, "nonfinite" (count
+        its outputs' NaN and inf). The audit adds "signed" (signed inputs), "inputs_out" (save the inputs
+        too) and "again_out" (a second call on the same inputs without reseeding, saved there)."""
         phases = Phases()
         xs = self.draw(req["seed"])
+        if req.get("shift"):
+            xs = shifted(xs)
         if req.get("signed"):
             xs = signed(xs, req["seed"])
         if req.get("inputs_out"):
@@ -581,6 +597,8 @@ class Worker:
         if prints:
             reply.update(inputs_before=before, inputs_after=fingerprint(xs))
         phases.lap("fingerprint")
+        if req.get("nonfinite"):
+            reply["nonfinite"] = nonfinite(outs)
         limit = req.get("max_output_bytes", 0)
         reply.update(self.save(outs, req.get("out"), limit))
         phases.lap("save")

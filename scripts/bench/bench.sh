@@ -127,7 +127,7 @@ try:
 except ValueError:
     print("| %s | no verdict | | | | | | %.1f |" % (label, wall)); sys.exit()
 s = v["seconds"]
-cols = ["static", "reference", "build", "correctness", "reference_worker", "timing", "checks", "profile", "finish"]
+cols = ["static", "reference", "build", "correctness", "robust", "reference_worker", "timing", "checks", "profile", "finish"]
 rest = s["total"] - sum(s.get(k) or 0 for k in cols)
 print("| %s | %s | %s | %.2f | %.2f | %.1f |" % (label, v["status"], " | ".join("%.2f" % (s.get(k) or 0) for k in cols),
                                             rest, s["total"], wall))
@@ -138,8 +138,8 @@ if want stages; then
 	say ""
 	say "\`stitchbench eval $(basename "${cands[0]}") --problem L1/2 --json\` (default trials; the build cache warm from (a) when it ran). Columns: the verdict's \`seconds\` (docs/verdict.md); \"rest\": the total less the stages; \"wall\": the whole command, the parent's own start-up included."
 	say ""
-	say "| run | status | static | reference | build | correctness | reference worker | timing | checks | profile | finish | rest | total | wall |"
-	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	say "| run | status | static | reference | build | correctness | robust | reference worker | timing | checks | profile | finish | rest | total | wall |"
+	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	export STITCHBENCH_CACHE="$work/cache"
 	mkdir -p "$STITCHBENCH_CACHE"
 	[ -d "$work/ext-all" ] && cp -r "$work/ext-all" "$STITCHBENCH_CACHE/ext"
@@ -176,8 +176,8 @@ if want large; then
 	say ""
 	say "With KernelBench's trial counts: 5 correctness trials, 100 timed pairs (\`--trials 5 --perf-trials 100 --set eval.rse_target=0\`), each exchange mode in \`SB_BENCH_LARGE_EXCHANGE\` (default \`shared files\`; files needs about 10x the output's size free on disk)."
 	say ""
-	say "| exchange, run | status | static | reference | build | correctness | reference worker | timing | checks | profile | finish | rest | total | wall |"
-	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	say "| exchange, run | status | static | reference | build | correctness | robust | reference worker | timing | checks | profile | finish | rest | total | wall |"
+	say "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	k=0
 	for mode in ${SB_BENCH_LARGE_EXCHANGE:-shared files}; do
 		for run in "reference uncached" "reference cached"; do

@@ -20,7 +20,7 @@ if [ "$status" = "pass 2 host True True" ]; then _report ok "its JSON verdict ha
 got=$(python3 -c '
 import json, sys
 s = json.load(sys.stdin)["seconds"]
-stages = ["static", "reference", "build", "correctness", "reference_worker", "timing", "checks", "profile", "finish"]
+stages = ["static", "reference", "build", "correctness", "robust", "reference_worker", "timing", "checks", "profile", "finish"]
 parts = sum(s[k] for k in stages)
 print(all(s[k] >= 0 for k in stages), s["build"] > 0 and s["correctness"] > 0 and s["timing"] > 0 and s["finish"] > 0,
       parts <= s["total"] + 1e-6, s["total"] - parts < 1.0 + 0.05 * s["total"], round(s["total"] - parts, 3))' <<<"$OUT_TXT" 2>&1)

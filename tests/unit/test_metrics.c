@@ -1,6 +1,7 @@
 /* test_metrics.c - the results metrics against numbers worked out by hand: ties at exactly p, nothing correct,
  * everything a hack, two agents over two levels with samples, attempts and LLM calls (first and best), passes
- * with a hack finding, problems whose reference failed, and StitchCUDA's protocol's table. */
+ * with a hack finding, passes whose robust trials failed, problems whose reference failed, and StitchCUDA's
+ * protocol's table. */
 #include "testutil.h"
 
 #include <math.h>
@@ -19,12 +20,14 @@ static int close_to(double a, double b)
 	} while (0)
 
 /* Candidates by outcome: PASS(agent, ref, level, sample, attempt, vs eager, vs compiled). */
-#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL, 0, 0 }
-#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0 } /* incorrect, runtime_error, timeout */
-#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0 } /* compile_error, format_error */
-#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10", 0, 0 } /* a reject finding */
+#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL, 0, 0, 0 }
+#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0 } /* incorrect, runtime_error, timeout */
+#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0 } /* compile_error, format_error */
+#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10", 0, 0, 0 } /* a reject finding */
 /* A pass whose verdict carries hack findings (ids) that checks.policy flags rather than rejects. */
-#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 0, 0 }
+#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 0, 0, 0 }
+/* A pass whose robust trials failed, with the H17 finding that failure always carries. */
+#define ROBUST_FAILED(ag, p, l, s, a, se) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, "H17", 0, 0, 1 }
 
 static void compute(const struct metric_row *rows, size_t n, const struct metric_call *calls, size_t nc,
 		    enum metrics_by by, struct metrics *m)
@@ -34,12 +37,19 @@ static void compute(const struct metric_row *rows, size_t n, const struct metric
 		fail_msg("%s", err.msg);
 }
 
-static void fast(const struct metric_cell *c, double f0, double f05, double f08, double f1, double f15, double f2)
+/* got[k] against fast_p for each p; `suffix` names the set in a failure ("", "_robust"). */
+static void fast_of(const double *got, const char *suffix, double f0, double f05, double f08, double f1, double f15,
+		    double f2)
 {
 	const double want[METRICS_NP] = { f0, f05, f08, f1, f15, f2 };
 	for (int k = 0; k < METRICS_NP; k++)
-		if (!close_to(c->fast_pct[k], want[k]))
-			fail_msg("fast_%g = %.6g%%, expected %.6g%%", metrics_p[k], c->fast_pct[k], want[k]);
+		if (!close_to(got[k], want[k]))
+			fail_msg("fast_%g%s = %.6g%%, expected %.6g%%", metrics_p[k], suffix, got[k], want[k]);
+}
+
+static void fast(const struct metric_cell *c, double f0, double f05, double f08, double f1, double f15, double f2)
+{
+	fast_of(c->fast_pct, "", f0, f05, f08, f1, f15, f2);
 }
 
 /* Speedups exactly at a threshold are not faster than it: KernelBench counts speedup > p. */
@@ -396,6 +406,50 @@ static void flagged_passes(void **state)
 	metrics_release(&m);
 }
 
+/* correct_robust and fast_p_robust leave out the passes whose robust trials failed, over the same
+ * representatives as correct and fast_p: robustness never picks them. */
+static void robust_failures(void **state)
+{
+	(void)state;
+	const struct metric_row rows[] = {
+		PASS("a", "L1/1", 1, 0, 0, 1.5, NAN), ROBUST_FAILED("a", "L1/2", 1, 0, 0, 3.0), WRONG("a", "L1/3", 1, 0, 0),
+		PASS("a", "L1/4", 1, 0, 0, 0.5, NAN),
+		FLAGGED("a", "L1/5", 1, 0, 0, 12.0, "H21"), /* flagged for its speed, robust: in correct_robust */
+		/* sample 0 right only on [0, 1), sample 1 a clean 1.2x: --by first keeps the first */
+		ROBUST_FAILED("a", "L1/6", 1, 0, 0, 2.0), PASS("a", "L1/6", 1, 1, 0, 1.2, NAN),
+		/* a robust failure without its finding (a verdict from elsewhere): in fast_p, not in fast_p_robust */
+		{ "a", "L1/7", 1, 0, 0, 1, 1, 0, 2.5, NAN, 0, 0, NULL, 0, 0, 1 },
+	};
+	struct metrics m;
+	compute(rows, sizeof(rows) / sizeof(*rows), NULL, 0, METRICS_FIRST, &m);
+	const struct metric_cell *c = &m.agents[0].cells[0];
+	assert_int_equal(c->problems, 7);
+	assert_close(c->correct_pct, 100.0 * 6 / 7);        /* L1/3 alone is wrong */
+	assert_close(c->correct_robust_pct, 100.0 * 3 / 7); /* L1/1, L1/4, L1/5 */
+	/* clean passes: L1/1 1.5x, L1/4 0.5x, L1/7 2.5x; robust ones: L1/1, L1/4 */
+	fast(c, 300.0 / 7, 200.0 / 7, 200.0 / 7, 200.0 / 7, 100.0 / 7, 100.0 / 7);
+	fast_of(c->fast_robust_pct, "_robust", 200.0 / 7, 100.0 / 7, 100.0 / 7, 100.0 / 7, 0, 0);
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| correct_robust % (no robust trial failed) | 42.9 | 42.9 |"));
+	assert_non_null(strstr(out.buf, "| fast_1_robust % | 14.3 | 14.3 |"));
+	assert_non_null(strstr(out.buf, "| correct % [95% CI] | 85.7 ["));  /* unchanged beside it */
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m);
+	json_t *cell = json_object_get(json_object_get(json_array_get(json_object_get(j, "agents"), 0), "levels"), "all");
+	assert_close(json_number_value(json_object_get(cell, "correct_robust_pct")), 100.0 * 3 / 7);
+	assert_close(json_number_value(json_object_get(json_object_get(cell, "fast_robust_pct"), "1")), 100.0 / 7);
+	assert_close(json_number_value(json_object_get(json_object_get(cell, "fast_pct"), "1")), 200.0 / 7);
+	json_decref(j);
+	metrics_release(&m);
+	/* --by best: L1/6's clean sample represents it, robust */
+	compute(rows, sizeof(rows) / sizeof(*rows), NULL, 0, METRICS_BEST, &m);
+	c = &m.agents[0].cells[0];
+	assert_close(c->correct_robust_pct, 100.0 * 4 / 7);
+	fast_of(c->fast_robust_pct, "_robust", 300.0 / 7, 200.0 / 7, 200.0 / 7, 200.0 / 7, 0, 0);
+	metrics_release(&m);
+}
+
 /* A problem without a verdict whose reference failed is the problem's failure (or the harness's): out of the
  * denominator with either choice, counted apart and named in a line of its own. One with a verdict (another
  * sample) was judged, and counts. */
@@ -457,9 +511,9 @@ static void reference_failures(void **state)
 }
 
 /* A verdict with a reward (docs/verdict.md): pass, fail and flagged pass. */
-#define PASS_R(ag, p, l, s, a, se, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 0, NULL, 1, rw }
-#define WRONG_R(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 1, 0 }
-#define FLAGGED_R(ag, p, l, s, a, se, ids, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 1, rw }
+#define PASS_R(ag, p, l, s, a, se, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 0, NULL, 1, rw, 0 }
+#define WRONG_R(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 1, 0, 0 }
+#define FLAGGED_R(ag, p, l, s, a, se, ids, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 1, rw, 0 }
 
 /* Agent "sc" on six level-3 problems, the run expecting all six:
  *   L3/1 pass 2.0 (reward 2.5)          L3/2 s0 pass 0.5 (reward 0.8), s1 pass 3.0 (reward 3.0)
@@ -562,6 +616,7 @@ int main(void)
 		cmocka_unit_test(two_levels_best),
 		cmocka_unit_test(missing_verdicts),
 		cmocka_unit_test(flagged_passes),
+		cmocka_unit_test(robust_failures),
 		cmocka_unit_test(reference_failures),
 		cmocka_unit_test(stitchcuda_protocol),
 	};

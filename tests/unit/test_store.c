@@ -1,5 +1,6 @@
 /* test_store.c - the results store: schema version and WAL, the written-once key, settings checks, a verdict's
- * all-or-nothing transaction under SIGKILL at every statement and in a loop, LLM calls, and merging. */
+ * all-or-nothing transaction under SIGKILL at every statement and in a loop, LLM calls, merging, and the
+ * robust outcome read back from a stored verdict. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -398,6 +399,53 @@ static void unavailable_agents_and_merge(void **state)
 	tmpdir_remove(dir);
 }
 
+/* robust_failed per problem, as store_each_verdict reads it from the stored JSON. */
+static int robust_row(void *arg, const struct store_verdict_row *row, struct sb_error *err)
+{
+	(void)err;
+	int *failed = arg;
+	failed[row->problem_id] = row->robust_failed;
+	return 0;
+}
+
+/* A verdict's robust outcome comes from its stored JSON, not a column: only robust.passed false is a
+ * failure; true, null (not run, not applicable) and a verdict from before the field are not. */
+static void robust_outcome_is_read_from_the_json(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	struct store *s = fresh(dir, "r.db");
+	struct sb_error err = { 0 };
+	/* a verdict whose robust trials never ran: {"trials": 0, "passed": null, "note": null, "max_abs_err": null} */
+	json_t *fresh_v = make_verdict("L1/1", "/c/x.py", 2, 0), *r = json_object_get(fresh_v, "robust");
+	assert_int_equal(json_object_size(r), 4);
+	assert_int_equal(json_integer_value(json_object_get(r, "trials")), 0);
+	assert_true(json_is_null(json_object_get(r, "passed")) && json_is_null(json_object_get(r, "note")) &&
+		    json_is_null(json_object_get(r, "max_abs_err")));
+	json_decref(fresh_v);
+	json_t *passed[] = { json_true(), json_false(), json_null(), NULL };
+	for (int i = 0; i < 4; i++) {
+		char ref[8];
+		snprintf(ref, sizeof(ref), "L1/%d", i + 1);
+		json_t *v = make_verdict(ref, "/c/x.py", 2, 0);
+		if (passed[i])
+			json_object_set_new(json_object_get(v, "robust"), "passed", passed[i]);
+		else
+			json_object_del(v, "robust");
+		struct store_put p = { .agent = "a" };
+		assert_int_equal(store_put_verdict(s, &p, v, &err), 0);
+		json_decref(v);
+	}
+	int failed[5] = { -1, -1, -1, -1, -1 };
+	assert_int_equal(store_each_verdict(s, robust_row, failed, &err), 0);
+	assert_int_equal(failed[1], 0);
+	assert_int_equal(failed[2], 1);
+	assert_int_equal(failed[3], 0);
+	assert_int_equal(failed[4], 0);
+	store_close(s);
+	tmpdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +455,7 @@ int main(void)
 		cmocka_unit_test(a_killed_writer_leaves_whole_verdicts),
 		cmocka_unit_test(llm_calls_and_merge),
 		cmocka_unit_test(unavailable_agents_and_merge),
+		cmocka_unit_test(robust_outcome_is_read_from_the_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
