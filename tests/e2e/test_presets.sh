@@ -6,7 +6,12 @@
 source "$(dirname "$0")/lib.sh"
 export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
 OK="$SB_ROOT/tests/fixtures/candidates/relu_cpp_ok.py"
-WRAP="$SB_ROOT/tests/fixtures/candidates/relu_cpp_torch_op.py"
+# relu_cpp_ok.py's kernel run on what torch.relu already computed: a PyTorch op in forward beside a kernel of
+# its own, which stitchbench's policy rejects (H01) and KernelBench's static checker only warns about; the
+# same C++ source, so one build serves both
+WRAP="$TMP/relu_cpp_torch_op.py"
+sed 's/return ext.relu_fwd(x)/return ext.relu_fwd(torch.relu(x))/' "$OK" >"$WRAP"
+grep -q 'ext.relu_fwd(torch.relu(x))' "$WRAP" || { echo "not ok 1 - relu_cpp_ok.py no longer has the line this test edits"; exit 1; }
 FAST=(--problem L1/2 --device cpu --json --set eval.warmup_ms=0 --set eval.warmup_calls=1)
 field() { python3 -c "import json,sys,statistics as st; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
 # the speedup recomputed from the verdict's samples: median of per-pair ratios, or mean over mean
