@@ -28,6 +28,11 @@ static const enum policy_action default_policy[SB_HACK_IDS] = {
 	POLICY_REJECT, POLICY_REJECT,                                              /* H21-H22 */
 };
 
+enum policy_action config_default_policy(int i)
+{
+	return i >= 0 && i < SB_HACK_IDS ? default_policy[i] : POLICY_FLAG;
+}
+
 void config_init(struct config *c)
 {
 	memset(c, 0, sizeof(*c));

@@ -170,6 +170,8 @@ int config_header_secret(const char *name);
 
 const char *tolerance_name(enum tolerance_preset t);
 const char *preset_name(enum eval_preset p);
+/* checks.policy's default for hack id i + 1 (H01 is 0). */
+enum policy_action config_default_policy(int i);
 /* The preset's timing method: 1 when it times KernelBench's way (the speedup is the mean of the
  * reference's calls over the mean of the candidate's, each side's calls in blocks), 0 for paired
  * interleaved calls and the median of their ratios. */

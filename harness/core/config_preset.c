@@ -36,10 +36,10 @@ static const struct preset_row {
  * beyond them is a flag under its protocol: the verdict still names it, and the status is KernelBench's. */
 static const int kernelbench_rejects[] = { 2, 3, 4, 6, 7, 8 };
 
-static enum policy_action preset_policy(enum eval_preset p, int id, enum policy_action stitchbench)
+static enum policy_action preset_policy(enum eval_preset p, int id)
 {
 	if (p == PRESET_STITCHBENCH)
-		return stitchbench;
+		return config_default_policy(id - 1);
 	for (size_t i = 0; i < sizeof(kernelbench_rejects) / sizeof(*kernelbench_rejects); i++)
 		if (kernelbench_rejects[i] == id)
 			return POLICY_REJECT;
@@ -58,15 +58,12 @@ void config_apply_preset(struct config *c)
 		snprintf(assignment, sizeof(assignment), "%s=%s", r->key, r->value[p]);
 		config_assign(c, assignment, 0, &err); /* the table's values are valid: test_config.c sets each */
 	}
-	struct config defaults;
-	config_init(&defaults);
 	for (int id = 1; id <= SB_HACK_IDS; id++) {
 		char key[32];
 		snprintf(key, sizeof(key), "checks.policy.H%02d", id);
 		if (!config_is_given(c, key))
-			c->checks.policy[id - 1] = preset_policy(p, id, defaults.checks.policy[id - 1]);
+			c->checks.policy[id - 1] = preset_policy(p, id);
 	}
-	config_release(&defaults);
 }
 
 size_t config_preset_rows(void)
