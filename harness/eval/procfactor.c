@@ -1,8 +1,8 @@
-/* procfactor.c - the process factor (eval.process_factor). On an H200, a model of many small kernels
- * runs at one of two speeds, ~5% apart, chosen per process and kept for the process's life: the same
- * model in one process after another measured 240-242 or 252-256 us (L3/4), with or without MPS, with
- * ASLR on or off (BENCHMARKS.md, sixth and tenth sessions). The reference worker and the candidate's
- * worker each draw one, so the paired timing compared the two processes as much as the two models.
+/* procfactor.c - the process factor (eval.process_factor). A model of many small kernels runs at one
+ * of two speeds, ~5% apart, chosen per process and kept for the process's life: the same model in one
+ * process after another takes 240-242 or 252-256 us (L3/4), with or without MPS, with ASLR on or off
+ * (BENCHMARKS.md, a launch-bound model's GPU time). The reference worker and the candidate's worker each
+ * draw one, so a paired timing alone compares the two processes as much as the two models.
  *
  * So before the candidate's code runs, its worker loads the reference and both workers time it in
  * interleaved pairs, as the timing proper does. The median ratio (reference worker / candidate's process)
@@ -11,12 +11,11 @@
  * the reference, with the memory it used filled with NaN, before it imports the candidate.
  *
  * It is applied where the process's share is large: a launch-heavy reference (below), or with
- * eval.process_factor = on. Measured on an H200 (BENCHMARKS.md, tenth session), a model's time also
- * moves by ~1-2% with where its tensors lie, so the factor of a 60 us model of a few kernels (L2/1) was
- * off by as much as it corrected; over four fidelity batches the mean distance from 1.0 of the reference
- * as a candidate fell from 3.5% to 1.9% on L3/4 (12 evaluations). In auto mode a problem the last timing
- * found not launch-heavy (a file in its reference cache entry) is not measured at all: the factor costs
- * 0.3-1.3 s. */
+ * eval.process_factor = on. A model's time also moves by ~1-2% with where its tensors lie, so the factor
+ * of a 60 us model of a few kernels (L2/1) is off by as much as it corrects, while on L3/4 it halves the
+ * reference-as-candidate's distance from 1.0 (BENCHMARKS.md, the process factor). In auto mode a problem
+ * the last timing found not launch-heavy (a file in its reference cache entry) is not measured at all:
+ * the factor costs 0.3-1.3 s. */
 #include "eval_int.h"
 
 #include <math.h>
@@ -31,9 +30,9 @@
 #define FACTOR_PAIRS 30 /* the factor's pairs at most; it may stop at 20 (timing.c's MIN_PAIRS) */
 #define LB_FILE "launch_heavy" /* in the reference cache entry: "1" or "0", from the last timing */
 /* Launch-heavy: the reference's median host time per call (timed with a lead) at least this many times its
- * median GPU time. Measured in three fidelity batches on three H200 nodes (tenth session), L3/4 was at
- * 4.8-7.6 and L3/3 at 2.7-4.7 (under verdict.c's 3 for launch_bound on one node), L3/1 at 1.6-3.5, every
- * other bundled problem at 1.7 or less: the host's speed moves the ratio, and 2 keeps L3/3 and L3/4 in. */
+ * median GPU time. The ratio moves with the host's speed: L3/4 lies at 4.8-7.6 and L3/3 at 2.7-4.7 (at
+ * times under verdict.c's 3 for launch_bound), L3/1 at 1.6-3.5, every other bundled problem at 1.7 or
+ * less (BENCHMARKS.md, the process factor); 2 keeps L3/3 and L3/4 in. */
 #define HEAVY_HOST_RATIO 2.0
 
 static int launch_heavy(const struct timing_result *t)
