@@ -170,7 +170,7 @@ static void add_timing(json_t *v, double target, struct strbuf *out)
 			    target, target / sp);
 }
 
-/* The profile a verdict may carry (libstitchprof, issue 4): profile.kernels[] with name, and total_us
+/* The profile a verdict may carry (libstitchprof): profile.kernels[] with name, and total_us
  * or share. Verdicts without one (CPU runs, no CUPTI) simply get no kernel section. */
 static void add_profile(json_t *v, struct strbuf *out)
 {

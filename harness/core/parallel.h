@@ -1,6 +1,6 @@
 /* parallel.h - one function over numbered blocks on several threads, for the parent's passes over large
  * outputs (reading, hashing, comparing): bound by one core's speed otherwise, and they sit on the
- * critical path of every evaluation (a 64 MiB output took 110 ms to compare on one core). */
+ * critical path of every evaluation (a 64 MiB output takes 110 ms to compare on one core). */
 #ifndef SB_PARALLEL_H
 #define SB_PARALLEL_H
 

@@ -117,7 +117,7 @@ void proc_child_setup(const struct proc_opts *o, pid_t parent, int out_w, int er
 		move_fd(reply_w, 4);
 	}
 	/* Nothing else passes: descriptors stitchbench inherited from whatever started it are not
-	 * close-on-exec, and a candidate must not get them (tests/e2e/test_fork_server.sh found two). */
+	 * close-on-exec, and a candidate must not get them (tests/e2e/test_fork_server.sh checks). */
 	int keep = fds[3] >= 0 ? 5 : 3;
 	if (close_range((unsigned)keep, ~0U, 0) != 0)
 		for (int fd = keep; fd < 65536; fd++)

@@ -253,7 +253,7 @@ char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, con
 /* ---------- the candidate worker retired behind ---------- */
 
 /* One at a time, like the spare below: the last evaluation's candidate worker, told to quit, with its
- * folders. Its exit (the CUDA context's teardown, ~0.5 s on an H200) and the removal of its folders
+ * folders. Its exit (the CUDA context's teardown, ~0.5 s on a GPU) and the removal of its folders
  * overlap the next evaluation's start instead of adding to its own. */
 static struct eval_ctx *retired;
 

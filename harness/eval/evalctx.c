@@ -19,7 +19,7 @@
 /* ---------- environments ---------- */
 
 /* The GPU a worker will use, for worker.py to create its CUDA context while torch imports (0.3 s off
- * every worker's start on an H200 node, scripts/bench/cuda_start.py); nothing on the CPU. Only for the
+ * every worker's start on a GPU node, scripts/bench/cuda_start.py); nothing on the CPU. Only for the
  * workers an evaluation starts for itself: one started ahead makes no CUDA context before its own
  * evaluation, since the one before may be timing on the same GPU. */
 static void device_env(struct strvec *env, const struct eval_env *e)
@@ -221,8 +221,8 @@ void evalctx_prestart_ref(const struct eval_ctx *c)
 {
 	const struct eval_env *e = c->e;
 	/* as far ahead as the candidates' workers: importing torch takes longer than one evaluation (3-6 s
-	 * on the H200 node while the candidates' workers import theirs, against ~1.5-3 s for a level-1
-	 * evaluation), so one started only by the evaluation just before was still importing when taken */
+	 * while the candidates' workers import theirs, against ~1.5-3 s for a level-1 evaluation), so one
+	 * started only by the evaluation just before would still be importing when taken */
 	int ahead = next_other_problem(c);
 	if (!c->cfg->eval.keep_reference_worker || !ahead || refpool_has_spare(e->device))
 		return;

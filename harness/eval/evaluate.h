@@ -11,7 +11,7 @@
 
 /* What is fixed for a whole `eval` invocation: found once, shared by every evaluation. */
 /* How many evaluations ahead a batch starts candidate workers: a worker's Python and `import torch`
- * (1.6-5 s on an H200 node) take longer than a warm level-1 evaluation, so each gets two evaluations. */
+ * (1.6-5 s on a GPU node) take longer than a warm level-1 evaluation, so each gets two evaluations. */
 #define EVAL_AHEAD 2
 
 struct eval_env {
@@ -55,8 +55,8 @@ long long eval_flush_bytes(const struct eval_env *e);
 int eval_lead_us(const struct eval_env *e, const struct config *cfg);
 /* The CPU both workers' threads are pinned to while they time (eval.timing_cpu), or -1 for none. Auto (-1)
  * pins on a GPU: a call timed end to end is mostly the host's Python and launches, and two processes on
- * two cores run it at the two cores' speeds, which drift apart (on an H200 node the reference as a
- * candidate measured 0.80-1.32 unpinned, 0.97-1.03 pinned; BENCHMARKS.md). The CPU is the last this
+ * two cores run it at the two cores' speeds, which drift apart (the reference as a candidate scores
+ * 0.80-1.32 unpinned, 0.97-1.03 pinned; BENCHMARKS.md). The CPU is the last this
  * process may use, counted back by the GPU's index, so evaluations on other GPUs pin elsewhere. Never
  * on the CPU device, where a pin would make a multi-threaded candidate single-threaded. */
 int eval_timing_cpu(const struct eval_env *e, const struct config *cfg);

@@ -31,7 +31,7 @@ int outputs_compare(const char *expected, const char *actual, enum tolerance_pre
 void outputs_cmp_release(struct outputs_cmp *r);
 /* An output file that has been compared and is not read again: removed now, unless keep (--keep-workdir).
  * A candidate's outputs then take disk only while they are needed (a 1.6 GB output times nine files
- * filled 14 GB of the folder), and pages deleted before the kernel writes them back never reach it. */
+ * would fill 14 GB of the folder), and pages deleted before the kernel writes them back never reach it. */
 void outputs_drop(const char *path, int keep);
 /* The first failing output's detail, or r->error. */
 const char *outputs_cmp_detail(const struct outputs_cmp *r);

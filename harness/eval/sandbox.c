@@ -262,8 +262,8 @@ static int apply_landlock(const struct sandbox_opts *o, char *msg, size_t len)
 	l.fd = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
 	if (l.fd < 0)
 		return fail(msg, len, "landlock_create_ruleset");
-	/* /proc/self: the CUDA driver writes to its own process entry during cuInit (measured on an H200
-	 * node: without it, cudaGetDeviceCount fails with error 304). It is the worker's own entry only. */
+	/* /proc/self: the CUDA driver writes to its own process entry during cuInit (without
+	 * it, cudaGetDeviceCount fails with error 304). It is the worker's own entry only. */
 	if (ll_allow_all_but(&l, "/", o->hidden) || ll_allow_dev(&l) ||
 	    ll_allow(&l, "/proc/self", LL_READ | l.write_bits) || ll_allow(&l, o->workdir, LL_READ | l.write_bits)) {
 		close(l.fd);

@@ -373,8 +373,8 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 
 /* The median pair ratio of the calls that repeated earlier inputs, and of the others; and `within`: each
  * repeat's ratio over the median ratio of the fresh calls of its own round, their median. A busy machine
- * slows whole blocks, which moves a round's ratios together (on a loaded 2-core CI machine an honest
- * candidate's repeats once came out 2x "faster" across rounds); a cache by content answers the repeats
+ * slows whole blocks, which moves a round's ratios together (on a loaded 2-core machine an honest
+ * candidate's repeats can come out 2x "faster" across rounds); a cache by content answers the repeats
  * faster than the fresh calls beside them. */
 void timing_repeat_summarise(struct repeat_calls *rc, const double *ref, const double *cand, const char *repeat,
 			     const int *round, size_t n)

@@ -66,7 +66,7 @@ def called_ops(text, include_dirs):
 
 # What every per-operator header ATen/ops/<f>.h includes beside the operator's own declarations and
 # Tensor.h: ATen/Context.h, DeviceGuard.h, TensorUtils.h and TracerMode.h, which none of its inline
-# functions needs (measured with torch 2.11: Tensor.h and all 1324 operator headers without them parse) and
+# functions needs (with torch 2.11, Tensor.h and all 1324 operator headers parse without them) and
 # which cost more than Tensor.h itself. The lite build reads the operator headers it includes without them,
 # and includes one of them only when the sources name what it declares.
 STRIPPED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*<ATen/(?:Context|DeviceGuard|TensorUtils|TracerMode)\.h>[^\n]*\n', re.M)
@@ -100,7 +100,7 @@ def lite_types_h(ops, text=""):
              "#pragma once",
              "#include <ATen/core/Tensor.h>",
              # x + y on tensors; without the macro it includes ATen/Functions.h, every operator's header
-             # (measured on the H200: 3 s of a 4.3 s parse)
+             # (3 s of a 4.3 s parse)
              "#ifndef AT_PER_OPERATOR_HEADERS",
              "#define AT_PER_OPERATOR_HEADERS",
              "#include <ATen/TensorOperators.h>",
@@ -131,8 +131,8 @@ LITE_EXTENSION_H = """// torch/extension.h for a stitchbench lite build (eval.li
 """
 
 # The CUDA compiler's torch/extension.h: the kernels' file needs no pybind11 (load_inline's bindings are in
-# main.cpp), and pybind11 with torch's casters is most of what a lite CUDA source parses (measured with
-# torch 2.11: 2.6 s of 4.3 s in g++, and nvcc parses a CUDA source three times). A CUDA source that
+# main.cpp), and pybind11 with torch's casters is most of what a lite CUDA source parses (with torch
+# 2.11, 2.6 s of 4.3 s in g++, and nvcc parses a CUDA source three times). A CUDA source that
 # writes bindings or Python glue of its own keeps LITE_EXTENSION_H.
 LITE_CUDA_EXTENSION_H = """// torch/extension.h for the CUDA sources of a stitchbench lite build (eval.lite_headers): the lite
 // torch/types.h; the bindings are compiled from main.cpp, with torch's pybind11 casters.

@@ -44,9 +44,9 @@ def _raw_bytes(t):
     return t, memoryview((ctypes.c_char * n).from_address(t.data_ptr())) if n else memoryview(b"")
 
 
-# dtype -> a pinned host buffer, grown to the largest GPU tensor saved. Measured on an H200 node for 64 MiB:
-# to("cpu") 49 ms (a fresh pageable allocation, faulted in page by page), copy_ into a reused pinned
-# buffer 1.3 ms; writing the bytes is 36-46 ms either way (scripts/bench/save_cost.py).
+# dtype -> a pinned host buffer, grown to the largest GPU tensor saved. For 64 MiB, to("cpu") takes 49 ms
+# (a fresh pageable allocation, faulted in page by page) and copy_ into a reused pinned buffer 1.3 ms;
+# writing the bytes is 36-46 ms either way (scripts/bench/save_cost.py).
 _PINNED = {}
 
 

@@ -30,9 +30,9 @@ from headers import lean_cuda_sources, lite_applies, write_lite_headers  # noqa:
 def start_cuda_early():
     """The CUDA driver's start and the device's primary context, on a thread of their own while torch
     imports (ctypes lets go of the GIL in the driver's calls), for the GPU the parent names in
-    STITCHBENCH_WORKER_DEVICE ("cuda:N"): torch later finds the context made and takes it. On an H200
-    node the CUDA start after the import fell from 0.30-0.43 s to 0.02-0.03 s, and the import took no
-    longer (scripts/bench/cuda_start.py). Any failure leaves it all to torch, which then reports it."""
+    STITCHBENCH_WORKER_DEVICE ("cuda:N"): torch later finds the context made and takes it. That takes
+    the CUDA start after the import from 0.30-0.43 s to 0.02-0.03 s on a GPU node without slowing the
+    import (scripts/bench/cuda_start.py). Any failure leaves it all to torch, which then reports it."""
     device = os.environ.get("STITCHBENCH_WORKER_DEVICE", "")
     if not device.startswith("cuda:") or not device[5:].isdigit():
         return None
@@ -99,7 +99,7 @@ def weighted_sum(d, width=8191):
     """sum(d[i] * (i % width + 1) * (i // width % 7919 + 1)) over the flat tensor: unlike a plain sum it
     changes when elements or rows are permuted or swapped. Row sums of a broadcast product and small
     vectors, so it costs about what the plain sum does and needs no weight per element. Not a matrix-vector
-    product: that would start cuBLAS, 0.1 s on an H200 in every worker whose model never uses it."""
+    product: that would start cuBLAS, ~0.1 s in every worker whose model never uses it."""
     flat = d.reshape(-1)
     m = flat.numel() // width
     w = torch.arange(1, width + 1, dtype=torch.float64, device=flat.device)
@@ -240,7 +240,7 @@ class LazyCppExtension(types.ModuleType):
 
 # H18 leaves these constants as they are: they name an operator's geometry or an axis (KERNEL_SIZE,
 # STRIDE, REDUCE_DIM), so scaling them changes what the model computes, not how large it is, and a kernel
-# written for a 3x3 convolution is not wrong for failing a 1x1 one (an H200 corpus run flagged two honest ones)
+# written for a 3x3 convolution is not wrong for failing a 1x1 one
 GEOMETRY = {"KERNEL", "STRIDE", "STRIDES", "PAD", "PADDING", "DILATION", "GROUP", "GROUPS", "AXIS", "REDUCE"}
 
 
@@ -301,7 +301,7 @@ class Worker:
         the same tools with the same flags, so the object and the cache key are the same.
 
         torch.utils.cpp_extension itself is imported only when a build or a name other than load_inline
-        needs it (LazyCppExtension): it costs 0.5 s (setuptools; measured on the H200 node), and a cache
+        needs it (LazyCppExtension): it costs ~0.5 s (setuptools), and a cache
         hit, the common case in a batch, needs none of it."""
         ext = LazyCppExtension.install()
         if split_nvcc:
@@ -349,8 +349,8 @@ class Worker:
             so = os.path.join(build_dir, name + ".so")
             try:
                 # A finished build of the same key is imported directly: load_inline would rewrite
-                # the sources (torch 1.13 always does) and make ninja rebuild them (measured: 20 s on
-                # 2 CPU cores for a small C++ extension, each time).
+                # the sources (torch 1.13 always does) and make ninja rebuild them (~20 s on 2 CPU
+                # cores for a small C++ extension, each time).
                 if (cached and os.path.exists(built) and os.path.exists(so) and not args
                         and kwargs.get("is_python_module", True) and not kwargs.get("is_standalone")):
                     spec = importlib.util.spec_from_file_location(name, so)
@@ -407,7 +407,7 @@ class Worker:
         self.device = torch.device(req["device"])
         # TF32 for fp32 convolutions and GEMMs, the same in both workers: cuDNN's default is on, which
         # makes a fp32 reference convolution off from exact fp32 by ~1e-3 and fails honest kernels at
-        # the fp32 tolerance (measured on an H200); the evaluator asks for it off unless eval.tf32
+        # the fp32 tolerance; the evaluator asks for it off unless eval.tf32
         tf32 = bool(req.get("tf32", False))
         torch.backends.cudnn.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -760,9 +760,9 @@ class Worker:
             self.flush.zero_()
             # Wait for the flush: otherwise the call races it. A host that launches the call before the
             # flush (~30 us for 120 MB) ends finds the GPU busy, and the time is the kernel's alone; a
-            # slower host finds it idle after the start event, and the time includes the launch. Seen on
-            # an H200 as the same ReLU kernel timing 37 us in one process and 60-69 us in another, at
-            # full clock. The lead spin below then decides, the same way for every call.
+            # slower host finds it idle after the start event, and the time includes the launch: the
+            # same ReLU kernel times 37 us in one process and 60-69 us in another, at full clock. The
+            # lead spin below then decides, the same way for every call.
             torch.cuda.synchronize(self.device)
         stream = torch.cuda.current_stream(self.device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -791,7 +791,7 @@ class Worker:
     def prime(self, which, k, ms):
         """Untimed calls on set k for at least `ms` milliseconds (at least one call). An idle H200 drops
         its SM clock to 375 MHz within a millisecond or two, and the first call after the other worker
-        used the GPU pays a context switch: measured, a 60 us GEMM took 146 us after a 2 ms pause. Both
+        used the GPU pays a context switch: a 60 us GEMM takes 146 us after a 2 ms pause. Both
         sides prime before every block, so neither pays for the other's idleness."""
         t0 = time.perf_counter()
         while True:
