@@ -181,7 +181,7 @@ for f in kernelbench/suite/level*/[0-9]*_*.py; do
 	for s in 0 1 2; do sed -E 's/\bModel\b/ModelNew/g' "$f" >"$fid/level_${l}_problem_${id}_sample_${s}_kernel.py"; done
 done
 t0=$(date +%s)
-# GPU utilization every 200 ms during the batch: the share of samples at 0% is the GPU's idle time (issue 10)
+# GPU utilization every 200 ms during the batch: the share of samples at 0% is the GPU's idle time
 nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -i 0 -lms 200 >"$fid/util.log" 2>/dev/null &
 util_pid=$!
 # the reference as a candidate is H01/H04 by design: static checks off, only timing is under test

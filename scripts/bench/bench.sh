@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench.sh - `make bench`: the verifier's turnaround and timing fidelity on a GPU node, as Markdown
-# tables for BENCHMARKS.md (issue 10). Nothing here asserts: it measures, and says how.
+# tables for BENCHMARKS.md. Nothing here asserts: it measures, and says how.
 #
 #   SB_BENCH_PARTS=build,stages,span,batch   the parts (default: all; `make bench-eval`: build,stages)
 #     build   cold and warm builds of typical load_inline candidates, with ninja's steps, and
 #             load_inline's own defaults for the trivial one
 #     stages  one candidate's verdict seconds by stage: reference uncached, then everything cached,
-#             then issue 3's turnaround (static checks, correctness, timing; no torch.compile or profile)
+#             then the core turnaround (static checks, correctness, timing; no torch.compile or profile)
 #     span    per bundled problem, the reference's CUDA-event time against its CUPTI kernel span
 #     batch   every bundled problem's reference as a candidate, 3 times each in fresh processes, as one
 #             `eval --samples` batch: speedup spread around 1.0, CV of the medians, candidates per
@@ -17,11 +17,11 @@
 #             candidate, reference uncached then cached: where the output files cost (about 12 GB of disk)
 #   SB_BENCH_PROBLEMS=L1/2,L2/1   only these bundled problems (span, batch); default: all
 #   SB_BENCH_QUICK=1              build: only the defaults' builds, not those they are compared with (as
-#                                 written, lean, load_inline's own defaults: ~2.5 min more on an H200)
+#                                 written, lean, load_inline's own defaults: ~2.5 min more on a GPU node)
 #   SB_BENCH_CPU=1                measure on the CPU (the numbers are then CPU numbers and say so)
 #   SB_BENCH_SETTLE_S=150         first import torch again and again until the node has been up this long:
-#                                 a freshly started H200 node imported torch in 3-5.6 s for its first
-#                                 minute or two, 1.6-2.2 s after (2026-12-01); 0 measures it as it comes
+#                                 a freshly started node imports torch in 3-5.6 s for its first minute
+#                                 or two, 1.6-2.2 s after (BENCHMARKS.md); 0 measures it as it comes
 #
 # The tables go to stdout and to $OUT/bench.md (a device call's output folder) or build/bench/, with the
 # traces (STITCHBENCH_TRACE=1) of the stages' runs and of the batch beside them.
@@ -144,7 +144,7 @@ if want stages; then
 	mkdir -p "$STITCHBENCH_CACHE"
 	[ -d "$work/ext-all" ] && cp -r "$work/ext-all" "$STITCHBENCH_CACHE/ext"
 	k=0
-	# the last three runs are issue 3's turnaround: static checks, correctness and the timed pairs, nothing else
+	# the last three runs are the core turnaround: static checks, correctness and the timed pairs, nothing else
 	for run in "reference uncached" "all cached" "all cached, again" "all cached, no torch.compile, no profile" \
 		"the same, again" "the same, a third time"; do
 		k=$((k + 1))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# mps_probe.sh - does CUDA MPS take away a launch-bound model's per-process GPU time (issue 3's and 10's
-# fidelity miss, BENCHMARKS.md sixth session)? Under MPS every client process submits through one server
+# mps_probe.sh - does CUDA MPS take away a launch-bound model's per-process GPU time (BENCHMARKS.md, a
+# launch-bound model's GPU time)? Under MPS every client process submits through one server
 # context, so the per-process state that puts L3/4 at ~240 or ~256 us may be gone. Runs
 # process_spread.py on the problems given (default L3/4 and L3/3), P processes each, first without MPS,
 # then with a private MPS control daemon (its own pipe and log folders under a temporary folder, stopped

@@ -5,14 +5,14 @@
 # launch, CUDA events), then times a second copy of the model and inputs built at other addresses, then
 # the first copy again, then the first copy on four new streams. If the medians differ between processes
 # by more than within one, a kept reference worker carries its process's bias into every sample of a
-# problem (BENCHMARKS.md, 2026-11-30, fifth session).
+# problem (BENCHMARKS.md, a launch-bound model's GPU time).
 #
 # Usage: python3 scripts/bench/process_spread.py kernelbench/suite/level3/3_Transformer_Block.py [P] [calls]
 # SPREAD_BLOCKING=1 also times eight blocking streams (cudaStreamCreate), blocks rotated between them.
 # SPREAD_MOVE=1 also times the first copy after moving the activations: the cached blocks are freed and a
 # pad of k*3 MiB+1 is allocated in front of them, for 8 pads; prints each pad's median and their mean.
 # SPREAD_RELOAD=1 also frees the model and inputs and loads them again, 6 times, timing each load (as the
-# evaluator's candidate worker did when it unloaded the reference and loaded the candidate, tenth session);
+# evaluator's candidate worker does when it unloads the reference and loads the candidate);
 # prints each median and their spread (max/min).
 # SPREAD_COMPANION=1 keeps a second process with a CUDA context of its own alive, idle, the whole time (as
 # the evaluator's other worker is while one side is timed).
@@ -21,7 +21,7 @@
 # allocations are first touched there); SPREAD_PIN=rotate puts process i on CPU i*5 mod the CPUs it may use.
 import copy, ctypes, os, statistics, subprocess, sys, time
 
-LEAD_US = 5000  # above every bundled problem's host time per call on the H200 (L3/4: ~1000-1900 us)
+LEAD_US = 5000  # above every bundled problem's host time per call on a GPU node (L3/4: ~1000-1900 us)
 
 
 def median_us(model, sets, flush, n, stream=None):

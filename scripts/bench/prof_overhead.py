@@ -37,8 +37,8 @@ def timed_block(w, n, lead_us):
 def rounds(w, a, tmp, lead_us, iters):
     """Rounds of one block without and one with a session, the order swapped every round (off-on, on-off),
     the first round discarded; the overhead is the median over rounds of on/off. Measured so because the
-    GPU's clock wanders by more than the overhead: three long blocks (off, on, off) on an H200 saw the two
-    "off" blocks 11% apart (2026-11-30). Returns the report line, or None when profiling cannot start."""
+    GPU's clock wanders by more than the overhead: of three long blocks (off, on, off), the two "off"
+    blocks can lie 11% apart. Returns the report line, or None when profiling cannot start."""
     ratios, ons, offs, durations, dropped = [], [], [], [], 0
     for r in range(a.rounds + 1):
         got = {}

@@ -76,8 +76,8 @@ def main():
     env = dict(os.environ)
     if a.device.startswith("cuda"):
         # The arch exactly as the evaluator sets it (evaluate.c: "major.minor" of the device), whatever the
-        # node's environment says: the arch is part of the cache key, and an inherited value (the H200
-        # node exports TORCH_CUDA_ARCH_LIST=9.0a) made every prebuilt extension a miss in the evaluator.
+        # node's environment says: the arch is part of the cache key, and an inherited value (a node that
+        # exports TORCH_CUDA_ARCH_LIST=9.0a) would make every prebuilt extension a miss in the evaluator.
         import torch
         env["TORCH_CUDA_ARCH_LIST"] = "%d.%d" % torch.cuda.get_device_capability(torch.device(a.device))
     env["MAX_JOBS"] = "2"  # main.cpp and cuda.cu side by side; the pool gives the parallelism
