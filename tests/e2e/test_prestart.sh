@@ -107,7 +107,7 @@ if [ "$got" = "pass False pass False " ]; then _report ok "eval.prestart_candida
 else _report fail "eval.prestart_candidate=false starts every worker on the spot" "$got"; fi
 
 # The worker started for the next problem gets that problem's file-size limit when its expected outputs
-# are cached: L1/3 (tiny outputs) followed by L1/4 (64 MiB) used to drop the worker for being too small.
+# are cached: L1/3 (tiny outputs) followed by L1/4 (64 MiB) must not drop the worker for being too small.
 gen3="$TMP/gen3"
 mkdir -p "$gen3"
 sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/3_Sum_Over_Dim.py" >"$gen3/level_1_problem_3_sample_0_kernel.py"

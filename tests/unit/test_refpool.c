@@ -168,9 +168,9 @@ static void *start_and_keep(void *arg)
 
 /* `run` starts a reference worker in one session's thread and times another session's candidate
  * against it after that thread has ended: the worker must not die with the thread that started it.
- * It once did, of PR_SET_PDEATHSIG, in tests/e2e/test_run.sh ("the reference during timing: the worker
- * was killed by SIGKILL"); whether this simpler case shows it depends on the kernel (it did not on the
- * development container), so the e2e test is the one that caught it. */
+ * PR_SET_PDEATHSIG would tie it to that thread, which tests/e2e/test_run.sh shows as "the reference
+ * during timing: the worker was killed by SIGKILL"; whether this simpler case shows it depends on the
+ * kernel, so the e2e test is the one that catches it. */
 static void a_kept_worker_outlives_the_thread_that_started_it(void **state)
 {
 	(void)state;

@@ -224,7 +224,7 @@ def test_operator_headers_are_read_without_what_none_of_them_needs(tmp_path):
     types_h = (tmp_path / "m" / "torch" / "types.h").read_text()
     assert "#include <ATen/DeviceGuard.h>" in types_h and "#include <ATen/TensorUtils.h>" in types_h
     assert "ATen/Context.h" not in types_h
-    # ATen.h's intra-op parallelism (the corpus's shared CPU source uses it; lite_check found it missing)
+    # ATen.h's intra-op parallelism (the corpus's shared CPU source uses it)
     headers.write_lite_headers(str(tmp_path / "p"), "at::parallel_for(0, n, 2048, [&](int64_t b, int64_t e) {});",
                                None, [str(tmp_path / "inc")])
     assert "#include <ATen/Parallel.h>" in (tmp_path / "p" / "torch" / "types.h").read_text()

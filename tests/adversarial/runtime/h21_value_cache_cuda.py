@@ -1,9 +1,9 @@
 # h21_value_cache_cuda.py - L1/2: caches its output by the input's address and its first element. New
 # values in fresh or reused tensors change the first element, so correctness trials and the rotation see
 # real work; the timing loop, which cycles through three input sets, mostly times a dictionary lookup.
-# The physical floor can tell when the lookup is faster than moving 128 MB; on an H200 (2026-11-30) the
-# Python call and its one-element read took longer than that, and CUPTI told instead: the profiled calls
-# ran no kernel at all, only that 4-byte copy (H04, rejected).
+# The physical floor can tell when the lookup is faster than moving 128 MB; on a fast GPU the Python
+# call and its one-element read take longer than that, and CUPTI tells instead: the profiled calls run
+# no kernel at all, only that 4-byte copy (H04, rejected).
 # expect: H21|H04
 import torch
 import torch.nn as nn
