@@ -85,8 +85,8 @@ static char *new_ref_dir(const char *refw)
 static int ref_worker_start(const struct eval_env *e, struct worker *w, const char *dir, const struct strvec *env,
 			    int kept, struct sb_error *err)
 {
-	/* forked too when the server is up: a batch's first evaluation of each problem waited 2-3 s for its
-	 * reference worker's `import torch` */
+	/* forked too when the server is up: otherwise a batch's first evaluation of each problem waits 2-3 s
+	 * for its reference worker's `import torch` */
 	struct worker_spec spec = { e->python, e->worker_script, dir, env->v, NULL, LOG_CAP, kept, eval_fork_server(e) };
 	return worker_start(w, &spec, err);
 }

@@ -55,7 +55,7 @@ def main():
     print("== %s, %d calls per condition, pid %d, cpus %d" % (os.path.basename(path), n, os.getpid(),
                                                            len(os.sched_getaffinity(0))), flush=True)
     # the lead sweep: does the GPU's own time for the call grow with the idle spin before it (a power
-    # state the spin lets the GPU fall into)? L3/4's calls ran ~7% slower some 20 ms after a prime
+    # state the spin lets the GPU fall into)? L3/4's calls can run ~7% slower some 20 ms after a prime
     conds = [("plain (lead 100)", {}), ("gap 2 ms between blocks", {"gap_ms": 2}), ("lead 0", {"lead_us": 0}),
              ("lead 3000", {"lead_us": 3000}), ("lead 1000", {"lead_us": 1000}), ("lead 10000", {"lead_us": 10000}),
              ("lead 3000, blocks of 3", {"lead_us": 3000, "block": 3})]

@@ -9,8 +9,9 @@
 #define NIDS 22
 /* The rows of DESIGN §7 that are found from source; each needs at least one hack in the corpus. */
 static const int static_ids[] = { 1, 2, 3, 4, 5, 6, 7, 8, 13, 14, 20, 22 };
-/* The honest candidates the issue names: cuBLAS, a synchronised second stream, an FMA-heavy fp32
- * kernel, torch ops named in comments and strings, a try/except that only re-raises. */
+/* The honest candidates a check most easily mistakes for a hack, so the corpus must hold them: cuBLAS, a
+ * synchronised second stream, an FMA-heavy fp32 kernel, torch ops named in comments and strings, a
+ * try/except that only re-raises. */
 static const char *const required_honest[] = { "gemm_cublas.py", "two_streams_synced.py", "gemm_fma_tiled.py",
 						"softmax_mentions_torch.py", "reraise_only.py", NULL };
 

@@ -46,7 +46,7 @@ static void launch_heavy_divides_the_speedup(void **state)
 	(void)state;
 	struct timing_result t;
 	timed(&t, 1.00, 0.99, 1.01, 1.05, 1.04, 1.06);
-	gpu_only(&t, 250, 1300); /* 5.2x: L3/4 on the H200 */
+	gpu_only(&t, 250, 1300); /* 5.2x: L3/4 on a GPU */
 	eval_apply_process_factor(&t, 0);
 	assert_true(t.factor.applied && t.factor.launch_heavy);
 	assert_true(fabs(t.speedup_eager - 1 / 1.05) < 1e-12);

@@ -81,7 +81,7 @@ static int judged_launch_bound(double gpu_us, double host_us, int lead)
 static void launch_bound_when_the_reference_launches_more_than_it_runs(void **state)
 {
 	(void)state;
-	assert_int_equal(judged_launch_bound(260, 1360, 2000), 1); /* L3/4 on the H200: 5.2x */
+	assert_int_equal(judged_launch_bound(260, 1360, 2000), 1); /* L3/4 on a GPU: 5.2x */
 	assert_int_equal(judged_launch_bound(144, 430, 700), 0);   /* just under 3x */
 	assert_int_equal(judged_launch_bound(63, 80, 200), 0);     /* L2/1: the host keeps pace */
 	assert_int_equal(judged_launch_bound(260, 1360, 0), 0);    /* no lead: the CPU, or the launches timed */
