@@ -6,7 +6,7 @@
  * trusted reference worker, which copies the bytes into its own memory, keeps them under a key, and
  * compares two kept sets where they lie, on the device, returning the numbers outputs_compare would. The
  * rule and the verdict stay here. This removes the write, the read and the host's pass over every
- * output, which for a 1.6 GB output cost about 0.6 s per call (BENCHMARKS.md).
+ * output, which for a 1.6 GB output costs about 0.6 s per call (BENCHMARKS.md).
  *
  * A key names a set of outputs in both modes: the file's path, or what the reference worker keeps. */
 #ifndef SB_EXCHANGE_H
