@@ -39,6 +39,11 @@ SKIPPED = re.compile(r"^stitchbench: warning: skipped (.+?\.py): (.*)$")
 GEN_NAME = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 BEGIN = "<!-- bench-real: begin"
 END = "<!-- bench-real: end -->"
+# A part's file-by-file table is long: it stays in the run's own bench-real.md, and the splice into
+# BENCHMARKS.md keeps the summaries only, with a line saying where the table is.
+FILES_BEGIN = "<!-- bench-real: files -->"
+FILES_END = "<!-- bench-real: files end -->"
+FILES_RE = re.compile(re.escape(FILES_BEGIN) + r".*?" + re.escape(FILES_END) + r"\n?", re.S)
 
 
 def reject_ids(v):
@@ -255,11 +260,11 @@ def compare_table(rows, manifest):
         out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             r["file"], r["problem"], cell(ours_cell(r)), "%.3f" % sp if isinstance(sp, (int, float)) else "-",
             cell(msg, 100), cell(shown, 120), a))
-    out += ["", "Pass or not, ours against theirs: %d agree, %d disagree, %d not comparable (the source recorded "
-            "no correctness, or we have no verdict of the candidate's own)." % (agree, disagree, unknown)]
+    summary = ["Pass or not, ours against theirs: %d agree, %d disagree, %d not comparable (the source recorded "
+               "no correctness, or we have no verdict of the candidate's own)." % (agree, disagree, unknown)]
     if differ:
-        out.append("Disagreements: " + "; ".join(differ) + ".")
-    return out
+        summary.append("Disagreements: " + "; ".join(differ) + ".")
+    return out, summary
 
 
 def cmd_part(a):
@@ -274,18 +279,21 @@ def cmd_part(a):
     out += statuses_table(rows) + [""] + ["Non-pass verdicts by cause:", ""] + causes_table(rows) + [""]
     out += throughput_lines(rows, count, a.walls, a.util) + [""]
     if a.manifest:
-        out += ["Our verdict beside the source's (`their_verdict`, manifest.tsv; \"[from ...]\" left out):", ""]
-        out += compare_table(rows, a.manifest) + [""]
+        table, summary = compare_table(rows, a.manifest)
+        out += summary + ["", FILES_BEGIN, "Our verdict beside the source's (`their_verdict`, manifest.tsv; "
+                          "\"[from ...]\" left out):", ""] + table + [FILES_END, ""]
     else:
         fails = failures_table(rows)
         if fails:
-            out += ["Every non-pass verdict:", ""] + fails + [""]
+            out += [FILES_BEGIN, "Every non-pass verdict:", ""] + fails + [FILES_END, ""]
     print("\n".join(out))
 
 
 def cmd_splice(a):
     """Replace the text between the markers (kept) by the section; without markers, append both."""
     section = open(a.section, encoding="utf-8").read().rstrip("\n")
+    section = FILES_RE.sub("The file-by-file table is in the run's bench-real.md (bench-real-PART.jsonl beside it).\n",
+                           section)
     text = open(a.file, encoding="utf-8").read() if os.path.exists(a.file) else ""
     begin = text.find(BEGIN)
     end = text.find(END, begin) if begin >= 0 else -1

@@ -80,6 +80,14 @@ python3 "$TABLES" splice --file "$TMP/C.md" --section "$TMP/sec.md"
 if [ "$(grep -c 'bench-real: begin' "$TMP/C.md")" = 1 ] && grep -q '^newer numbers$' "$TMP/C.md" && head -1 "$TMP/C.md" | grep -q Other; then
 	_report ok "a file without the section gets one, once"; else _report fail "a file without the section gets one, once" "$(cat "$TMP/C.md")"; fi
 
+# the part's file-by-file table stays in its own section file: the splice keeps the summary lines only
+printf '%s\n' "$OUT_TXT" >"$TMP/part.md"
+python3 "$TABLES" splice --file "$TMP/C.md" --section "$TMP/part.md"
+if grep -q "2 agree, 1 disagree, 3 not comparable" "$TMP/C.md" && ! grep -q "| compiled=1 correct=1 hw=A100 | yes |" "$TMP/C.md" &&
+	grep -q "file-by-file table is in the run's bench-real.md" "$TMP/C.md"; then
+	_report ok "the splice keeps the summaries and leaves the file-by-file table in the section file"; else
+	_report fail "the splice keeps the summaries and leaves the file-by-file table in the section file" "$(cat "$TMP/C.md")"; fi
+
 # ---- the script end to end on the CPU ----------------------------------------------------------------
 # An upstream-like checkout (KernelBench/levelN/) of three tiny problems, one whose reference raises.
 KB="$TMP/kb"
