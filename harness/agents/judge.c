@@ -1,5 +1,5 @@
-/* judge.c - generations-folder names, judging with an optional prebuild and the rubric judge, shared by
- * `eval` and the agents of `run`, so a failed build yields the same compile_error verdict in both and a
+/* judge.c - judging with an optional prebuild and the rubric judge, shared by `eval` and the agents of
+ * `run`, so a failed build yields the same compile_error verdict in both and a
  * configured rubric scores the candidates of both alike. */
 #include "judge.h"
 
@@ -7,18 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int gen_name_parse(const char *name, int *level, int *id, int *sample)
-{
-	int used = 0;
-	return sscanf(name, "level_%d_problem_%d_sample_%d_kernel.py%n", level, id, sample, &used) == 3 &&
-	       (size_t)used == strlen(name);
-}
-
-char *gen_name(int level, int id, int sample)
-{
-	return xstrfmt("level_%d_problem_%d_sample_%d_kernel.py", level, id, sample);
-}
 
 void prebuild_release(struct prebuild *b)
 {

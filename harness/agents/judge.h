@@ -1,5 +1,4 @@
-/* judge.h - what `eval` and `run` share around the evaluator: KernelBench generations-folder names,
- * judging a candidate whose build may already have been tried (DESIGN §6: builds on all cores first,
+/* judge.h - what `eval` and `run` share around the evaluator: judging a candidate whose build may already have been tried (DESIGN §6: builds on all cores first,
  * then one evaluation at a time per device), and the optional rubric judge (checks.rubric). */
 #ifndef SB_JUDGE_H
 #define SB_JUDGE_H
@@ -10,11 +9,6 @@
 #include "../core/types.h"
 #include "../eval/evaluate.h"
 #include "../llm/llm.h"
-
-/* level_1_problem_19_sample_0_kernel.py: returns 1 and fills the numbers when name is such a file. */
-int gen_name_parse(const char *name, int *level, int *id, int *sample);
-/* The file name of (level, id, sample) in a generations folder. */
-char *gen_name(int level, int id, int sample);
 
 /* The outcome of building a candidate's extensions ahead of its evaluation. */
 struct prebuild {

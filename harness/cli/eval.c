@@ -343,7 +343,7 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 		int level, id, sample;
 		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".py"))
 			continue;
-		if (!gen_name_parse(de->d_name, &level, &id, &sample)) {
+		if (!suite_sample_name_parse(de->d_name, &level, &id, &sample)) {
 			sb_warn(ctx, "skipped %s/%s: not named level_L_problem_ID_sample_S_kernel.py", dir, de->d_name);
 			continue;
 		}
