@@ -1,5 +1,6 @@
-/* judge.h - what `eval` and `run` share around the evaluator: judging a candidate whose build may already have been tried (DESIGN §6: builds on all cores first,
- * then one evaluation at a time per device), and the optional rubric judge (checks.rubric). */
+/* judge.h - what `eval` and `run` share around the evaluator: judging a candidate whose build may
+ * already have been tried (DESIGN §6: builds on all cores first, then one evaluation at a time per
+ * device) into a verdict that carries the problem's audit, and the optional rubric judge (checks.rubric). */
 #ifndef SB_JUDGE_H
 #define SB_JUDGE_H
 
@@ -24,9 +25,14 @@ int prebuild_run(const struct eval_env *e, const struct config *cfg, const struc
 		 struct prebuild *b, struct sb_error *err);
 
 /* Judges a candidate: with a failed prebuild the verdict is its failure (the build is not paid
- * twice; b->detail moves into the verdict), otherwise evaluate(). b may be NULL. */
+ * twice; b->detail moves into the verdict), otherwise evaluate(); either carries the problem's audit
+ * (audit_attach). b may be NULL. */
 int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
 		    struct prebuild *b, struct verdict *v, struct sb_error *err);
+/* A verdict decided without evaluating (no code in the answer, a harness failure): the header and the
+ * audit a judged candidate's verdict has, then `status` with `message`. */
+void judge_failure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
+		   enum verdict_status status, const char *message, struct verdict *v);
 
 /* The rubric judge (checks.rubric and checks.judge_model; off by default; docs/checks.md "Rubric
  * judge"): a judge model scores a verdict's candidate against the rubric, into the verdict's field

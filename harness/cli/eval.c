@@ -19,6 +19,7 @@
 #include "../agents/judge.h"
 #include "../eval/evaluate.h"
 #include "../eval/seeds.h"
+#include "../profile/session.h"
 #include "../store/store.h"
 #include "../eval/sweep.h"
 #include "cli.h"
@@ -215,6 +216,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
+	env.profile = prof_candidate;
 	if (a->seeds && replay_secret(a->seeds, env.replay_seeds, &err)) {
 		eval_env_release(&env);
 		judge_close(&judge);
@@ -223,7 +225,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 	struct eval_claim claim = EVAL_CLAIM_INIT;
 	cli_eval_claim(ctx, &env, &claim);
 	char *abs = realpath(a->candidate, NULL);
-	int rc = evaluate(&env, cfg, p, abs, &v, &err);
+	int rc = judge_candidate(&env, cfg, p, abs, NULL, &v, &err);
 	free(abs);
 	if (rc) {
 		verdict_release(&v);
@@ -494,6 +496,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
+	env.profile = prof_candidate;
 	struct eval_claim claim = EVAL_CLAIM_INIT;
 	cli_eval_claim(ctx, &env, &claim);
 	struct store *run;
@@ -577,9 +580,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			 * again); the run store keeps verdicts on candidates only */
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
-			verdict_init(&v);
-			eval_verdict_header(&env, cfg, x->problem, x->path, &v);
-			verdict_fail(&v, V_HARNESS_ERROR, "%s", err.msg[0] ? err.msg : "the harness failed");
+			judge_failure(&env, cfg, x->problem, x->path, V_HARNESS_ERROR,
+				      err.msg[0] ? err.msg : "the harness failed", &v);
 			err = (struct sb_error){ 0 };
 		} else {
 			judge_rubric(&judge, x->problem, "judge", x->sample, 0, &v);
