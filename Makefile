@@ -18,7 +18,7 @@ static_lib = $(shell $(CC) -print-file-name=lib$(1).a)
 STATIC_LIBS = $(call static_lib,yaml) $(call static_lib,jansson) $(call static_lib,sqlite3)
 LDLIBS  = $(STATIC_LIBS) -lcurl -lm -ldl -lpthread
 
-SRC      := $(shell find harness -name '*.c' -not -path 'harness/prof/*' | sort)
+SRC      := $(shell find harness -name '*.c' -not -path 'harness/profile/cupti/*' | sort)
 # The baseline agents (baselines/*.c) link into the same library as harness/agents/ (docs/agents.md).
 SRC      += $(sort $(wildcard baselines/*.c))
 LIB_SRC  := $(filter-out harness/main.c,$(SRC))
@@ -84,7 +84,7 @@ bench-real: all
 clean:
 	rm -rf build bin lib
 
-# libstitchprof (harness/prof/, DESIGN §1): the CUPTI tracer the workers load. Built when the CUPTI
+# libstitchprof (harness/profile/cupti/, DESIGN §1): the CUPTI tracer the workers load. Built when the CUPTI
 # headers exist; it links libcupti dynamically and finds it through an rpath that covers both layouts
 # of a CUDA toolkit (lib64/ and extras/CUPTI/lib64/), here and on GPU nodes.
 CUDA_HOME ?= /usr/local/cuda
@@ -109,7 +109,7 @@ build/pic/%.o: %.c
 all: prof
 ifneq ($(CUPTI_H),)
 prof: lib/libstitchprof.so
-lib/libstitchprof.so: harness/prof/stitchprof.c harness/prof/stitchprof.h
+lib/libstitchprof.so: harness/profile/cupti/stitchprof.c harness/profile/cupti/stitchprof.h
 	@mkdir -p lib
 	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fPIC -shared -I$(dir $(CUPTI_H)) -o $@ $< \
 		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(PROF_RPATH) -Wl,--no-undefined -lcupti -ldl -lpthread

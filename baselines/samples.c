@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/agents/judge.h"
 #include "../harness/agents/session.h"
+#include "../harness/core/suite.h"
 
 static int samples_run(struct agent_session *s, struct sb_error *err)
 {
 	const struct agent_task *t = session_task(s);
-	char *name = gen_name(t->problem->level, t->problem->id, t->sample);
+	char *name = suite_sample_name(t->problem->level, t->problem->id, t->sample);
 	char *path = xstrfmt("%s/%s", t->agent->samples_dir, name);
 	struct strbuf code = STRBUF_INIT;
 	const struct attempt *a;

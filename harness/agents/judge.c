@@ -1,6 +1,6 @@
-/* judge.c - generations-folder names, judging with an optional prebuild and the rubric judge, shared by
- * `eval` and the agents of `run`, so a failed build yields the same compile_error verdict in both and a
- * configured rubric scores the candidates of both alike. */
+/* judge.c - the one place that turns a candidate into a verdict for `eval` and the agents of `run`: an
+ * optional prebuild, the evaluation, the problem's audit and the rubric judge, so a failed build yields
+ * the same compile_error verdict in both and a configured rubric scores the candidates of both alike. */
 #include "judge.h"
 
 #include <math.h>
@@ -8,17 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gen_name_parse(const char *name, int *level, int *id, int *sample)
-{
-	int used = 0;
-	return sscanf(name, "level_%d_problem_%d_sample_%d_kernel.py%n", level, id, sample, &used) == 3 &&
-	       (size_t)used == strlen(name);
-}
-
-char *gen_name(int level, int id, int sample)
-{
-	return xstrfmt("level_%d_problem_%d_sample_%d_kernel.py", level, id, sample);
-}
+#include "../audit/audit.h"
 
 void prebuild_release(struct prebuild *b)
 {
@@ -43,14 +33,24 @@ int prebuild_run(const struct eval_env *e, const struct config *cfg, const struc
 int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
 		    struct prebuild *b, struct verdict *v, struct sb_error *err)
 {
-	if (!b || !b->done || b->ok)
-		return evaluate(e, cfg, p, path, v, err);
-	verdict_init(v);
-	eval_verdict_header(e, cfg, p, path, v);
-	verdict_fail(v, b->status, "%s", b->msg ? b->msg : "build failed");
+	if (!b || !b->done || b->ok) {
+		int rc = evaluate(e, cfg, p, path, v, err);
+		audit_attach(e->cache_root, v);
+		return rc;
+	}
+	judge_failure(e, cfg, p, path, b->status, b->msg ? b->msg : "build failed", v);
 	v->detail = b->detail;
 	b->detail = NULL;
 	return 0;
+}
+
+void judge_failure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
+		   enum verdict_status status, const char *message, struct verdict *v)
+{
+	verdict_init(v);
+	eval_verdict_header(e, cfg, p, path, v);
+	audit_attach(e->cache_root, v);
+	verdict_fail(v, status, "%s", message);
 }
 
 /* ---------- the rubric judge (checks.rubric; off by default) ---------- */

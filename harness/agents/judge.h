@@ -1,6 +1,6 @@
-/* judge.h - what `eval` and `run` share around the evaluator: KernelBench generations-folder names,
- * judging a candidate whose build may already have been tried (DESIGN §6: builds on all cores first,
- * then one evaluation at a time per device), and the optional rubric judge (checks.rubric). */
+/* judge.h - what `eval` and `run` share around the evaluator: judging a candidate whose build may
+ * already have been tried (DESIGN §6: builds on all cores first, then one evaluation at a time per
+ * device) into a verdict that carries the problem's audit, and the optional rubric judge (checks.rubric). */
 #ifndef SB_JUDGE_H
 #define SB_JUDGE_H
 
@@ -10,11 +10,6 @@
 #include "../core/types.h"
 #include "../eval/evaluate.h"
 #include "../llm/llm.h"
-
-/* level_1_problem_19_sample_0_kernel.py: returns 1 and fills the numbers when name is such a file. */
-int gen_name_parse(const char *name, int *level, int *id, int *sample);
-/* The file name of (level, id, sample) in a generations folder. */
-char *gen_name(int level, int id, int sample);
 
 /* The outcome of building a candidate's extensions ahead of its evaluation. */
 struct prebuild {
@@ -30,9 +25,14 @@ int prebuild_run(const struct eval_env *e, const struct config *cfg, const struc
 		 struct prebuild *b, struct sb_error *err);
 
 /* Judges a candidate: with a failed prebuild the verdict is its failure (the build is not paid
- * twice; b->detail moves into the verdict), otherwise evaluate(). b may be NULL. */
+ * twice; b->detail moves into the verdict), otherwise evaluate(); either carries the problem's audit
+ * (audit_attach). b may be NULL. */
 int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
 		    struct prebuild *b, struct verdict *v, struct sb_error *err);
+/* A verdict decided without evaluating (no code in the answer, a harness failure): the header and the
+ * audit a judged candidate's verdict has, then `status` with `message`. */
+void judge_failure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
+		   enum verdict_status status, const char *message, struct verdict *v);
 
 /* The rubric judge (checks.rubric and checks.judge_model; off by default; docs/checks.md "Rubric
  * judge"): a judge model scores a verdict's candidate against the rubric, into the verdict's field

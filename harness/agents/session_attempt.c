@@ -66,9 +66,7 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 	char *abs = realpath(rel, NULL); /* the workers run elsewhere: they need the absolute path */
 	const char *path = abs ? abs : rel;
 	if (!has_code) {
-		verdict_init(&v);
-		eval_verdict_header(sh->env, cfg, s->t.problem, path, &v);
-		verdict_fail(&v, V_FORMAT_ERROR, "%s", message);
+		judge_failure(sh->env, cfg, s->t.problem, path, V_FORMAT_ERROR, message, &v);
 	} else {
 		if (sh->prebuild) {
 			take_build_slot(sh, 1);

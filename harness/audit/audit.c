@@ -68,6 +68,16 @@ json_t *audit_cache_read(const char *cache_root, const char *sha256)
 	return j;
 }
 
+void audit_attach(const char *cache_root, struct verdict *v)
+{
+	json_t *audit = audit_cache_read(cache_root, v->problem_sha256);
+	json_decref(v->audit);
+	v->audit = audit ? json_pack("{s:O, s:O, s:O}", "findings", json_object_get(audit, "findings"), "device",
+				     json_object_get(audit, "device"), "torch", json_object_get(audit, "torch"))
+			 : NULL;
+	json_decref(audit);
+}
+
 static void cache_write(const char *root, const struct audit_report *r)
 {
 	char *dir = xstrfmt("%s/audit", root), *path = cache_path(root, r->sha256);
@@ -205,7 +215,7 @@ static void spread(const struct runs *x, size_t j, double *maxabs, double *range
 	}
 }
 
-static void judge(const struct config *cfg, struct runs *x, struct audit_report *r)
+static void find_flaws(const struct config *cfg, struct runs *x, struct audit_report *r)
 {
 	size_t i;
 	json_t *fp;
@@ -291,7 +301,7 @@ int audit_problem(const struct eval_env *e, const struct config *cfg, const stru
 		} else if (rc) {
 			sb_error_set(err, rc, "%s", why.msg);
 		} else {
-			judge(cfg, &x, r);
+			find_flaws(cfg, &x, r);
 		}
 	}
 	runs_close(&x);

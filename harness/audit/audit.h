@@ -48,6 +48,9 @@ int audit_problem(const struct eval_env *e, const struct config *cfg, const stru
 /* The cache entry of a problem file: {"format", "problem", "sha256", "device", "torch", "findings", ...}, or
  * NULL when it was never audited. */
 json_t *audit_cache_read(const char *cache_root, const char *sha256);
+/* Marks a verdict whose problem file (v->problem_sha256) `stitchbench audit` has looked at: its flaws go
+ * into v->audit ({findings, device, torch}); a file never audited leaves it NULL. */
+void audit_attach(const char *cache_root, struct verdict *v);
 
 /* ---------- the decisions (audit_rules.c), on the workers' output files ---------- */
 

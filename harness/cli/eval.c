@@ -19,6 +19,7 @@
 #include "../agents/judge.h"
 #include "../eval/evaluate.h"
 #include "../eval/seeds.h"
+#include "../profile/session.h"
 #include "../store/store.h"
 #include "../eval/sweep.h"
 #include "cli.h"
@@ -215,6 +216,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
+	env.profile = prof_candidate;
 	if (a->seeds && replay_secret(a->seeds, env.replay_seeds, &err)) {
 		eval_env_release(&env);
 		judge_close(&judge);
@@ -223,7 +225,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 	struct eval_claim claim = EVAL_CLAIM_INIT;
 	cli_eval_claim(ctx, &env, &claim);
 	char *abs = realpath(a->candidate, NULL);
-	int rc = evaluate(&env, cfg, p, abs, &v, &err);
+	int rc = judge_candidate(&env, cfg, p, abs, NULL, &v, &err);
 	free(abs);
 	if (rc) {
 		verdict_release(&v);
@@ -343,7 +345,7 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 		int level, id, sample;
 		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".py"))
 			continue;
-		if (!gen_name_parse(de->d_name, &level, &id, &sample)) {
+		if (!suite_sample_name_parse(de->d_name, &level, &id, &sample)) {
 			sb_warn(ctx, "skipped %s/%s: not named level_L_problem_ID_sample_S_kernel.py", dir, de->d_name);
 			continue;
 		}
@@ -368,7 +370,6 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 	return n;
 }
 
-/* Verdicts already in the JSONL file, as "problem candidate-sha" keys. */
 /* What the JSONL file judged already, read once: "REF SHA256" of each verdict line. A harness_error judged
  * nothing, so its file is tried again. */
 static void judged_in_file(const char *jsonl, struct strvec *out)
@@ -402,13 +403,11 @@ static int already_judged(const struct strvec *judged, const char *problem, cons
 }
 
 /* One line, flushed and synced: a crash later never costs a verdict already written. */
-static int append_verdict(FILE *f, const struct verdict *v)
+static int append_verdict(FILE *f, const json_t *verdict)
 {
-	json_t *j = verdict_to_json(v);
-	char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(verdict, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	int rc = fprintf(f, "%s\n", text) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0 ? -1 : 0;
 	free(text);
-	json_decref(j);
 	return rc;
 }
 
@@ -451,16 +450,15 @@ static int run_store_has(struct sb_ctx *ctx, struct store *st, const struct samp
 	return 1;
 }
 
-static int run_store_put(struct store *st, const struct sample *x, const struct verdict *v, struct sb_error *err)
+static int run_store_put(struct store *st, const struct sample *x, const struct verdict *v, json_t *verdict,
+			 struct sb_error *err)
 {
 	if (!st)
 		return 0;
-	json_t *j = verdict_to_json(v);
 	struct store_put put = { .agent = "samples", .sample = x->sample };
 	int rc = store_add_problem(st, v->problem, x->problem->name, x->problem->sha256, err);
 	if (rc == 0)
-		rc = store_put_verdict(st, &put, j, err);
-	json_decref(j);
+		rc = store_put_verdict(st, &put, verdict, err);
 	return rc == SB_EEXIST ? 0 : rc;
 }
 
@@ -494,6 +492,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		return cli_fail(ctx, &err);
 	}
 	env.keep_workdirs = a->keep;
+	env.profile = prof_candidate;
 	struct eval_claim claim = EVAL_CLAIM_INIT;
 	cli_eval_claim(ctx, &env, &claim);
 	struct store *run;
@@ -577,25 +576,29 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			 * again); the run store keeps verdicts on candidates only */
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
-			verdict_init(&v);
-			eval_verdict_header(&env, cfg, x->problem, x->path, &v);
-			verdict_fail(&v, V_HARNESS_ERROR, "%s", err.msg[0] ? err.msg : "the harness failed");
+			judge_failure(&env, cfg, x->problem, x->path, V_HARNESS_ERROR,
+				      err.msg[0] ? err.msg : "the harness failed", &v);
 			err = (struct sb_error){ 0 };
 		} else {
 			judge_rubric(&judge, x->problem, "judge", x->sample, 0, &v);
 		}
 		counts[v.status]++;
-		if (append_verdict(f, &v)) {
+		/* one JSON for both sinks: the line and the store row are the same verdict's bytes */
+		json_t *vj = verdict_to_json(&v);
+		if (append_verdict(f, vj)) {
 			sb_error_set(&err, SB_EIO, "writing %s: %s", output, strerror(errno));
+			json_decref(vj);
 			verdict_release(&v);
 			rc = cli_fail(ctx, &err);
 			break;
 		}
-		if (v.status != V_HARNESS_ERROR && run_store_put(run, x, &v, &err)) {
+		if (v.status != V_HARNESS_ERROR && run_store_put(run, x, &v, vj, &err)) {
+			json_decref(vj);
 			verdict_release(&v);
 			rc = cli_fail(ctx, &err);
 			break;
 		}
+		json_decref(vj);
 		char speed[48] = "";
 		if (v.timing.ran)
 			snprintf(speed, sizeof(speed), ", speedup %.3fx", v.timing.speedup_eager);

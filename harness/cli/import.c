@@ -195,10 +195,9 @@ static int import_one(struct importer *im, json_t *v, struct sb_error *err)
 	const char *ref = json_string_value(json_object_get(json_object_get(v, "problem"), "ref"));
 	const char *sha = json_string_value(json_object_get(json_object_get(v, "problem"), "sha256"));
 	const char *base = path ? strrchr(path, '/') : NULL;
-	int level, id, sample, used = 0, plevel, pid, rc;
+	int level, id, sample, plevel, pid, rc;
 	base = base ? base + 1 : path;
-	if (!base || sscanf(base, "level_%d_problem_%d_sample_%d_kernel.py%n", &level, &id, &sample, &used) != 3 ||
-	    (size_t)used != strlen(base))
+	if (!base || !suite_sample_name_parse(base, &level, &id, &sample))
 		return sb_error_set(err, SB_EINPUT, "candidate.path %s is not named level_L_problem_ID_sample_S_kernel.py, "
 				    "so its sample number is unknown", path ? path : "(missing)");
 	if (!ref || !sha || problem_ref_parse(ref, &plevel, &pid, err))

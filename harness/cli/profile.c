@@ -241,6 +241,7 @@ static int profile_candidate(struct profile_args *a, struct eval_env *env, const
 {
 	char *abs = realpath(a->candidate, NULL);
 	env->profile_only = 1;
+	env->profile = prof_candidate;
 	env->keep_trace = a->trace_out;
 	int rc = evaluate(env, cfg, p, abs, v, err);
 	free(abs);

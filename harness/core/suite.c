@@ -1,5 +1,6 @@
 /* suite.c - finds KernelBench-format problem files, checks that each is usable without running it,
- * hashes it, and resolves problem selectors. Bad files are reported with a reason and skipped. */
+ * hashes it, and resolves problem selectors. Bad files are reported with a reason and skipped. Also the
+ * names KernelBench gives the candidates of a generations folder. */
 #include "suite.h"
 
 #include <ctype.h>
@@ -322,4 +323,16 @@ int suite_select(const struct suite *s, const int levels[4], char *const *select
 	}
 	free(picked);
 	return 0;
+}
+
+char *suite_sample_name(int level, int id, int sample)
+{
+	return xstrfmt("level_%d_problem_%d_sample_%d_kernel.py", level, id, sample);
+}
+
+int suite_sample_name_parse(const char *name, int *level, int *id, int *sample)
+{
+	int used = 0;
+	return sscanf(name, "level_%d_problem_%d_sample_%d_kernel.py%n", level, id, sample, &used) == 3 &&
+	       (size_t)used == strlen(name);
 }

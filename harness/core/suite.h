@@ -36,4 +36,10 @@ const struct problem *suite_find(const struct suite *s, int level, int id);
 /* Parses "L1/19" (also "l1/19", "1/19"); returns 0 or SB_EINPUT. */
 int problem_ref_parse(const char *ref, int *level, int *id, struct sb_error *err);
 
+/* KernelBench's name for a generated candidate, the file of (level, id, sample) in a generations
+ * folder: level_1_problem_19_sample_0_kernel.py. */
+char *suite_sample_name(int level, int id, int sample);
+/* Returns 1 and fills the numbers when name (a base name, no folder) is such a file's, 0 otherwise. */
+int suite_sample_name_parse(const char *name, int *level, int *id, int *sample);
+
 #endif

@@ -16,10 +16,7 @@
 #include "../core/fs.h"
 #include "../core/python.h"
 #include "../core/sha256.h"
-#include "../audit/audit.h"
-#include "../checks/static.h"
 #include "../checks/static_verdict.h"
-#include "../profile/session.h"
 #include "eval_int.h"
 #include "exchange.h"
 #include "outputs.h"
@@ -417,46 +414,16 @@ out:
 
 static int wants_profile(const struct eval_env *e, const struct config *cfg)
 {
-	return strcmp(e->device, "cpu") && cfg->eval.profile && (cfg->eval.perf_trials > 0 || e->profile_only);
+	return e->profile && strcmp(e->device, "cpu") && cfg->eval.profile &&
+	       (cfg->eval.perf_trials > 0 || e->profile_only);
 }
 
-/* More timed calls of the candidate with libstitchprof recording them (docs/profile.md), after the timing
- * loop so that CUPTI never touches the speedup. Only a finding changes the status: a profiler that fails
- * leaves its reason in the verdict's profile. */
+/* The caller's profile step (eval_env.profile), after the timing loop so that it never touches the speedup. */
 static void run_profile(struct eval_ctx *c, double deadline)
 {
-	const struct config *cfg = c->cfg;
-	struct verdict *v = c->v;
-	v->profile = xcalloc(1, sizeof(*v->profile));
-	prof_report_init(v->profile);
-	if (access(c->e->prof_lib, R_OK) != 0) {
-		prof_report_unavailable(v->profile, "%s is missing: build it with make where the CUDA toolkit's CUPTI "
-					"headers are, or set STITCHBENCH_PROF_LIB", c->e->prof_lib);
-		return;
-	}
-	char *trace = xstrfmt("%s/profile.trace", c->cand_dir), *msg = NULL;
-	struct prof_plan plan = {
-		.lib = c->e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
-		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = eval_timing_sets(c), .seeds = &c->secret, .base_seed = (uint32_t)cfg->eval.seed,
-		.flush_bytes = eval_flush_bytes(c->e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
-		.lead_us = eval_lead_us(c->e, cfg), .keep = c->e->keep_trace,
-	};
-	struct worker_fault f;
-	if (prof_session_run(&c->cand, &plan, deadline, v->profile, &f, &msg))
-		prof_report_unavailable(v->profile, "%s", msg);
-	free(msg);
-	free(trace);
-	struct prof_finding found[8];
-	/* a candidate calling cuBLAS from its own C++ runs only library kernels honestly; a torch op in
-	 * forward doing the same is the static checks' H01 */
-	v->profile->own_library_calls = static_file_calls_library(v->candidate_path);
-	size_t n = prof_findings(v->profile, cfg, found, 8);
-	for (size_t i = 0; i < n; i++) {
-		verdict_add_finding(v, found[i].id, found[i].severity, 0, 0, found[i].message);
-		if (!strcmp(found[i].severity, "reject") && v->status == V_PASS)
-			verdict_fail(v, V_REJECTED, "%s: %s", found[i].id, found[i].message);
-		free(found[i].message);
-	}
+	struct eval_live live = { .worker = &c->cand, .dir = c->cand_dir, .ext_dir = c->ext_dir,
+				  .nsets = eval_timing_sets(c), .seeds = &c->secret, .deadline = deadline };
+	c->e->profile(c->e, c->cfg, &live, c->v);
 }
 
 /* A failed allocation under the candidate's memory limit (sandbox.h, address_space) says so: the
@@ -505,12 +472,6 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	snprintf(v->env.torch, sizeof(v->env.torch), "%s", c->e->torch);
 	snprintf(v->env.torch_cuda, sizeof(v->env.torch_cuda), "%s", c->e->torch_cuda);
 	snprintf(v->env.python, sizeof(v->env.python), "%s", c->e->python_version);
-	/* the problem's own flaws, when `stitchbench audit` has looked at this very file (docs/audit.md) */
-	json_t *audit = audit_cache_read(c->e->cache_root, c->p->sha256);
-	if (audit)
-		v->audit = json_pack("{s:O, s:O, s:O}", "findings", json_object_get(audit, "findings"), "device",
-				     json_object_get(audit, "device"), "torch", json_object_get(audit, "torch"));
-	json_decref(audit);
 }
 
 uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *secret)

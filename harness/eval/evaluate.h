@@ -9,6 +9,27 @@
 #include "../core/types.h"
 #include "verdict.h"
 
+struct eval_env;
+struct eval_seeds;
+struct worker;
+
+/* The candidate as evaluate() leaves it after the timed calls, for the step its caller adds there: its
+ * worker still alive (hostile: what it answers counts only as far as trusted code checks it), its files
+ * where this evaluation put them. */
+struct eval_live {
+	struct worker *worker;          /* the candidate's sandboxed worker */
+	const char *dir;                /* its work folder */
+	const char *ext_dir;            /* its build (the objects whose kernels are its own) */
+	int nsets;                      /* input sets the timing drew */
+	const struct eval_seeds *seeds; /* this evaluation's secret */
+	double deadline;                /* the evaluation's */
+};
+
+/* A step evaluate() runs on a passing candidate after the timing, with eval_live (harness/profile/ fills it
+ * with the CUPTI profile): eval says when, the caller what. It may add findings to v and fail it. */
+typedef void eval_after_timing_fn(const struct eval_env *e, const struct config *cfg, const struct eval_live *c,
+				  struct verdict *v);
+
 /* What is fixed for a whole `eval` invocation: found once, shared by every evaluation. */
 /* How many evaluations ahead a batch starts candidate workers: a worker's Python and `import torch`
  * (1.6-5 s on a GPU node) take longer than a warm level-1 evaluation, so each gets two evaluations. */
@@ -31,6 +52,8 @@ struct eval_env {
 	char *prof_lib;           /* lib/libstitchprof.so ($STITCHBENCH_PROF_LIB overrides) */
 	int profile_only;         /* profile even without the timing loop (stitchbench profile) */
 	const char *keep_trace;   /* copy the candidate's trace here (stitchbench profile --trace-out) */
+	eval_after_timing_fn *profile; /* the profile step (prof_candidate), run when eval.profile asks for it;
+					* NULL: none */
 	int prestart_next;        /* another evaluation follows on this device (its workers can start ahead) */
 	const struct problem *next_problems[EVAL_AHEAD]; /* the problems of the next evaluations (NULL: none):
 							  * a candidate worker is started ahead for each, its

@@ -218,7 +218,7 @@ void rt_observe_trial(struct rt_session *s, size_t k, json_t *reply, const struc
 
 /* ---------- the extra calls ---------- */
 
-static json_t *run_request(const struct rt_io *io, uint32_t seed, const char *out, long long poison)
+static json_t *run_cmd(const struct rt_io *io, uint32_t seed, const char *out, long long poison)
 {
 	json_t *r = json_pack("{s:s, s:I, s:s, s:I}", "cmd", "run", "seed", (json_int_t)seed, "out", out,
 			      "max_output_bytes", (json_int_t)io->max_output_bytes);
@@ -303,7 +303,7 @@ static int second_run(struct rt_session *s, const struct rt_io *io, struct verdi
 {
 	json_t *reply;
 	char *out = xstrfmt("%s/again_0.safetensors", io->cand_dir), *first = xstrfmt("%s/trial_0.safetensors", io->cand_dir);
-	int rc = eval_cand_ask(io->cand, run_request(io, io->seeds[0], out, io->poison_bytes), &reply, io->deadline, v,
+	int rc = eval_cand_ask(io->cand, run_cmd(io, io->seeds[0], out, io->poison_bytes), &reply, io->deadline, v,
 			       "running the first trial's inputs a second time", io->timeout_s);
 	char why[400];
 	int trc = rc == 0 ? xchg_take(io->ctx, json_object_get(reply, "shared"), out, why, sizeof(why), err) : 0;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../profile/report.h"
 #include "rtchecks.h"
 
 static const char *const status_names[] = {
@@ -47,7 +46,7 @@ void verdict_release(struct verdict *v)
 	free(v->timing.compiled_us);
 	free(v->log_tail);
 	if (v->profile)
-		prof_report_release(v->profile);
+		v->profile_ops->release(v->profile);
 	free(v->profile);
 	if (v->runtime)
 		rt_report_release(v->runtime);
@@ -375,7 +374,7 @@ json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "reference_worker_prestarted", json_boolean(v->reference_worker_prestarted));
 	json_object_set_new(o, "candidate_worker_forked", json_boolean(v->candidate_worker_forked));
 	json_object_set_new(o, "log_tail", jstr(v->log_tail));
-	json_object_set_new(o, "profile", v->profile ? prof_report_json(v->profile, 20) : json_null());
+	json_object_set_new(o, "profile", v->profile ? v->profile_ops->json(v->profile, 20) : json_null());
 	json_object_set_new(o, "runtime", v->runtime ? rt_report_json(v->runtime) : json_null());
 	json_object_set_new(o, "audit", v->audit ? json_incref(v->audit) : json_null());
 	json_object_set_new(o, "rubric", v->rubric ? json_incref(v->rubric) : json_null());
@@ -524,7 +523,7 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 			strbuf_addstr(out, "  speedup vs compiled  n/a (torch.compile is not available with this torch)\n");
 	}
 	if (v->profile)
-		prof_report_summary(v->profile, out);
+		v->profile_ops->summary(v->profile, out);
 	if (v->runtime)
 		rt_report_summary(v->runtime, out);
 	for (size_t i = 0; v->audit && i < json_array_size(json_object_get(v->audit, "findings")); i++) {

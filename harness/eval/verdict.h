@@ -164,6 +164,14 @@ struct timing_result {
 struct prof_report; /* harness/profile/report.h */
 struct rt_report;   /* harness/eval/rtchecks.h */
 
+/* What a verdict does with its profile, given by the profiler that made it (harness/profile/): the verdict
+ * frees, writes and tells a profile it has no code for. */
+struct verdict_profile_ops {
+	void (*release)(struct prof_report *r);
+	json_t *(*json)(const struct prof_report *r, size_t max_rows);
+	void (*summary)(const struct prof_report *r, struct strbuf *out);
+};
+
 struct verdict_env {
 	char device[24], gpu[128], sm[8], torch[32], torch_cuda[16], python[16];
 };
@@ -202,6 +210,7 @@ struct verdict {
 	int candidate_worker_forked; /* its worker was forked from the fork server (eval.fork_server), not exec'd */
 	char *log_tail;              /* the candidate worker's stdout/stderr tail */
 	struct prof_report *profile; /* CUPTI profile of extra timed calls (docs/profile.md); NULL: not profiled */
+	const struct verdict_profile_ops *profile_ops; /* set with profile */
 	struct rt_report *runtime;   /* the runtime checks (docs/checks.md); NULL: off or nothing ran */
 	json_t *audit;               /* the problem's audit ({findings, device, torch}); NULL: never audited */
 	json_t *rubric;              /* the rubric judge's scores (docs/checks.md); NULL: the judge is off */

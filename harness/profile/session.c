@@ -1,5 +1,6 @@
 /* session.c - drives a worker through a profiled run (profile_start, timed calls, profile_stop; see
- * docs/worker.md) and turns the trace it wrote into a report; keeps traces for fixtures on request. */
+ * docs/worker.md) and turns the trace it wrote into a report; keeps traces for fixtures on request; and
+ * runs the profile step of an evaluation (prof_candidate). */
 #include "session.h"
 
 #include <errno.h>
@@ -8,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../checks/static.h"
 #include "../eval/stats.h"
 
 static int ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault, char **msg)
@@ -200,4 +203,41 @@ int prof_report_from_kept(const char *trace_path, struct prof_report *r, struct 
 	free(path);
 	strbuf_release(&sb);
 	return rc;
+}
+
+static const struct verdict_profile_ops report_ops = { prof_report_release, prof_report_json, prof_report_summary };
+
+void prof_candidate(const struct eval_env *e, const struct config *cfg, const struct eval_live *c, struct verdict *v)
+{
+	v->profile = xcalloc(1, sizeof(*v->profile));
+	v->profile_ops = &report_ops;
+	prof_report_init(v->profile);
+	if (access(e->prof_lib, R_OK) != 0) {
+		prof_report_unavailable(v->profile, "%s is missing: build it with make where the CUDA toolkit's CUPTI "
+					"headers are, or set STITCHBENCH_PROF_LIB", e->prof_lib);
+		return;
+	}
+	char *trace = xstrfmt("%s/profile.trace", c->dir), *msg = NULL;
+	struct prof_plan plan = {
+		.lib = e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
+		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = c->nsets, .seeds = c->seeds, .base_seed = (uint32_t)cfg->eval.seed,
+		.flush_bytes = eval_flush_bytes(e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
+		.lead_us = eval_lead_us(e, cfg), .keep = e->keep_trace,
+	};
+	struct worker_fault f;
+	if (prof_session_run(c->worker, &plan, c->deadline, v->profile, &f, &msg))
+		prof_report_unavailable(v->profile, "%s", msg);
+	free(msg);
+	free(trace);
+	struct prof_finding found[8];
+	/* a candidate calling cuBLAS from its own C++ runs only library kernels honestly; a torch op in
+	 * forward doing the same is the static checks' H01 */
+	v->profile->own_library_calls = static_file_calls_library(v->candidate_path);
+	size_t n = prof_findings(v->profile, cfg, found, 8);
+	for (size_t i = 0; i < n; i++) {
+		verdict_add_finding(v, found[i].id, found[i].severity, 0, 0, found[i].message);
+		if (!strcmp(found[i].severity, "reject") && v->status == V_PASS)
+			verdict_fail(v, V_REJECTED, "%s: %s", found[i].id, found[i].message);
+		free(found[i].message);
+	}
 }

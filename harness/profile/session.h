@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "../eval/evaluate.h"
 #include "../eval/seeds.h"
 #include "../eval/worker_client.h"
 #include "report.h"
@@ -33,6 +34,11 @@ struct prof_plan {
  * worker failed (died, timed out, or answered an error), with `fault` and `*msg` (freed by the caller). */
 int prof_session_run(struct worker *w, const struct prof_plan *p, double deadline, struct prof_report *r,
 		     struct worker_fault *fault, char **msg);
+
+/* The profile step of an evaluation (eval_env.profile): more timed calls of the passing candidate with
+ * libstitchprof recording them (docs/profile.md), into v->profile. Only a finding changes the status: a
+ * profiler that fails leaves its reason in the verdict's profile. */
+void prof_candidate(const struct eval_env *e, const struct config *cfg, const struct eval_live *c, struct verdict *v);
 
 /* Reads a kept trace (prof_plan.keep) and its .calls back into a report: recorded fixtures, tests.
  * Without a .calls file every trial of the trace counts, with unknown CUDA-event times. */

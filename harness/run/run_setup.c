@@ -13,6 +13,7 @@
 #include "../agents/session.h"
 #include "../core/fs.h"
 #include "../llm/transcript.h"
+#include "../profile/session.h"
 #include "../store/store.h"
 #include "gpus.h"
 #include "run_int.h"
@@ -474,6 +475,7 @@ int run_setup(struct run_state *st, struct sb_error *err)
 	if (!rc)
 		rc = select_problems(st, saved, err);
 	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0) {
+		st->env.profile = prof_candidate; /* copied into each GPU's environment (gpus_resolve) */
 		st->env_ready = 1;
 		mark_unavailable(st);
 	}

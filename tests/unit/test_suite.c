@@ -1,5 +1,6 @@
 /* test_suite.c - loading problem folders: a good suite, every kind of malformed file (each skipped
- * with its reason, none fatal), an empty suite, the upstream KernelBench/ layout, and selectors. */
+ * with its reason, none fatal), an empty suite, the upstream KernelBench/ layout, selectors, and the
+ * names of a generations folder's files. */
 #include "testutil.h"
 
 #include "core/suite.h"
@@ -197,6 +198,27 @@ static void bundled_suite_is_complete(void **state)
 	suite_release(&s);
 }
 
+/* A generations folder's file names: what suite_sample_name writes, suite_sample_name_parse reads back;
+ * a name with anything before, after or inside the pattern is not a sample. */
+static void sample_names_round_trip(void **state)
+{
+	(void)state;
+	char *name = suite_sample_name(2, 17, 3);
+	int level = 0, id = 0, sample = 0;
+	assert_string_equal(name, "level_2_problem_17_sample_3_kernel.py");
+	assert_true(suite_sample_name_parse(name, &level, &id, &sample));
+	assert_int_equal(level, 2);
+	assert_int_equal(id, 17);
+	assert_int_equal(sample, 3);
+	free(name);
+	static const char *const not_samples[] = {
+		"level_1_problem_19_sample_0_kernel.py.bak", "level_1_problem_19_sample_0.py", "x_level_1_problem_19_sample_0_kernel.py",
+		"level_1_problem_19_kernel.py", "",
+	};
+	for (size_t i = 0; i < sizeof(not_samples) / sizeof(*not_samples); i++)
+		assert_false(suite_sample_name_parse(not_samples[i], &level, &id, &sample));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +228,7 @@ int main(void)
 		cmocka_unit_test(upstream_checkout_layout),
 		cmocka_unit_test(selectors),
 		cmocka_unit_test(bundled_suite_is_complete),
+		cmocka_unit_test(sample_names_round_trip),
 	};
 	return cmocka_run_group_tests_name("suite", tests, NULL, NULL);
 }
