@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "../checks/finding.h"
 #include "../core/config.h"
 #include "../core/types.h"
 #include "../eval/compare.h"
@@ -19,24 +20,16 @@
 #define AUDIT_NONDETERMINISTIC "nondeterministic"
 #define AUDIT_INTEGER_INPUTS "integer_inputs"
 
-struct audit_finding {
-	char id[24];                /* "H15", "H16", "H17", "nondeterministic", "integer_inputs" */
-	char *message;
-};
-
 struct audit_report {
 	char problem[16];           /* "L1/2" */
 	char name[128];
 	char sha256[65];
 	char device[24], torch[32];
-	struct audit_finding *v;
-	size_t n;
+	struct findings findings;   /* ids "H15", "H16", "H17", AUDIT_NONDETERMINISTIC, AUDIT_INTEGER_INPUTS */
 	char *failed;               /* the reference could not be audited: why (then no findings) */
 	int cached;                 /* read from the cache, not run now */
 };
 void audit_report_release(struct audit_report *r);
-__attribute__((format(printf, 3, 4)))
-void audit_add(struct audit_report *r, const char *id, const char *fmt, ...);
 /* {"problem", "name", "sha256", "device", "torch", "findings": [{"id", "message"}], "failed"} */
 json_t *audit_report_json(const struct audit_report *r);
 

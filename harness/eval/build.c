@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../checks/static_verdict.h"
 #include "../core/fs.h"
 #include "../core/log.h"
 #include "../core/sha256.h"
 #include "eval_int.h"
+#include "static_verdict.h"
 
 /* The worker's files decide how a build is laid out (the cache keys of its calls, the headers): part of
  * the key, so a changed worker never reads an old build. */
@@ -152,7 +152,10 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 {
 	struct verdict v;
 	verdict_init(&v);
-	int rejected = eval_format_check(candidate_path, &v) || static_judge(cfg, p->path, candidate_path, &v);
+	struct candidate_source src;
+	candidate_source_load(&src, candidate_path);
+	int rejected = eval_format_check(&src, &v) || static_judge(cfg, p->path, &src, &v);
+	candidate_source_release(&src);
 	verdict_release(&v);
 	if (rejected) {
 		*ok = 1; /* rejected before any build: the evaluation proper reports it */

@@ -24,6 +24,7 @@ struct eval_ctx {
 	const struct config *cfg;
 	const struct problem *p;
 	struct verdict *v;
+	const struct candidate_source *src; /* the candidate as read once, before any worker started */
 	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw, *hidden_ext;
 	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
 	struct strvec cand_env, ref_env;

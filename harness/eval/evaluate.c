@@ -18,7 +18,6 @@
 #include "../core/sha256.h"
 #include "../audit/audit.h"
 #include "../checks/static.h"
-#include "../checks/static_verdict.h"
 #include "../profile/session.h"
 #include "eval_int.h"
 #include "exchange.h"
@@ -27,6 +26,7 @@
 #include "refpool.h"
 #include "rtchecks.h"
 #include "seeds.h"
+#include "static_verdict.h"
 #include "timing.h"
 #include "worker_client.h"
 
@@ -322,11 +322,9 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 /* "at the problem's shape constants halved ({"DIM":[4096,2048]}), the candidate failed: why; ..." */
 static void shapes_finding(struct eval_ctx *c, const char *consts, const char *what, const char *why)
 {
-	const char *action = config_policy(c->cfg, "H18");
 	char *msg = xstrfmt("at the problem's shape constants halved (%s), %s: %.300s; read sizes from the inputs "
 			    "rather than writing the problem's in", consts, what, why);
-	verdict_add_finding(c->v, "H18", action, 0, 0, msg);
-	if (!strcmp(action, "reject"))
+	if (verdict_add_finding(c->v, c->cfg->checks.policy, "H18", "%s", msg)->severity == SEV_REJECT)
 		verdict_fail(c->v, V_REJECTED, "H18: %s", msg);
 	free(msg);
 }
@@ -446,17 +444,13 @@ static void run_profile(struct eval_ctx *c, double deadline)
 		prof_report_unavailable(v->profile, "%s", msg);
 	free(msg);
 	free(trace);
-	struct prof_finding found[8];
+	struct findings found = { 0 };
 	/* a candidate calling cuBLAS from its own C++ runs only library kernels honestly; a torch op in
 	 * forward doing the same is the static checks' H01 */
-	v->profile->own_library_calls = static_file_calls_library(v->candidate_path);
-	size_t n = prof_findings(v->profile, cfg, found, 8);
-	for (size_t i = 0; i < n; i++) {
-		verdict_add_finding(v, found[i].id, found[i].severity, 0, 0, found[i].message);
-		if (!strcmp(found[i].severity, "reject") && v->status == V_PASS)
-			verdict_fail(v, V_REJECTED, "%s: %s", found[i].id, found[i].message);
-		free(found[i].message);
-	}
+	v->profile->own_library_calls = c->src->calls_library;
+	prof_findings(v->profile, &found);
+	verdict_add_findings(v, cfg->checks.policy, found.v, found.n);
+	findings_release(&found);
 }
 
 /* A failed allocation under the candidate's memory limit (sandbox.h, address_space) says so: the
@@ -532,7 +526,8 @@ char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, co
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	     struct verdict *v, struct sb_error *err)
 {
-	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v };
+	struct candidate_source src;
+	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v, .src = &src };
 	double t0 = proc_now();
 	json_t *meta = NULL, *reply;
 	int rc;
@@ -541,10 +536,15 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	eval_verdict_header(e, cfg, p, candidate_path, v);
 	sb_trace("eval: %s on %s", candidate_path, p->path);
 	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1); an answer that
-	 * is no candidate at all (empty, no ModelNew) is format_error before them */
-	int rejected = eval_format_check(candidate_path, v) || static_judge(cfg, p->path, candidate_path, v);
+	 * is no candidate at all (empty, no ModelNew) is format_error before them. The file is read once, and
+	 * its digest is of those bytes: the worker's copy must match what was checked. */
+	candidate_source_load(&src, candidate_path);
+	if (!src.read_errno)
+		sha256_hex(src.text.buf, src.text.len, v->candidate_sha256);
+	int rejected = eval_format_check(&src, v) || static_judge(cfg, p->path, &src, v);
 	v->seconds.static_checks = proc_now() - t0;
 	if (rejected) {
+		candidate_source_release(&src);
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
@@ -565,6 +565,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		free(bmsg);
 		free(build_dir);
 		v->seconds.build = proc_now() - b0;
+		candidate_source_release(&src);
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
@@ -706,11 +707,12 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				goto out_entry;
 		}
 		rc = 0;
+		/* a flaw of the problem, not the candidate's doing: a flag whatever the policy says of H15 */
 		if (v->status == V_PASS && json_is_true(json_object_get(meta, "input_independent")))
-			verdict_add_finding(v, "H15", "flag", 0, 0,
-					    "the reference's output for one input set passes as its output for another: the "
-					    "problem's answer barely depends on its inputs (a constant, or values below the "
-					    "tolerance), so a pass here proves little (stitchbench audit)");
+			findings_add(&v->findings, "H15",
+				     "the reference's output for one input set passes as its output for another: the "
+				     "problem's answer barely depends on its inputs (a constant, or values below the "
+				     "tolerance), so a pass here proves little (stitchbench audit)")->flag_only = 1;
 		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message && spent)
 			v->message = xstrfmt("all %d correctness trials passed; not timed: the candidate's worker failed on "
@@ -733,6 +735,7 @@ out:
 	json_decref(meta);
 	json_decref(builds);
 	free(build_dir);
+	candidate_source_release(&src);
 	double f0 = proc_now();
 	evalctx_retire(&c, &v->log_tail);
 	v->seconds.finish = proc_now() - f0;

@@ -374,17 +374,11 @@ void prof_report_build(struct prof_report *r, const struct trace *t, const struc
 
 /* ---------- findings ---------- */
 
-static void finding(struct prof_finding *out, size_t max, size_t *n, const char *id, const char *severity,
-		    struct strbuf *msg)
+/* Moves msg into a finding; flag_only: evidence that cannot tell a hack from honest code. */
+static void finding(struct findings *out, const char *id, int flag_only, struct strbuf *msg)
 {
-	if (*n >= max) {
-		strbuf_release(msg);
-		return;
-	}
-	snprintf(out[*n].id, sizeof(out[*n].id), "%s", id);
-	snprintf(out[*n].severity, sizeof(out[*n].severity), "%s", severity);
-	out[*n].message = strbuf_detach(msg, NULL);
-	(*n)++;
+	findings_add(out, id, "%s", msg->buf)->flag_only = flag_only;
+	strbuf_release(msg);
 }
 
 /* "A (61%), B (22%)": the largest rows that match `pick`. */
@@ -407,9 +401,9 @@ static void list_rows(const struct prof_report *r, int pytorch_only, struct strb
 	}
 }
 
-size_t prof_findings(const struct prof_report *r, const struct config *cfg, struct prof_finding *out, size_t max)
+size_t prof_findings(const struct prof_report *r, struct findings *out)
 {
-	size_t n = 0, calls = 0;
+	size_t n0 = out->n, calls = 0;
 	int kernels = 0, custom = 0, late = 0, foreign = 0, copies = 0, pytorch = 0;
 	double late_by = 0;
 	struct strbuf blind = STRBUF_INIT;
@@ -420,14 +414,14 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 		strbuf_addf(&blind, "the kernel tracer (CUPTI) started in the candidate's worker but its trace came back %s: "
 			    "code that disables or unloads the tracer blinds the evidence of what ran; leave it alone",
 			    r->available ? "without its end" : "unusable");
-		finding(out, max, &n, "H08", config_policy(cfg, "H08"), &blind);
-		return n;
+		finding(out, "H08", 0, &blind);
+		return out->n - n0;
 	}
 	if (r->started && !r->attributed) {
 		strbuf_addstr(&blind, "the kernel tracer's records name none of the profiled calls (no trial ids): its "
 			      "correlation was lost or tampered with, so the trace cannot say what each call ran");
-		finding(out, max, &n, "H08", "flag", &blind);
-		return n;
+		finding(out, "H08", 1, &blind);
+		return out->n - n0;
 	}
 	if (!r->available || !r->attributed)
 		return 0;
@@ -468,36 +462,36 @@ size_t prof_findings(const struct prof_report *r, const struct config *cfg, stru
 			else
 				strbuf_addf(&msg, "CUPTI saw no GPU work at all in the %zu profiled calls: the outputs were not "
 					    "computed on the GPU during the call", calls);
-			finding(out, max, &n, "H04", config_policy(cfg, "H04"), &msg);
+			finding(out, "H04", 0, &msg);
 		} else if (!custom && pytorch) {
 			strbuf_addf(&msg, "no kernel of the candidate's own ran in the %zu profiled calls; PyTorch's kernels "
 				    "did the work: ", calls);
 			list_rows(r, 1, &msg);
-			finding(out, max, &n, "H01", config_policy(cfg, "H01"), &msg);
+			finding(out, "H01", 0, &msg);
 		} else if (!custom && !r->own_library_calls) {
 			/* library kernels, and no library call in the candidate's C++ to explain them: a person decides */
 			strbuf_addf(&msg, "no kernel of the candidate's own ran in the %zu profiled calls, only library "
 				    "kernels: ", calls);
 			list_rows(r, 0, &msg);
-			finding(out, max, &n, "H04", "flag", &msg);
+			finding(out, "H04", 1, &msg);
 		} else if (kernel_us > 0 && pytorch_us >= PROF_PYTORCH_SHARE * kernel_us) {
 			/* its own kernels ran, but PyTorch's did most of the work: glue or the op itself, a person decides */
 			strbuf_addf(&msg, "PyTorch's own kernels took %.0f%% of the kernel time of the %zu profiled calls: ",
 				    100 * pytorch_us / kernel_us, calls);
 			list_rows(r, 1, &msg);
-			finding(out, max, &n, "H01", "flag", &msg);
+			finding(out, "H01", 1, &msg);
 		}
 	}
 	if (late) {
 		strbuf_addf(&msg, "%d kernel launch%s of the timed calls ended after the timer's end event (up to %.1f us "
 			    "later): that work was not timed; join side streams to the timed stream before returning",
 			    late, late == 1 ? "" : "es", late_by);
-		finding(out, max, &n, "H05", config_policy(cfg, "H05"), &msg);
+		finding(out, "H05", 0, &msg);
 	}
 	if (foreign) {
 		strbuf_addf(&msg, "%d kernel%s launched outside the calling thread ran while calls were being timed",
 			    foreign, foreign == 1 ? "" : "s");
-		finding(out, max, &n, "H06", "flag", &msg);
+		finding(out, "H06", 1, &msg);
 	}
-	return n;
+	return out->n - n0;
 }
