@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "../checks/finding.h"
+#include "../checks/rules_audit.h"
 #include "../core/config.h"
 #include "../core/types.h"
 #include "../eval/compare.h"
@@ -15,10 +16,6 @@
 
 #define AUDIT_SEEDS 3          /* seeds the reference runs on, besides the signed inputs */
 #define AUDIT_FORMAT 1         /* of the cache files under $STITCHBENCH_CACHE/audit */
-
-/* Finding ids beside DESIGN §7's: properties of a problem that are not hacks but change what a result means. */
-#define AUDIT_NONDETERMINISTIC "nondeterministic"
-#define AUDIT_INTEGER_INPUTS "integer_inputs"
 
 struct audit_report {
 	char problem[16];           /* "L1/2" */
@@ -42,7 +39,7 @@ int audit_problem(const struct eval_env *e, const struct config *cfg, const stru
  * NULL when it was never audited. */
 json_t *audit_cache_read(const char *cache_root, const char *sha256);
 
-/* ---------- the decisions (audit_rules.c), on the workers' output files ---------- */
+/* ---------- the measures (audit_rules.c) on the workers' output files, for checks/rules_audit.c ---------- */
 
 /* H15: one constant tensor (the elementwise midrange of the seeds' outputs) is within tolerance of every
  * seed's output. outs[k] is the same output of seed k. */
