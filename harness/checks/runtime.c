@@ -190,6 +190,27 @@ void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *n
 	}
 }
 
+void rt_rule_threads_after_timing(int py_after, int py, struct findings *f)
+{
+	if (py > py_after)
+		rt_findings_add(f, "H06", "%d more Python thread%s alive after the timing loop than after the correctness "
+				"calls (%d, then %d): work started during timed calls can finish after the timer stops; "
+				"finish all work before returning", py - py_after, py - py_after == 1 ? " was" : "s were",
+				py_after, py);
+}
+
+void rt_rule_process(const char *caught, int others, int first_other, const char *when, struct findings *f)
+{
+	if (caught && !findings_has(f, "H06"))
+		rt_findings_add(f, "H06", "the candidate's process catches %s %s (the kernel's view of it, not the "
+				"worker's): a signal handler runs its code outside the timed call, so work can finish after "
+				"the timer stops; compute everything inside forward, without handlers or timers", caught, when);
+	if (others && !findings_has(f, "H06"))
+		rt_findings_add(f, "H06", "%d other process%s of the candidate's (pid %d) %s alive %s: a helper process "
+				"can do the work after the timer stops, or tamper with the worker; finish all work in forward",
+				others, others == 1 ? "" : "es", first_other, others == 1 ? "is" : "are", when);
+}
+
 void rt_rule_patched(const struct strvec *patched, const char *when, struct findings *f)
 {
 	if (!patched->nr)

@@ -64,6 +64,11 @@ void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const 
 /* H06 over the calls in order: a Python thread started in forward alive after it returned (any call), or
  * new OS threads alive after a call other than the first (the first may start thread pools). */
 void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct findings *f);
+/* H06 after the timing loop: more Python threads alive than after the correctness calls. */
+void rt_rule_threads_after_timing(int py_after, int py, struct findings *f);
+/* H06 from the kernel's view of the candidate's process `when`: signals it newly catches (their names, NULL
+ * for none) or other processes of its own alive (the first's pid); at most one H06 of these. */
+void rt_rule_process(const char *caught, int others, int first_other, const char *when, struct findings *f);
 /* H08: watched functions replaced (names as the worker reported them). */
 void rt_rule_patched(const struct strvec *patched, const char *when, struct findings *f);
 /* H11: two calls on different inputs returned identical outputs (digests) while the reference's differ.

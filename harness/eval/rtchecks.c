@@ -160,17 +160,10 @@ void rt_observe_process(struct rt_session *s, pid_t pid, pid_t ref_pid, const ch
 	if (ref_pid > 0)
 		procwatch_read(ref_pid, &ref, 0);
 	uint64_t added = now.caught & ~s->base.caught & ~(ref.known ? ref.caught : 0);
-	if (added && !findings_has(&s->found, "H06")) {
-		char names[256];
+	char names[256];
+	if (added)
 		procwatch_signal_names(added, names, sizeof(names));
-		rt_findings_add(&s->found, "H06", "the candidate's process catches %s %s (the kernel's view of it, not the "
-				"worker's): a signal handler runs its code outside the timed call, so work can finish after "
-				"the timer stops; compute everything inside forward, without handlers or timers", names, when);
-	}
-	if (now.others && !findings_has(&s->found, "H06"))
-		rt_findings_add(&s->found, "H06", "%d other process%s of the candidate's (pid %d) %s alive %s: a helper process "
-				"can do the work after the timer stops, or tamper with the worker; finish all work in forward",
-				now.others, now.others == 1 ? "" : "es", (int)now.first_other, now.others == 1 ? "is" : "are", when);
+	rt_rule_process(added ? names : NULL, now.others, (int)now.first_other, when, &s->found);
 }
 
 /* The facts of one call: kinds of its outputs, aliasing, replaced functions. */
@@ -450,11 +443,8 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 		rt_call_parse(reply, &c);
 		rt_rule_patched(&c.patched, "during the timing loop", &s->found);
 		int py = (int)json_integer_value(json_object_get(json_object_get(reply, "threads"), "python"));
-		if (r->threads_known && py > r->py_after)
-			rt_findings_add(&s->found, "H06", "%d more Python thread%s alive after the timing loop than after the "
-					"correctness calls (%d, then %d): work started during timed calls can finish after "
-					"the timer stops; finish all work before returning", py - r->py_after,
-					py - r->py_after == 1 ? " was" : "s were", r->py_after, py);
+		if (r->threads_known)
+			rt_rule_threads_after_timing(r->py_after, py, &s->found);
 		rt_call_release(&c);
 		json_decref(reply);
 	} else {

@@ -171,6 +171,30 @@ static void threads(void **state)
 		rt_call_release(&calls[i]);
 }
 
+/* H06 from the kernel's view of the process, and from the threads left after the timing loop. */
+static void process_and_late_threads(void **state)
+{
+	(void)state;
+	struct findings f = { 0 };
+	rt_rule_process(NULL, 0, 0, "after the timed calls", &f);
+	rt_rule_threads_after_timing(2, 2, &f);
+	assert_int_equal(f.n, 0);
+	/* signals and helper processes together make one H06: the first says enough */
+	rt_rule_process("SIGALRM", 2, 4242, "after the timed calls", &f);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].message, "catches SIGALRM after the timed calls"));
+	findings_release(&f);
+	rt_rule_process(NULL, 1, 4242, "after its import", &f);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].message, "1 other process of the candidate's (pid 4242) is alive after its import"));
+	findings_release(&f);
+	rt_rule_threads_after_timing(2, 3, &f);
+	assert_int_equal(count(&f, "H06"), 1);
+	assert_non_null(strstr(f.v[0].message, "1 more Python thread was alive"));
+	assert_false(f.v[0].flag_only);
+	findings_release(&f);
+}
+
 static void patched_and_same_output(void **state)
 {
 	(void)state;
@@ -316,6 +340,7 @@ int main(void)
 		cmocka_unit_test(aliasing),
 		cmocka_unit_test(plain_outputs),
 		cmocka_unit_test(threads),
+		cmocka_unit_test(process_and_late_threads),
 		cmocka_unit_test(patched_and_same_output),
 		cmocka_unit_test(determinism_rotation_zero_poison),
 		cmocka_unit_test(findings_are_capped_per_id),
