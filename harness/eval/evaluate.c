@@ -473,16 +473,15 @@ static void memory_verdict(struct verdict *v, long long limit)
 
 /* ---------- the whole evaluation ---------- */
 
-void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
-			 const char *candidate_path, struct verdict *v)
+/* The header without the candidate's digest: evaluate() takes it from the bytes it read. */
+static void verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			   const char *candidate_path, struct verdict *v)
 {
 	struct eval_ctx ctx = { .e = e, .cfg = cfg, .p = p, .v = v };
 	struct eval_ctx *c = &ctx;
 	snprintf(v->problem, sizeof(v->problem), "L%d/%d", c->p->level, c->p->id);
 	memcpy(v->problem_sha256, c->p->sha256, 65);
 	v->candidate_path = xstrdup(candidate_path);
-	if (sha256_file_hex(candidate_path, v->candidate_sha256))
-		v->candidate_sha256[0] = '\0';
 	snprintf(v->settings.preset, sizeof(v->settings.preset), "%s", preset_name(c->cfg->eval.preset));
 	v->settings.trials = c->cfg->eval.trials;
 	v->settings.robust_trials = c->cfg->eval.robust_trials;
@@ -505,6 +504,14 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 		v->audit = json_pack("{s:O, s:O, s:O}", "findings", json_object_get(audit, "findings"), "device",
 				     json_object_get(audit, "device"), "torch", json_object_get(audit, "torch"));
 	json_decref(audit);
+}
+
+void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			 const char *candidate_path, struct verdict *v)
+{
+	verdict_header(e, cfg, p, candidate_path, v);
+	if (sha256_file_hex(candidate_path, v->candidate_sha256))
+		v->candidate_sha256[0] = '\0';
 }
 
 uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *secret)
@@ -533,7 +540,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	int rc;
 
 	verdict_init(v);
-	eval_verdict_header(e, cfg, p, candidate_path, v);
+	verdict_header(e, cfg, p, candidate_path, v);
 	sb_trace("eval: %s on %s", candidate_path, p->path);
 	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1); an answer that
 	 * is no candidate at all (empty, no ModelNew) is format_error before them. The file is read once, and
@@ -555,9 +562,9 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	double b0 = proc_now();
 	int built = 0;
 	enum verdict_status bstatus;
-	char *bmsg = NULL, *bdetail = NULL, *build_dir = eval_build_dir(e, cfg, candidate_path);
+	char *bmsg = NULL, *bdetail = NULL, *build_dir = eval_build_dir(e, cfg, &src);
 	json_t *builds = NULL;
-	if ((rc = eval_build(e, cfg, p, candidate_path, &built, &bstatus, &bmsg, &bdetail, &builds, err)))
+	if ((rc = eval_build(e, cfg, p, &src, &built, &bstatus, &bmsg, &bdetail, &builds, err)))
 		goto out;
 	if (!built) {
 		verdict_fail(v, bstatus, "%s", bmsg ? bmsg : "build failed");
