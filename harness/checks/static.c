@@ -254,10 +254,15 @@ int static_check(const struct candidate_source *s, struct findings *out, struct 
 
 int static_check_file(const char *path, struct findings *out, struct sb_error *err)
 {
-	struct candidate_source s;
-	candidate_source_load(&s, path);
-	int rc = static_check(&s, out, err);
-	candidate_source_release(&s);
+	struct strbuf sb = STRBUF_INIT;
+	memset(out, 0, sizeof(*out));
+	int rc = strbuf_read_file(&sb, path, MAX_SOURCE);
+	if (rc) {
+		strbuf_release(&sb);
+		return sb_error_set(err, SB_EIO, "cannot read %s: %s", path, strerror(-rc));
+	}
+	rc = static_check_source(path, sb.buf, sb.len, out, err);
+	strbuf_release(&sb);
 	return rc;
 }
 
