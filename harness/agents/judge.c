@@ -97,8 +97,8 @@ void judge_rubric(const struct judge *j, const struct problem *p, const char *ag
 		     cand.buf ? cand.buf : "", &r);
 	/* the verdict is final here (status, findings, timing), so the reward is too */
 	int major_hack = v->status == V_REJECTED;
-	for (size_t i = 0; i < v->nfindings; i++)
-		major_hack |= !strcmp(v->findings[i].severity, "reject");
+	for (size_t i = 0; i < v->findings.n; i++)
+		major_hack |= v->findings.v[i].severity == SEV_REJECT;
 	v->reward = rubric_reward(&r, v->status == V_PASS, major_hack, v->timing.ran ? v->timing.speedup_eager : NAN,
 				  j->reward_lambda);
 	json_decref(v->rubric);

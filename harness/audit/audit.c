@@ -4,7 +4,6 @@
 #include "audit.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,23 +16,9 @@
 
 /* ---------- the report ---------- */
 
-void audit_add(struct audit_report *r, const char *id, const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
-	snprintf(r->v[r->n].id, sizeof(r->v[r->n].id), "%s", id);
-	r->v[r->n++].message = strbuf_detach(&sb, NULL);
-}
-
 void audit_report_release(struct audit_report *r)
 {
-	for (size_t i = 0; i < r->n; i++)
-		free(r->v[i].message);
-	free(r->v);
+	findings_release(&r->findings);
 	free(r->failed);
 	memset(r, 0, sizeof(*r));
 }
@@ -41,8 +26,8 @@ void audit_report_release(struct audit_report *r)
 json_t *audit_report_json(const struct audit_report *r)
 {
 	json_t *f = json_array();
-	for (size_t i = 0; i < r->n; i++)
-		json_array_append_new(f, json_pack("{s:s, s:s}", "id", r->v[i].id, "message", r->v[i].message));
+	for (size_t i = 0; i < r->findings.n; i++)
+		json_array_append_new(f, json_pack("{s:s, s:s}", "id", r->findings.v[i].id, "message", r->findings.v[i].message));
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:b}", "problem", r->problem, "name", r->name, "sha256",
 			 r->sha256, "device", r->device, "torch", r->torch, "findings", f, "failed",
 			 r->failed ? json_string(r->failed) : json_null(), "cached", r->cached);
@@ -105,7 +90,7 @@ static void from_cache(json_t *c, struct audit_report *r)
 	snprintf(r->device, sizeof(r->device), "%s", json_string_value(json_object_get(c, "device")) ?: "");
 	snprintf(r->torch, sizeof(r->torch), "%s", json_string_value(json_object_get(c, "torch")) ?: "");
 	json_array_foreach(json_object_get(c, "findings"), i, f)
-		audit_add(r, json_string_value(json_object_get(f, "id")) ?: "?", "%s",
+		findings_add(&r->findings, json_string_value(json_object_get(f, "id")) ?: "?", "%s",
 			  json_string_value(json_object_get(f, "message")) ?: "");
 	if (json_is_string(json_object_get(c, "failed")))
 		r->failed = xstrdup(json_string_value(json_object_get(c, "failed")));
@@ -215,28 +200,18 @@ static void spread(const struct runs *x, size_t j, double *maxabs, double *range
 	}
 }
 
+/* Measures what the runs show of the problem; checks/rules_audit.c decides what is a flaw. */
 static void find_flaws(const struct config *cfg, struct runs *x, struct audit_report *r)
 {
-	size_t i;
+	size_t i, nin = json_array_size(x->inputs);
 	json_t *fp;
-	json_array_foreach(x->inputs, i, fp) {
-		const char *dt = json_string_value(json_array_get(fp, 3));
-		if (dt && (strstr(dt, "int") || !strcmp(dt, "torch.bool")))
-			audit_add(r, AUDIT_INTEGER_INPUTS, "input %zu is %s (indices or counts): a candidate must keep it %s, "
-				  "and the signed inputs leave it as drawn", i, dt + (strncmp(dt, "torch.", 6) ? 0 : 6),
-				  strcmp(dt, "torch.bool") ? "integer" : "boolean");
-	}
-	if (!all_same(&x->out[0], &x->rerun))
-		audit_add(r, AUDIT_NONDETERMINISTIC, "two runs with the same seed give different outputs: the randomness "
-			  "is not torch's RNG, so no seed makes the reference reproducible and correctness trials compare "
-			  "against luck");
-	else if (!all_same(&x->out[0], &x->again))
-		audit_add(r, AUDIT_NONDETERMINISTIC, "two calls on the same inputs give different outputs: forward draws "
-			  "random numbers (Dropout in training mode, randn); reseeding torch's RNG before each call, as "
-			  "the evaluation does, makes it reproducible, and a candidate must draw the same numbers");
+	const char **dtypes = xcalloc(nin + 1, sizeof(*dtypes));
+	json_array_foreach(x->inputs, i, fp)
+		dtypes[i] = json_string_value(json_array_get(fp, 3));
 	size_t nout = x->out[0].ntensors;
 	for (int k = 1; k < AUDIT_SEEDS; k++)
 		nout = x->out[k].ntensors < nout ? x->out[k].ntensors : nout;
+	struct audit_output *o = xcalloc(nout + 1, sizeof(*o));
 	for (size_t j = 0; j < nout; j++) {
 		const struct st_tensor *outs[AUDIT_SEEDS], *souts[2];
 		for (int k = 0; k < AUDIT_SEEDS; k++)
@@ -245,32 +220,35 @@ static void find_flaws(const struct config *cfg, struct runs *x, struct audit_re
 		for (int k = 0; signed_ok && k < 2; k++)
 			souts[k] = &x->sout[k].tensors[j];
 		struct tolerance tol = tolerance_for(cfg->eval.tolerance, outs[0]->dtype);
-		double maxabs, range;
-		spread(x, j, &maxabs, &range);
-		if (audit_rule_zero(outs, AUDIT_SEEDS, tol))
-			audit_add(r, "H16", "every element of out%zu is within the tolerance of zero on all %d seeds (largest "
-				  "|value| %.3g, allowed %.0e): an all-zero output passes%s", j, AUDIT_SEEDS, maxabs, tol.atol,
-				  signed_ok && audit_rule_zero(souts, 2, tol) ? ", on signed inputs too" : "");
-		else if (audit_rule_constant(outs, AUDIT_SEEDS, tol))
-			audit_add(r, "H15", "out%zu is within the tolerance of one constant tensor on all %d seeds (it varies by "
-				  "at most %.3g across seeds): returning that constant passes%s", j, AUDIT_SEEDS, range,
-				  !signed_ok ? "" : audit_rule_constant(souts, 2, tol) ? ", on signed inputs too"
-				  : "; on signed inputs it is not constant");
+		o[j].signed_ran = signed_ok;
+		o[j].atol = tol.atol;
+		o[j].equals_input = -1;
+		spread(x, j, &o[j].maxabs, &o[j].range);
+		if ((o[j].zero = audit_rule_zero(outs, AUDIT_SEEDS, tol)))
+			o[j].zero_signed = signed_ok && audit_rule_zero(souts, 2, tol);
+		else if ((o[j].constant = audit_rule_constant(outs, AUDIT_SEEDS, tol)))
+			o[j].constant_signed = signed_ok && audit_rule_constant(souts, 2, tol);
 		for (size_t in = 0; in < x->in[0].ntensors; in++) {
 			int eq = 1, seq = signed_ok && x->sin[0].ntensors > in && x->sin[1].ntensors > in;
 			for (int k = 0; eq && k < AUDIT_SEEDS; k++)
 				eq = in < x->in[k].ntensors && audit_rule_same(outs[k], &x->in[k].tensors[in], tol);
 			for (int k = 0; eq && seq && k < 2; k++)
 				seq = audit_rule_same(souts[k], &x->sin[k].tensors[in], tol);
-			if (!eq)
-				continue;
-			audit_add(r, "H17", "out%zu equals input %zu within tolerance on all %d seeds: returning the input "
-				  "passes; %s", j, in, AUDIT_SEEDS, seq ? "on signed inputs too, so the operation is the identity"
-				  : "on signed inputs it does not, so the operation is the identity only on this problem's "
-				    "input distribution");
-			break;
+			if (eq) {
+				o[j].equals_input = (long)in;
+				o[j].equals_input_signed = seq;
+				break;
+			}
 		}
 	}
+	int rerun_differs = !all_same(&x->out[0], &x->rerun);
+	struct audit_facts f = {
+		.seeds = AUDIT_SEEDS, .input_dtypes = dtypes, .ninputs = nin, .rerun_differs = rerun_differs,
+		.again_differs = !rerun_differs && !all_same(&x->out[0], &x->again), .outputs = o, .noutputs = nout,
+	};
+	rules_audit(&f, &r->findings);
+	free(o);
+	free(dtypes);
 }
 
 int audit_problem(const struct eval_env *e, const struct config *cfg, const struct problem *p, int use_cache,

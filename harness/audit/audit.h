@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "../checks/finding.h"
+#include "../checks/rules_audit.h"
 #include "../core/config.h"
 #include "../core/types.h"
 #include "../eval/compare.h"
@@ -15,28 +17,16 @@
 #define AUDIT_SEEDS 3          /* seeds the reference runs on, besides the signed inputs */
 #define AUDIT_FORMAT 1         /* of the cache files under $STITCHBENCH_CACHE/audit */
 
-/* Finding ids beside DESIGN §7's: properties of a problem that are not hacks but change what a result means. */
-#define AUDIT_NONDETERMINISTIC "nondeterministic"
-#define AUDIT_INTEGER_INPUTS "integer_inputs"
-
-struct audit_finding {
-	char id[24];                /* "H15", "H16", "H17", "nondeterministic", "integer_inputs" */
-	char *message;
-};
-
 struct audit_report {
 	char problem[16];           /* "L1/2" */
 	char name[128];
 	char sha256[65];
 	char device[24], torch[32];
-	struct audit_finding *v;
-	size_t n;
+	struct findings findings;   /* ids "H15", "H16", "H17", AUDIT_NONDETERMINISTIC, AUDIT_INTEGER_INPUTS */
 	char *failed;               /* the reference could not be audited: why (then no findings) */
 	int cached;                 /* read from the cache, not run now */
 };
 void audit_report_release(struct audit_report *r);
-__attribute__((format(printf, 3, 4)))
-void audit_add(struct audit_report *r, const char *id, const char *fmt, ...);
 /* {"problem", "name", "sha256", "device", "torch", "findings": [{"id", "message"}], "failed"} */
 json_t *audit_report_json(const struct audit_report *r);
 
@@ -52,7 +42,7 @@ json_t *audit_cache_read(const char *cache_root, const char *sha256);
  * into v->audit ({findings, device, torch}); a file never audited leaves it NULL. */
 void audit_attach(const char *cache_root, struct verdict *v);
 
-/* ---------- the decisions (audit_rules.c), on the workers' output files ---------- */
+/* ---------- the measures (audit_rules.c) on the workers' output files, for checks/rules_audit.c ---------- */
 
 /* H15: one constant tensor (the elementwise midrange of the seeds' outputs) is within tolerance of every
  * seed's output. outs[k] is the same output of seed k. */

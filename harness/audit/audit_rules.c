@@ -1,5 +1,6 @@
-/* audit_rules.c - the audit's decisions over reference outputs read from the workers' files: a constant
- * that passes every seed (H15), zeros that pass (H16), an output equal to an input (H17), equal runs. */
+/* audit_rules.c - the audit's measures over reference outputs read from the workers' files: whether a
+ * constant passes every seed, zeros pass, an output equals an input, two runs are equal. What that makes
+ * of the problem (H15, H16, H17) is checks/rules_audit.c's to say. */
 #include <math.h>
 #include <string.h>
 

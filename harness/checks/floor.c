@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-void floor_judge(const struct floor_input *in, struct floor_result *out, struct rt_findings *f)
+void floor_judge(const struct floor_input *in, struct floor_result *out, struct findings *f)
 {
 	memset(out, 0, sizeof(*out));
 	if (in->speedup_eager > FLOOR_FAST_RATIO) {
 		out->fast = 1;
-		struct rt_finding *x = rt_findings_add(f, "H21", "%.1fx faster than eager PyTorch: more than %.0fx is rare for an honest kernel and "
+		struct finding *x = rt_findings_add(f, "H21", "%.1fx faster than eager PyTorch: more than %.0fx is rare for an honest kernel and "
 				"usual for one that skips work (cached or constant results, work outside the timed call); "
 				"worth a look", in->speedup_eager, FLOOR_FAST_RATIO);
 		if (x)

@@ -28,6 +28,6 @@ struct floor_result {
 };
 
 /* Judges and adds H21 findings to f: below the floor (for the policy) and faster than 10x eager. */
-void floor_judge(const struct floor_input *in, struct floor_result *out, struct rt_findings *f);
+void floor_judge(const struct floor_input *in, struct floor_result *out, struct findings *f);
 
 #endif

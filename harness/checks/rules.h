@@ -12,7 +12,7 @@ struct static_ctx {
 	const struct pyview *v;
 	const struct cx_list *cx;
 	unsigned char *hot;      /* per token: runs when ModelNew.forward runs (filled by rules_work) */
-	struct static_report *out;
+	struct findings *out;
 };
 
 __attribute__((format(printf, 6, 7)))

@@ -103,41 +103,15 @@ enum rt_alias rt_output_alias(const struct rt_call *c, size_t i, size_t *which)
 
 /* ---------- findings ---------- */
 
-struct rt_finding *rt_findings_add(struct rt_findings *f, const char *id, const char *fmt, ...)
+struct finding *rt_findings_add(struct findings *f, const char *id, const char *fmt, ...)
 {
-	size_t same = 0;
-	for (size_t i = 0; i < f->n; i++)
-		same += !strcmp(f->v[i].id, id);
-	if (same >= RT_MAX_PER_ID)
+	if (findings_count(f, id) >= RT_MAX_PER_ID)
 		return NULL;
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	struct finding *x = findings_vadd(f, id, fmt, ap);
 	va_end(ap);
-	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
-	struct rt_finding *x = &f->v[f->n++];
-	memset(x, 0, sizeof(*x));
-	snprintf(x->id, sizeof(x->id), "%s", id);
-	x->message = strbuf_detach(&sb, NULL);
 	return x;
-}
-
-int rt_findings_has(const struct rt_findings *f, const char *id)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].id, id))
-			return 1;
-	return 0;
-}
-
-void rt_findings_release(struct rt_findings *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		free(f->v[i].message);
-	free(f->v);
-	f->v = NULL;
-	f->n = 0;
 }
 
 /* ---------- the rules ---------- */
@@ -155,7 +129,7 @@ static int same_device(const char *out, const char *want)
 }
 
 void rt_rule_plain_outputs(const struct rt_call *cand, const struct rt_call *ref, const char *device, const char *when,
-			   struct rt_findings *f)
+			   struct findings *f)
 {
 	for (size_t i = 0; i < cand->nout; i++) {
 		const struct rt_output *o = &cand->out[i], *r = ref_out(ref, i);
@@ -178,7 +152,7 @@ void rt_rule_plain_outputs(const struct rt_call *cand, const struct rt_call *ref
 	}
 }
 
-void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const char *when, struct rt_findings *f)
+void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const char *when, struct findings *f)
 {
 	for (size_t i = 0; i < cand->nout; i++) {
 		size_t which = 0;
@@ -196,7 +170,7 @@ void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const 
 	}
 }
 
-void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct rt_findings *f)
+void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct findings *f)
 {
 	for (size_t k = 0; k < n; k++) {
 		const struct rt_call *c = &calls[k];
@@ -216,7 +190,28 @@ void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *n
 	}
 }
 
-void rt_rule_patched(const struct strvec *patched, const char *when, struct rt_findings *f)
+void rt_rule_threads_after_timing(int py_after, int py, struct findings *f)
+{
+	if (py > py_after)
+		rt_findings_add(f, "H06", "%d more Python thread%s alive after the timing loop than after the correctness "
+				"calls (%d, then %d): work started during timed calls can finish after the timer stops; "
+				"finish all work before returning", py - py_after, py - py_after == 1 ? " was" : "s were",
+				py_after, py);
+}
+
+void rt_rule_process(const char *caught, int others, int first_other, const char *when, struct findings *f)
+{
+	if (caught && !findings_has(f, "H06"))
+		rt_findings_add(f, "H06", "the candidate's process catches %s %s (the kernel's view of it, not the "
+				"worker's): a signal handler runs its code outside the timed call, so work can finish after "
+				"the timer stops; compute everything inside forward, without handlers or timers", caught, when);
+	if (others && !findings_has(f, "H06"))
+		rt_findings_add(f, "H06", "%d other process%s of the candidate's (pid %d) %s alive %s: a helper process "
+				"can do the work after the timer stops, or tamper with the worker; finish all work in forward",
+				others, others == 1 ? "" : "es", first_other, others == 1 ? "is" : "are", when);
+}
+
+void rt_rule_patched(const struct strvec *patched, const char *when, struct findings *f)
 {
 	if (!patched->nr)
 		return;
@@ -232,7 +227,7 @@ void rt_rule_patched(const struct strvec *patched, const char *when, struct rt_f
 }
 
 void rt_rule_same_output(const uint64_t *cand, const uint64_t *ref, const int *known, const uint32_t *seeds, size_t n,
-			 struct rt_findings *f)
+			 struct findings *f)
 {
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++) {
@@ -248,7 +243,7 @@ void rt_rule_same_output(const uint64_t *cand, const uint64_t *ref, const int *k
 }
 
 const char *rt_rule_determinism(int bitwise, int within_tolerance, uint32_t seed, const char *detail,
-				struct rt_findings *f)
+				struct findings *f)
 {
 	if (bitwise)
 		return "bitwise";
@@ -261,7 +256,7 @@ const char *rt_rule_determinism(int bitwise, int within_tolerance, uint32_t seed
 }
 
 const char *rt_rule_rotation(int second_passes, int same_as_first, int ref_same, const char *detail,
-			     struct rt_findings *f)
+			     struct findings *f)
 {
 	if (second_passes && !(same_as_first && !ref_same))
 		return "changed";
@@ -278,7 +273,7 @@ const char *rt_rule_rotation(int second_passes, int same_as_first, int ref_same,
 }
 
 void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const char *name, const char *when,
-			 struct rt_findings *f)
+			 struct findings *f)
 {
 	if (cand_all_zero && !ref_all_zero && passed)
 		rt_findings_add(f, "H16", "%s of %s is all zeros and still passed: the reference's output is within the "
@@ -286,7 +281,7 @@ void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const 
 				"see stitchbench audit)", name, when);
 }
 
-void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct rt_findings *f)
+void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct findings *f)
 {
 	if (nan_with_poison && passes_without)
 		rt_findings_add(f, "H09", "with freed device memory filled with NaN before the call, the output on seed %u "
@@ -295,7 +290,7 @@ void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, stru
 				"write every element", seed);
 }
 
-void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f)
+void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f)
 {
 	if (!(tc->reported >= 1.0) || !isfinite(tc->hi) || tc->reported <= RT_TRUSTED_SLACK * tc->hi ||
 	    tc->excess_lo_us <= RT_TRUSTED_FLOOR * tc->ref_least_us)
@@ -307,7 +302,7 @@ void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f)
 			tc->cand_overhead_us, tc->ref_overhead_us);
 }
 
-void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct rt_findings *f)
+void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct findings *f)
 {
 	if (n < RT_REPEAT_MIN || !(within > RT_REPEAT_FACTOR))
 		return;

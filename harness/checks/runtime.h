@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../core/strbuf.h"
+#include "finding.h"
 
 /* [ptr, ptr + nbytes) of one storage in a worker's address space. */
 struct rt_range {
@@ -46,56 +47,51 @@ enum rt_alias { RT_ALIAS_NONE, RT_ALIAS_INPUT, RT_ALIAS_PARAM };
 /* Whether output i shares memory with an input (then *which is its index) or a parameter or buffer. */
 enum rt_alias rt_output_alias(const struct rt_call *c, size_t i, size_t *which);
 
-/* Findings made at run time, before the policy gives them a severity. */
-struct rt_finding {
-	char id[8];
-	char *message;
-	int flag_only;               /* a reason to look, not evidence: "flag" whatever the policy says */
-};
-struct rt_findings {
-	struct rt_finding *v;
-	size_t n;
-};
-/* Adds one and returns it; at most RT_MAX_PER_ID per id are kept (the first say enough), NULL beyond. */
+/* Findings made at run time go into a struct findings (finding.h) before the policy gives them a
+ * severity. rt_findings_add adds one and returns it; at most RT_MAX_PER_ID per id are kept (the first
+ * say enough), NULL beyond. */
 #define RT_MAX_PER_ID 3
 __attribute__((format(printf, 3, 4)))
-struct rt_finding *rt_findings_add(struct rt_findings *f, const char *id, const char *fmt, ...);
-int rt_findings_has(const struct rt_findings *f, const char *id);
-void rt_findings_release(struct rt_findings *f);
+struct finding *rt_findings_add(struct findings *f, const char *id, const char *fmt, ...);
 
 /* H07: every output a plain dense torch.Tensor on `device` (not a subclass, strided, not meta), unless the
  * reference's output of the same call (ref, may be NULL) is not either. */
 void rt_rule_plain_outputs(const struct rt_call *cand, const struct rt_call *ref, const char *device, const char *when,
-			   struct rt_findings *f);
+			   struct findings *f);
 /* H17: an output shares memory with an input; H11: with a parameter or buffer; each unless the
  * reference's output does the same (a problem whose answer is a view of its input). */
-void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const char *when, struct rt_findings *f);
+void rt_rule_alias(const struct rt_call *cand, const struct rt_call *ref, const char *when, struct findings *f);
 /* H06 over the calls in order: a Python thread started in forward alive after it returned (any call), or
  * new OS threads alive after a call other than the first (the first may start thread pools). */
-void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct rt_findings *f);
+void rt_rule_threads(const struct rt_call *calls, size_t n, const char *const *names, struct findings *f);
+/* H06 after the timing loop: more Python threads alive than after the correctness calls. */
+void rt_rule_threads_after_timing(int py_after, int py, struct findings *f);
+/* H06 from the kernel's view of the candidate's process `when`: signals it newly catches (their names, NULL
+ * for none) or other processes of its own alive (the first's pid); at most one H06 of these. */
+void rt_rule_process(const char *caught, int others, int first_other, const char *when, struct findings *f);
 /* H08: watched functions replaced (names as the worker reported them). */
-void rt_rule_patched(const struct strvec *patched, const char *when, struct rt_findings *f);
+void rt_rule_patched(const struct strvec *patched, const char *when, struct findings *f);
 /* H11: two calls on different inputs returned identical outputs (digests) while the reference's differ.
  * cand[i], ref[i]: digests of call i's outputs, used where known[i]. */
 void rt_rule_same_output(const uint64_t *cand, const uint64_t *ref, const int *known, const uint32_t *seeds, size_t n,
-			 struct rt_findings *f);
+			 struct findings *f);
 
 /* H19, from a second run on the first trial's inputs: "bitwise" (identical bytes), "within_tolerance"
  * (atomics may reorder sums), or "differs" (then a finding, with the comparison's detail). */
 const char *rt_rule_determinism(int bitwise, int within_tolerance, uint32_t seed, const char *detail,
-				struct rt_findings *f);
+				struct findings *f);
 /* H11 from the rotation: the call after new values were written into the same tensors must match the
  * reference for those values, and must not repeat the first call's output when the reference's differs.
  * Returns "changed" or "stale". */
 const char *rt_rule_rotation(int second_passes, int same_as_first, int ref_same, const char *detail,
-			     struct rt_findings *f);
+			     struct findings *f);
 /* H16: an all-zero output passed where the reference is not all zero (the problem's output is below the
  * tolerance). */
 void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const char *name, const char *when,
-			 struct rt_findings *f);
+			 struct findings *f);
 /* H09: with freed device memory poisoned, the second run on the first trial's inputs held NaN where the
  * first run's output did not (the first run passed: passes_without). */
-void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct rt_findings *f);
+void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct findings *f);
 /* H08 by the parent's clock (struct trusted_clock): the candidate claims at least the reference's speed, the
  * speedup its process reported is more than RT_TRUSTED_SLACK times the upper end of what the parent's own
  * clock around its timed blocks allows, and the excess behind that (its lower end) is more than
@@ -110,13 +106,13 @@ struct rt_clock {
 	double excess_lo_us, ref_least_us;    /* the excess's lower end; the reference's least overhead per call */
 	double cand_overhead_us, ref_overhead_us;
 };
-void rt_rule_trusted_clock(const struct rt_clock *tc, struct rt_findings *f);
+void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f);
 /* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their pair
  * ratio more than RT_REPEAT_FACTOR times that of the fresh calls of the same round (`within`, the median
  * over the repeats) means the candidate answers contents it has seen faster than new ones: it keeps
  * results by content. The medians over all rounds only go into the message. */
 #define RT_REPEAT_MIN 4
 #define RT_REPEAT_FACTOR 2.0
-void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct rt_findings *f);
+void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct findings *f);
 
 #endif

@@ -13,32 +13,25 @@
 
 #define MAX_PER_ID 6        /* the agent needs the first few places, not every one */
 #define MAX_PER_RULE 64     /* collected per id and rule; rules add them roughly in file order */
-#define MAX_SOURCE (8u << 20)
+#define MAX_SOURCE (8u << 20)   /* what the rules read of a file */
+#define MAX_READ (64u << 20)    /* what is read of it: the format check reads it all */
 
 void static_add(struct static_ctx *c, const char *id, const char *rule, int line, int col, const char *fmt, ...)
 {
-	struct static_report *r = c->out;
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
+	struct findings *r = c->out;
 	size_t same = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->v[i].id, id) && !strcmp(r->v[i].rule, rule) && (r->v[i].line == line || ++same >= MAX_PER_RULE)) {
+		if (!strcmp(r->v[i].id, id) && !strcmp(r->v[i].rule, rule) && (r->v[i].line == line || ++same >= MAX_PER_RULE))
 			/* one finding per rule and line is enough to point at it, and a few dozen per rule are
 			 * more than tidy() keeps: a rule that fires on every line of a huge file stays linear */
-			strbuf_release(&sb);
 			return;
-		}
-	r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
-	struct static_finding *f = &r->v[r->n++];
-	memset(f, 0, sizeof(*f));
-	snprintf(f->id, sizeof(f->id), "%s", id);
+	va_list ap;
+	va_start(ap, fmt);
+	struct finding *f = findings_vadd(r, id, fmt, ap);
+	va_end(ap);
 	snprintf(f->rule, sizeof(f->rule), "%s", rule);
 	f->line = line;
 	f->col = col;
-	f->message = strbuf_detach(&sb, NULL);
 }
 
 int word_in(const char *name, const char *const *words)
@@ -151,7 +144,7 @@ void for_each_const_string(struct static_ctx *c, const_string_fn *fn, void *arg)
 
 static int by_position(const void *a, const void *b)
 {
-	const struct static_finding *x = a, *y = b;
+	const struct finding *x = a, *y = b;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
 	if (x->col != y->col)
@@ -160,7 +153,7 @@ static int by_position(const void *a, const void *b)
 }
 
 /* Sorted by position; beyond MAX_PER_ID findings of one id the rest are dropped. */
-static void tidy(struct static_report *r)
+static void tidy(struct findings *r)
 {
 	if (r->n)
 		qsort(r->v, r->n, sizeof(*r->v), by_position);
@@ -213,20 +206,13 @@ static void drop_main_blocks(struct pytok_list *t)
 	}
 }
 
-int static_check_source(const char *name, const char *src, size_t len, struct static_report *out,
-			struct sb_error *err)
+/* The rules over a module's tokens, `if __name__ == "__main__":` blocks already left out. */
+static void analyse(const struct pytok_list *t, struct findings *out)
 {
-	struct pytok_list t;
 	struct pyview v;
 	struct cx_list cx = { 0 };
-	memset(out, 0, sizeof(*out));
-	if (pytok_tokenize(src, len, &t, err)) {
-		sb_error_prefix(err, "%s", name);
-		return SB_EINPUT;
-	}
-	drop_main_blocks(&t);
-	pyview_build(&t, &v);
-	struct static_ctx c = { &t, &v, &cx, xcalloc(t.n + 1, 1), out };
+	pyview_build(t, &v);
+	struct static_ctx c = { t, &v, &cx, xcalloc(t->n + 1, 1), out };
 	static_sources(&c, &cx);
 	rules_work(&c);
 	rules_cxx(&c);
@@ -237,11 +223,36 @@ int static_check_source(const char *name, const char *src, size_t len, struct st
 	free(c.hot);
 	cx_list_release(&cx);
 	pyview_release(&v);
+}
+
+int static_check_source(const char *name, const char *src, size_t len, struct findings *out, struct sb_error *err)
+{
+	struct pytok_list t;
+	memset(out, 0, sizeof(*out));
+	if (pytok_tokenize(src, len, &t, err)) {
+		sb_error_prefix(err, "%s", name);
+		return SB_EINPUT;
+	}
+	drop_main_blocks(&t);
+	analyse(&t, out);
 	pytok_release(&t);
 	return 0;
 }
 
-int static_check_file(const char *path, struct static_report *out, struct sb_error *err)
+int static_check(const struct candidate_source *s, struct findings *out, struct sb_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (s->read_errno)
+		return sb_error_set(err, SB_EIO, "cannot read %s: %s", s->path, strerror(s->read_errno));
+	if (!s->tokenised) {
+		*err = s->err;
+		return s->err.code;
+	}
+	analyse(&s->tokens, out);
+	return 0;
+}
+
+int static_check_file(const char *path, struct findings *out, struct sb_error *err)
 {
 	struct strbuf sb = STRBUF_INIT;
 	memset(out, 0, sizeof(*out));
@@ -272,41 +283,62 @@ static int calls_library(const struct cx_list *cx)
 	return 0;
 }
 
-int static_file_calls_library(const char *path)
+/* Whether the module's C++ calls a library's API: over the tokens as written, main blocks included. */
+static int tokens_call_library(const struct pytok_list *t)
 {
-	struct strbuf sb = STRBUF_INIT;
-	struct pytok_list t;
+	struct pyview v;
 	struct cx_list cx = { 0 };
-	struct sb_error err = { 0 };
-	int found = 0;
-	if (strbuf_read_file(&sb, path, MAX_SOURCE) == 0 && pytok_tokenize(sb.buf, sb.len, &t, &err) == 0) {
-		struct pyview v;
-		struct static_report unused = { 0 };
-		pyview_build(&t, &v);
-		struct static_ctx c = { &t, &v, &cx, NULL, &unused };
-		static_sources(&c, &cx);
-		found = calls_library(&cx);
-		static_report_release(&unused);
-		cx_list_release(&cx);
-		pyview_release(&v);
-		pytok_release(&t);
-	}
-	strbuf_release(&sb);
+	struct findings unused = { 0 };
+	pyview_build(t, &v);
+	struct static_ctx c = { t, &v, &cx, NULL, &unused };
+	static_sources(&c, &cx);
+	int found = calls_library(&cx);
+	findings_release(&unused);
+	cx_list_release(&cx);
+	pyview_release(&v);
 	return found;
 }
 
-void static_report_release(struct static_report *r)
+void candidate_source_load(struct candidate_source *s, const char *path)
 {
-	for (size_t i = 0; i < r->n; i++)
-		free(r->v[i].message);
-	free(r->v);
-	memset(r, 0, sizeof(*r));
+	memset(s, 0, sizeof(*s));
+	s->path = xstrdup(path);
+	strbuf_init(&s->text, 0);
+	int rc = strbuf_read_file(&s->text, path, MAX_READ);
+	if (rc) {
+		s->read_errno = -rc;
+		strbuf_reset(&s->text);
+		return;
+	}
+	/* beyond MAX_SOURCE no rule looks: the rules and the tokens' positions are sized for real answers */
+	if (s->text.len > MAX_SOURCE) {
+		sb_error_set(&s->err, SB_EIO, "cannot read %s: %s", path, strerror(EFBIG));
+		return;
+	}
+	if (pytok_tokenize(s->text.buf, s->text.len, &s->tokens, &s->err)) {
+		sb_error_prefix(&s->err, "%s", path);
+		s->err.code = SB_EINPUT;
+		return;
+	}
+	s->tokenised = 1;
+	s->calls_library = tokens_call_library(&s->tokens);
+	drop_main_blocks(&s->tokens);
 }
 
-int static_report_has(const struct static_report *r, const char *id)
+void candidate_source_release(struct candidate_source *s)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->v[i].id, id))
-			return 1;
-	return 0;
+	if (s->tokenised)
+		pytok_release(&s->tokens);
+	strbuf_release(&s->text);
+	free(s->path);
+	memset(s, 0, sizeof(*s));
+}
+
+int static_file_calls_library(const char *path)
+{
+	struct candidate_source s;
+	candidate_source_load(&s, path);
+	int found = s.calls_library;
+	candidate_source_release(&s);
+	return found;
 }

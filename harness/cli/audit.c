@@ -112,10 +112,10 @@ static void print_row(const struct audit_report *r)
 		printf("%-8s %-32s FAILED: %s\n", r->problem, r->name, r->failed);
 		return;
 	}
-	if (!r->n)
+	if (!r->findings.n)
 		printf("%-8s %-32s -\n", r->problem, r->name);
-	for (size_t i = 0; i < r->n; i++)
-		printf("%-8s %-32s %s: %s\n", i ? "" : r->problem, i ? "" : r->name, r->v[i].id, r->v[i].message);
+	for (size_t i = 0; i < r->findings.n; i++)
+		printf("%-8s %-32s %s: %s\n", i ? "" : r->problem, i ? "" : r->name, r->findings.v[i].id, r->findings.v[i].message);
 }
 
 int cmd_audit(int argc, char **argv, struct sb_ctx *ctx)
@@ -154,7 +154,7 @@ int cmd_audit(int argc, char **argv, struct sb_ctx *ctx)
 			goto out;
 		}
 		sb_info(ctx, "audited %zu/%zu: %s%s", i + 1, n, r.problem, r.cached ? " (cached)" : "");
-		flagged += r.n > 0;
+		flagged += r.findings.n > 0;
 		failed += r.failed != NULL;
 		json_t *j = audit_report_json(&r);
 		if (run && !r.failed && (rc = store_put_audit(run, r.problem, r.name, r.sha256, json_object_get(j, "findings"),

@@ -157,9 +157,11 @@ static void print_json(const struct profile_args *a, const struct eval_env *env,
 	json_object_set_new(j, "device", json_string(env->device));
 	json_object_set_new(j, "cached", json_boolean(o->cached));
 	json_object_set_new(j, "profile", prof_report_json(r, 20));
-	for (size_t i = 0; o->v && i < o->v->nfindings; i++)
-		json_array_append_new(findings, json_pack("{s:s, s:s, s:s}", "id", o->v->findings[i].id, "severity",
-							  o->v->findings[i].severity, "message", o->v->findings[i].message));
+	for (size_t i = 0; o->v && i < o->v->findings.n; i++) {
+		const struct finding *f = &o->v->findings.v[i];
+		json_array_append_new(findings, json_pack("{s:s, s:s, s:s}", "id", f->id, "severity", severity_name(f->severity),
+							  "message", f->message));
+	}
 	json_object_set_new(j, "findings", findings);
 	if (o->ncu_ran)
 		json_object_set_new(j, "ncu", json_pack("{s:s, s:o, s:o, s:o}", "kernel", o->ncu.kernel,
@@ -181,9 +183,9 @@ static void print_text(const struct profile_args *a, const struct eval_env *env,
 	strbuf_addf(&out, "%s %s%s%s on %s (%s), %zu profiled calls%s\n", a->problem, o->subject, o->v ? " " : "",
 		    o->v ? o->v->candidate_path : "", env->gpu, env->device, r->ntrials, o->cached ? " (cached)" : "");
 	prof_report_table(r, (size_t)a->rows, &out);
-	for (size_t i = 0; o->v && i < o->v->nfindings; i++)
-		strbuf_addf(&out, "finding %s (%s): %s\n", o->v->findings[i].id, o->v->findings[i].severity,
-			    o->v->findings[i].message);
+	for (size_t i = 0; o->v && i < o->v->findings.n; i++)
+		strbuf_addf(&out, "finding %s (%s): %s\n", o->v->findings.v[i].id, severity_name(o->v->findings.v[i].severity),
+			    o->v->findings.v[i].message);
 	if (o->ncu_ran) {
 		char *s = kname_short(o->ncu.kernel, 60);
 		strbuf_addf(&out, "ncu (%s, --clock-control none):", s);
@@ -204,19 +206,22 @@ static void print_text(const struct profile_args *a, const struct eval_env *env,
 static int show_trace(struct profile_args *a, const struct config *cfg, struct sb_error *err)
 {
 	struct prof_report r;
-	struct prof_finding f[8];
+	struct findings fs = { 0 };
 	prof_report_init(&r);
 	int rc = prof_report_from_kept(a->trace, &r, err);
 	if (rc)
 		return rc;
-	size_t n = prof_findings(&r, cfg, f, 8);
+	prof_findings(&r, &fs);
+	policy_apply(cfg->checks.policy, fs.v, fs.n);
+	const struct finding *f = fs.v;
+	size_t n = fs.n;
 	if (a->json) {
 		json_t *j = json_pack("{s:s, s:s, s:o}", "trace", a->trace, "subject", "trace", "profile", prof_report_json(&r, 20));
-		json_t *fs = json_array();
+		json_t *found = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(fs, json_pack("{s:s, s:s, s:s}", "id", f[i].id, "severity", f[i].severity,
-							    "message", f[i].message));
-		json_object_set_new(j, "findings", fs);
+			json_array_append_new(found, json_pack("{s:s, s:s, s:s}", "id", f[i].id, "severity",
+							       severity_name(f[i].severity), "message", f[i].message));
+		json_object_set_new(j, "findings", found);
 		char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(text);
 		free(text);
@@ -226,12 +231,11 @@ static int show_trace(struct profile_args *a, const struct config *cfg, struct s
 		strbuf_addf(&out, "%s: %zu calls\n", a->trace, r.ntrials);
 		prof_report_table(&r, (size_t)a->rows, &out);
 		for (size_t i = 0; i < n; i++)
-			strbuf_addf(&out, "finding %s (%s): %s\n", f[i].id, f[i].severity, f[i].message);
+			strbuf_addf(&out, "finding %s (%s): %s\n", f[i].id, severity_name(f[i].severity), f[i].message);
 		fputs(out.buf, stdout);
 		strbuf_release(&out);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(f[i].message);
+	findings_release(&fs);
 	prof_report_release(&r);
 	return 0;
 }

@@ -153,16 +153,6 @@ const char *tolerance_name(enum tolerance_preset t)
 	return t == TOL_KERNELBENCH_V0 ? "kernelbench-v0" : "kernelbench";
 }
 
-static int policy_index(const char *id);
-
-const char *config_policy(const struct config *c, const char *id)
-{
-	int i = id ? policy_index(id) : -1;
-	if (i < 0)
-		return NULL;
-	return c->checks.policy[i] == POLICY_REJECT ? "reject" : "flag";
-}
-
 const struct model_cfg *config_find_model(const struct config *c, const char *name)
 {
 	for (size_t i = 0; name && i < c->nmodels; i++)
@@ -319,7 +309,7 @@ static int set_level(const struct field *f, void *base, const char *s, char *msg
 	return 0;
 }
 
-static int policy_index(const char *id)
+int config_hack_index(const char *id)
 {
 	char *end;
 	if ((id[0] != 'H' && id[0] != 'h') || !id[1])
@@ -348,14 +338,14 @@ int config_is_given(const struct config *c, const char *key)
 static void mark_policy_given(struct config *c, const char *id)
 {
 	char key[32];
-	snprintf(key, sizeof(key), "checks.policy.H%02d", policy_index(id) + 1);
+	snprintf(key, sizeof(key), "checks.policy.H%02d", config_hack_index(id) + 1);
 	config_mark_given(c, key);
 }
 
 static int set_policy(const struct field *f, void *base, const char *id, const char *action,
 		      char *msg, size_t len)
 {
-	int i = policy_index(id);
+	int i = config_hack_index(id);
 	if (i < 0) {
 		snprintf(msg, len, "'%s' is not a hack id: expected H01 to H%02d", id, SB_HACK_IDS);
 		return -1;
@@ -535,7 +525,7 @@ static int load_value(struct loader *L, const struct field *f, void *base, yaml_
 			snprintf(sub, sizeof(sub), "%s.%s", path, ks);
 			if (f->type == FT_POLICY) {
 				if (set_policy(f, base, ks, vs, msg, sizeof(msg)))
-					return fail_at(L, policy_index(ks) < 0 ? k : val, sub, "%s", msg);
+					return fail_at(L, config_hack_index(ks) < 0 ? k : val, sub, "%s", msg);
 				mark_policy_given(L->c, ks);
 				continue;
 			}

@@ -176,8 +176,8 @@ enum policy_action config_default_policy(int i);
  * reference's calls over the mean of the candidate's, each side's calls in blocks), 0 for paired
  * interleaved calls and the median of their ratios. */
 int preset_unpaired_mean(enum eval_preset p);
-/* checks.policy for a hack id ("H10"): "reject" or "flag"; NULL for a string that is no id. */
-const char *config_policy(const struct config *c, const char *id);
+/* The index into checks.policy of a hack id ("H10", "h10": 9); -1 for a string that is no id. */
+int config_hack_index(const char *id);
 const struct model_cfg *config_find_model(const struct config *c, const char *name);
 
 #endif

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../checks/static_verdict.h"
 #include "../core/fs.h"
 #include "../core/log.h"
 #include "../core/sha256.h"
 #include "eval_int.h"
+#include "static_verdict.h"
 
 /* The worker's files decide how a build is laid out (the cache keys of its calls, the headers): part of
  * the key, so a changed worker never reads an old build. */
@@ -26,19 +26,16 @@ static void hash_file(struct sha256_ctx *h, const char *path)
 	strbuf_release(&sb);
 }
 
-char *eval_build_dir(const struct eval_env *e, const struct config *cfg, const char *candidate_path)
+char *eval_build_dir(const struct eval_env *e, const struct config *cfg, const struct candidate_source *src)
 {
 	struct sha256_ctx h;
 	struct strbuf sb = STRBUF_INIT;
 	uint8_t d[32];
 	char hex[65];
-	if (strbuf_read_file(&sb, candidate_path, 64u << 20)) {
-		strbuf_release(&sb);
+	if (src->read_errno)
 		return NULL;
-	}
 	sha256_init(&h);
-	sha256_update(&h, sb.buf, sb.len);
-	strbuf_reset(&sb);
+	sha256_update(&h, src->text.buf, src->text.len);
 	strbuf_addf(&sb, "\nbuild=1\nsm=%s\ntorch=%s\npython=%s\nlean=%d\nlite=%d\nsplit=%d\n", e->sm, e->torch, e->python,
 		    cfg->eval.lean_headers, cfg->eval.lite_headers, cfg->eval.split_nvcc);
 	sha256_update(&h, sb.buf, sb.len);
@@ -84,17 +81,14 @@ int eval_build_published(const char *build_dir)
  * compiles, and a file that never names it has nothing to build (pure PyTorch, Triton, a reference). Such
  * a file costs no worker: one that reaches the loader some other way builds inside its evaluation,
  * under its timeout, as it would without a builder. */
-static int names_extension_loader(const char *path)
+static int names_extension_loader(const struct candidate_source *src)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int yes = strbuf_read_file(&sb, path, 64 << 20) < 0 || strstr(sb.buf, "cpp_extension") ||
-		  strstr(sb.buf, "load_inline");
-	strbuf_release(&sb);
-	return yes;
+	return src->read_errno || strstr(src->text.buf, "cpp_extension") || strstr(src->text.buf, "load_inline");
 }
 
-int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-	       int *ok, enum verdict_status *status, char **msg, char **detail, json_t **builds, struct sb_error *err)
+int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+	       const struct candidate_source *src, int *ok, enum verdict_status *status, char **msg, char **detail,
+	       json_t **builds, struct sb_error *err)
 {
 	struct verdict v;
 	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = &v };
@@ -106,8 +100,8 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 	*msg = *detail = NULL;
 	if (builds)
 		*builds = NULL;
-	char *build = eval_build_dir(e, cfg, candidate_path);
-	if (!build || eval_build_published(build) || !names_extension_loader(candidate_path)) {
+	char *build = eval_build_dir(e, cfg, src);
+	if (!build || eval_build_published(build) || !names_extension_loader(src)) {
 		free(build);
 		verdict_release(&v);
 		*ok = 1; /* built already (or unreadable: the evaluation reports it) */
@@ -116,8 +110,9 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 	if ((rc = evalctx_dirs(&c, 0, err)) == 0) {
 		evalctx_env(&c, 0);
 		c.out_bytes = 0;
-		char sha[65], *copy = NULL;
-		if (sha256_file_hex(candidate_path, sha) || !(copy = evalctx_candidate_copy(&c, candidate_path, sha, err)))
+		char sha[65], *copy;
+		sha256_hex(src->text.buf, src->text.len, sha); /* the builder builds the bytes that were checked */
+		if (!(copy = evalctx_candidate_copy(&c, src->path, sha, err)))
 			rc = -1;
 		if (rc == 0 && (rc = evalctx_start_cand(&c, err)) == 0) {
 			double t0 = proc_now();
@@ -130,7 +125,7 @@ int eval_build(const struct eval_env *e, const struct config *cfg, const struct 
 				/* the builder is done with its folder once it has answered */
 				worker_stop(&c.cand, 2);
 				rc = publish(c.ext_dir, build, err);
-				sb_trace("build: %s in %.3f s, published as %s", candidate_path, proc_now() - t0, build);
+				sb_trace("build: %s in %.3f s, published as %s", src->path, proc_now() - t0, build);
 			} else if (v.status == V_COMPILE_ERROR || v.status == V_FORMAT_ERROR) {
 				*status = v.status;
 				*msg = xstrdup(v.message ? v.message : "build failed");
@@ -152,12 +147,16 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 {
 	struct verdict v;
 	verdict_init(&v);
-	int rejected = eval_format_check(candidate_path, &v) || static_judge(cfg, p->path, candidate_path, &v);
+	struct candidate_source src;
+	candidate_source_load(&src, candidate_path);
+	int rc = 0, rejected = eval_format_check(&src, &v) || static_judge(cfg, p->path, &src, &v);
 	verdict_release(&v);
 	if (rejected) {
 		*ok = 1; /* rejected before any build: the evaluation proper reports it */
 		*msg = *detail = NULL;
-		return 0;
+	} else {
+		rc = eval_build(e, cfg, p, &src, ok, status, msg, detail, NULL, err);
 	}
-	return eval_build(e, cfg, p, candidate_path, ok, status, msg, detail, NULL, err);
+	candidate_source_release(&src);
+	return rc;
 }

@@ -146,17 +146,15 @@ void eval_keep_builds(struct verdict *v, json_t *builds)
 
 /* ---------- the candidate file ---------- */
 
-int eval_format_check(const char *path, struct verdict *v)
+int eval_format_check(const struct candidate_source *s, struct verdict *v)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int rc = strbuf_read_file(&sb, path, 64u << 20), code = 0;
-	if (rc) {
-		verdict_fail(v, V_FORMAT_ERROR, "the candidate file cannot be read: %s", strerror(-rc));
-		strbuf_release(&sb);
+	int code = 0;
+	if (s->read_errno) {
+		verdict_fail(v, V_FORMAT_ERROR, "the candidate file cannot be read: %s", strerror(s->read_errno));
 		return 1;
 	}
 	/* anything but blank lines and comments */
-	for (const char *p = sb.buf; *p && !code;) {
+	for (const char *p = s->text.buf; *p && !code;) {
 		p += strspn(p, " \t\r\n\f\v");
 		if (*p == '#')
 			p += strcspn(p, "\n");
@@ -166,10 +164,9 @@ int eval_format_check(const char *path, struct verdict *v)
 	if (!code)
 		verdict_fail(v, V_FORMAT_ERROR, "the candidate file is empty: an answer must be one Python file defining "
 			     "class ModelNew");
-	else if (!strstr(sb.buf, "ModelNew"))
+	else if (!strstr(s->text.buf, "ModelNew"))
 		verdict_fail(v, V_FORMAT_ERROR, "the candidate defines no ModelNew: an answer must be one Python file "
 			     "defining class ModelNew");
-	strbuf_release(&sb);
 	return v->status == V_FORMAT_ERROR;
 }
 

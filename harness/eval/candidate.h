@@ -36,6 +36,7 @@
 
 #include <jansson.h>
 
+#include "../checks/static.h"
 #include "../core/error.h"
 #include "verdict.h"
 #include "worker_client.h"
@@ -57,7 +58,7 @@ char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, con
 /* An answer that is not a candidate at all: an empty file (blank lines and comments only) or one that never
  * names ModelNew is format_error in v (1), before any check or worker; 0 otherwise. A file Python cannot
  * parse is format_error too, from the worker that imports it. Not a hack: there is nothing to judge. */
-int eval_format_check(const char *path, struct verdict *v);
+int eval_format_check(const struct candidate_source *s, struct verdict *v);
 
 /* Sends req (stolen) to the candidate; on a fault, a timeout or an error reply fills the verdict (status,
  * message, detail) and returns -1; else 0 with *reply. `stage` says what was going on ("running trial 2"). */

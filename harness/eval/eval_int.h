@@ -24,6 +24,7 @@ struct eval_ctx {
 	const struct config *cfg;
 	const struct problem *p;
 	struct verdict *v;
+	const struct candidate_source *src; /* the candidate as read once, before any worker started */
 	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw, *hidden_ext;
 	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
 	struct strvec cand_env, ref_env;
@@ -102,13 +103,14 @@ char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, co
 
 
 /* build.c: the folder the trusted builder publishes the candidate's build in, under the key of its exact
- * bytes and the build settings (NULL when the file cannot be read; to free); whether it is there. */
-char *eval_build_dir(const struct eval_env *e, const struct config *cfg, const char *candidate_path);
+ * bytes as read and the build settings (NULL when the file could not be read; to free); whether it is there. */
+char *eval_build_dir(const struct eval_env *e, const struct config *cfg, const struct candidate_source *src);
 int eval_build_published(const char *build_dir);
 /* Builds the candidate unless its build is published: eval_prebuild without the static checks, and with
  * the builder's account of its builds (*builds, NULL when nothing was built now). */
-int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-	       int *ok, enum verdict_status *status, char **msg, char **detail, json_t **builds, struct sb_error *err);
+int eval_build(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+	       const struct candidate_source *src, int *ok, enum verdict_status *status, char **msg, char **detail,
+	       json_t **builds, struct sb_error *err);
 
 /* trials.c: the correctness trials (0; 1: the verdict is decided; -1: a harness error), their
  * judgement (the first failing trial names the verdict), the robust trials after them, and the runtime

@@ -16,7 +16,7 @@
 #include "../core/fs.h"
 #include "../core/python.h"
 #include "../core/sha256.h"
-#include "../checks/static_verdict.h"
+#include "../checks/static.h"
 #include "eval_int.h"
 #include "exchange.h"
 #include "outputs.h"
@@ -24,6 +24,7 @@
 #include "refpool.h"
 #include "rtchecks.h"
 #include "seeds.h"
+#include "static_verdict.h"
 #include "timing.h"
 #include "worker_client.h"
 
@@ -319,11 +320,9 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 /* "at the problem's shape constants halved ({"DIM":[4096,2048]}), the candidate failed: why; ..." */
 static void shapes_finding(struct eval_ctx *c, const char *consts, const char *what, const char *why)
 {
-	const char *action = config_policy(c->cfg, "H18");
 	char *msg = xstrfmt("at the problem's shape constants halved (%s), %s: %.300s; read sizes from the inputs "
 			    "rather than writing the problem's in", consts, what, why);
-	verdict_add_finding(c->v, "H18", action, 0, 0, msg);
-	if (!strcmp(action, "reject"))
+	if (verdict_add_finding(c->v, c->cfg->checks.policy, "H18", "%s", msg)->severity == SEV_REJECT)
 		verdict_fail(c->v, V_REJECTED, "H18: %s", msg);
 	free(msg);
 }
@@ -422,7 +421,7 @@ static int wants_profile(const struct eval_env *e, const struct config *cfg)
 static void run_profile(struct eval_ctx *c, double deadline)
 {
 	struct eval_live live = { .worker = &c->cand, .dir = c->cand_dir, .ext_dir = c->ext_dir,
-				  .nsets = eval_timing_sets(c), .seeds = &c->secret, .deadline = deadline };
+				  .nsets = eval_timing_sets(c), .seeds = &c->secret, .src = c->src, .deadline = deadline };
 	c->e->profile(c->e, c->cfg, &live, c->v);
 }
 
@@ -446,16 +445,15 @@ static void memory_verdict(struct verdict *v, long long limit)
 
 /* ---------- the whole evaluation ---------- */
 
-void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
-			 const char *candidate_path, struct verdict *v)
+/* The header without the candidate's digest: evaluate() takes it from the bytes it read. */
+static void verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			   const char *candidate_path, struct verdict *v)
 {
 	struct eval_ctx ctx = { .e = e, .cfg = cfg, .p = p, .v = v };
 	struct eval_ctx *c = &ctx;
 	snprintf(v->problem, sizeof(v->problem), "L%d/%d", c->p->level, c->p->id);
 	memcpy(v->problem_sha256, c->p->sha256, 65);
 	v->candidate_path = xstrdup(candidate_path);
-	if (sha256_file_hex(candidate_path, v->candidate_sha256))
-		v->candidate_sha256[0] = '\0';
 	snprintf(v->settings.preset, sizeof(v->settings.preset), "%s", preset_name(c->cfg->eval.preset));
 	v->settings.trials = c->cfg->eval.trials;
 	v->settings.robust_trials = c->cfg->eval.robust_trials;
@@ -472,6 +470,14 @@ void eval_verdict_header(const struct eval_env *e, const struct config *cfg, con
 	snprintf(v->env.torch, sizeof(v->env.torch), "%s", c->e->torch);
 	snprintf(v->env.torch_cuda, sizeof(v->env.torch_cuda), "%s", c->e->torch_cuda);
 	snprintf(v->env.python, sizeof(v->env.python), "%s", c->e->python_version);
+}
+
+void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
+			 const char *candidate_path, struct verdict *v)
+{
+	verdict_header(e, cfg, p, candidate_path, v);
+	if (sha256_file_hex(candidate_path, v->candidate_sha256))
+		v->candidate_sha256[0] = '\0';
 }
 
 uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *secret)
@@ -493,19 +499,25 @@ char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, co
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	     struct verdict *v, struct sb_error *err)
 {
-	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v };
+	struct candidate_source src;
+	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v, .src = &src };
 	double t0 = proc_now();
 	json_t *meta = NULL, *reply;
 	int rc;
 
 	verdict_init(v);
-	eval_verdict_header(e, cfg, p, candidate_path, v);
+	verdict_header(e, cfg, p, candidate_path, v);
 	sb_trace("eval: %s on %s", candidate_path, p->path);
 	/* 0. static checks: a reject finding stops here, before any Python starts (DESIGN §5.1); an answer that
-	 * is no candidate at all (empty, no ModelNew) is format_error before them */
-	int rejected = eval_format_check(candidate_path, v) || static_judge(cfg, p->path, candidate_path, v);
+	 * is no candidate at all (empty, no ModelNew) is format_error before them. The file is read once, and
+	 * its digest is of those bytes: the worker's copy must match what was checked. */
+	candidate_source_load(&src, candidate_path);
+	if (!src.read_errno)
+		sha256_hex(src.text.buf, src.text.len, v->candidate_sha256);
+	int rejected = eval_format_check(&src, v) || static_judge(cfg, p->path, &src, v);
 	v->seconds.static_checks = proc_now() - t0;
 	if (rejected) {
+		candidate_source_release(&src);
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
@@ -516,9 +528,9 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	double b0 = proc_now();
 	int built = 0;
 	enum verdict_status bstatus;
-	char *bmsg = NULL, *bdetail = NULL, *build_dir = eval_build_dir(e, cfg, candidate_path);
+	char *bmsg = NULL, *bdetail = NULL, *build_dir = eval_build_dir(e, cfg, &src);
 	json_t *builds = NULL;
-	if ((rc = eval_build(e, cfg, p, candidate_path, &built, &bstatus, &bmsg, &bdetail, &builds, err)))
+	if ((rc = eval_build(e, cfg, p, &src, &built, &bstatus, &bmsg, &bdetail, &builds, err)))
 		goto out;
 	if (!built) {
 		verdict_fail(v, bstatus, "%s", bmsg ? bmsg : "build failed");
@@ -526,6 +538,7 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		free(bmsg);
 		free(build_dir);
 		v->seconds.build = proc_now() - b0;
+		candidate_source_release(&src);
 		v->seconds.total = proc_now() - t0;
 		return 0;
 	}
@@ -667,11 +680,12 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				goto out_entry;
 		}
 		rc = 0;
+		/* a flaw of the problem, not the candidate's doing: a flag whatever the policy says of H15 */
 		if (v->status == V_PASS && json_is_true(json_object_get(meta, "input_independent")))
-			verdict_add_finding(v, "H15", "flag", 0, 0,
-					    "the reference's output for one input set passes as its output for another: the "
-					    "problem's answer barely depends on its inputs (a constant, or values below the "
-					    "tolerance), so a pass here proves little (stitchbench audit)");
+			findings_add(&v->findings, "H15",
+				     "the reference's output for one input set passes as its output for another: the "
+				     "problem's answer barely depends on its inputs (a constant, or values below the "
+				     "tolerance), so a pass here proves little (stitchbench audit)")->flag_only = 1;
 		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message && spent)
 			v->message = xstrfmt("all %d correctness trials passed; not timed: the candidate's worker failed on "
@@ -694,6 +708,7 @@ out:
 	json_decref(meta);
 	json_decref(builds);
 	free(build_dir);
+	candidate_source_release(&src);
 	double f0 = proc_now();
 	evalctx_retire(&c, &v->log_tail);
 	v->seconds.finish = proc_now() - f0;

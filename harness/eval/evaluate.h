@@ -9,6 +9,8 @@
 #include "../core/types.h"
 #include "verdict.h"
 
+struct candidate_source; /* checks/static.h */
+
 struct eval_env;
 struct eval_seeds;
 struct worker;
@@ -22,6 +24,7 @@ struct eval_live {
 	const char *ext_dir;            /* its build (the objects whose kernels are its own) */
 	int nsets;                      /* input sets the timing drew */
 	const struct eval_seeds *seeds; /* this evaluation's secret */
+	const struct candidate_source *src; /* the candidate as read and checked */
 	double deadline;                /* the evaluation's */
 };
 

@@ -113,7 +113,7 @@ void rt_session_release(struct rt_session *s)
 	free(s->ref_digest);
 	free(s->digest_ok);
 	free(s->trial_pass);
-	rt_findings_release(&s->found);
+	findings_release(&s->found);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -160,17 +160,10 @@ void rt_observe_process(struct rt_session *s, pid_t pid, pid_t ref_pid, const ch
 	if (ref_pid > 0)
 		procwatch_read(ref_pid, &ref, 0);
 	uint64_t added = now.caught & ~s->base.caught & ~(ref.known ? ref.caught : 0);
-	if (added && !rt_findings_has(&s->found, "H06")) {
-		char names[256];
+	char names[256];
+	if (added)
 		procwatch_signal_names(added, names, sizeof(names));
-		rt_findings_add(&s->found, "H06", "the candidate's process catches %s %s (the kernel's view of it, not the "
-				"worker's): a signal handler runs its code outside the timed call, so work can finish after "
-				"the timer stops; compute everything inside forward, without handlers or timers", names, when);
-	}
-	if (now.others && !rt_findings_has(&s->found, "H06"))
-		rt_findings_add(&s->found, "H06", "%d other process%s of the candidate's (pid %d) %s alive %s: a helper process "
-				"can do the work after the timer stops, or tamper with the worker; finish all work in forward",
-				now.others, now.others == 1 ? "" : "es", (int)now.first_other, now.others == 1 ? "is" : "are", when);
+	rt_rule_process(added ? names : NULL, now.others, (int)now.first_other, when, &s->found);
 }
 
 /* The facts of one call: kinds of its outputs, aliasing, replaced functions. */
@@ -330,7 +323,7 @@ static int second_run(struct rt_session *s, const struct rt_io *io, struct verdi
 			const char *state = "differs";
 			if (!within && kept && io->poison_bytes > 0 && cmp.nan_actual)
 				rt_rule_poison(1, s->trial_pass[0], io->seeds[0], &s->found);
-			if (!rt_findings_has(&s->found, "H09"))
+			if (!findings_has(&s->found, "H09"))
 				state = rt_rule_determinism(kept && cmp.bitwise, within, io->seeds[0], kept ? outputs_cmp_detail(&cmp)
 							    : "the first output's file changed after it was checked", &s->found);
 			snprintf(s->report->determinism, sizeof(s->report->determinism), "%s", state);
@@ -366,7 +359,7 @@ int rt_after_trials(struct rt_session *s, const struct rt_io *io, struct verdict
 
 	int rc = 0;
 	int all_ran = s->ntrials > 0 && v->ntrials == s->ntrials && s->digest_ok[0];
-	if (v->status == V_PASS && !rt_findings_has(&s->found, "H08"))
+	if (v->status == V_PASS && !findings_has(&s->found, "H08"))
 		rc = rotation(s, io, v, err);
 	else if (rc == 0)
 		strvec_push(&r->skipped, "H11 (rotation): runs only when every trial passed");
@@ -450,11 +443,8 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 		rt_call_parse(reply, &c);
 		rt_rule_patched(&c.patched, "during the timing loop", &s->found);
 		int py = (int)json_integer_value(json_object_get(json_object_get(reply, "threads"), "python"));
-		if (r->threads_known && py > r->py_after)
-			rt_findings_add(&s->found, "H06", "%d more Python thread%s alive after the timing loop than after the "
-					"correctness calls (%d, then %d): work started during timed calls can finish after "
-					"the timer stops; finish all work before returning", py - r->py_after,
-					py - r->py_after == 1 ? " was" : "s were", r->py_after, py);
+		if (r->threads_known)
+			rt_rule_threads_after_timing(r->py_after, py, &s->found);
 		rt_call_release(&c);
 		json_decref(reply);
 	} else {
@@ -513,17 +503,9 @@ void rt_finish(struct rt_session *s, const struct verdict *v)
 
 int rt_apply(struct rt_session *s, struct verdict *v)
 {
-	int rejected = 0;
-	for (; s->on && s->applied < s->found.n; s->applied++) {
-		const struct rt_finding *f = &s->found.v[s->applied];
-		/* a finding that is a reason to look, not evidence (H21's 10x eager), flags whatever the policy */
-		const char *sev = f->flag_only ? "flag" : config_policy(s->cfg, f->id);
-		verdict_add_finding(v, f->id, sev, 0, 0, f->message);
-		if (!strcmp(sev, "reject") && v->status == V_PASS) {
-			verdict_fail(v, V_REJECTED, "%s: %s", f->id, f->message);
-			rejected = 1;
-		}
-		rejected |= !strcmp(sev, "reject") && v->status == V_REJECTED;
-	}
+	if (!s->on || s->applied >= s->found.n)
+		return 0;
+	int rejected = verdict_add_findings(v, s->cfg->checks.policy, &s->found.v[s->applied], s->found.n - s->applied);
+	s->applied = s->found.n;
 	return rejected;
 }

@@ -66,7 +66,7 @@ struct rt_session {
 	int *digest_ok, *trial_pass;
 	size_t ntrials;
 	int ref_reproducible;        /* the reference repeats itself under a seed (the problem's cached facts) */
-	struct rt_findings found;
+	struct findings found;
 	size_t applied;              /* findings already in the verdict */
 	struct proc_view base;       /* the candidate's worker before any of its code ran, as /proc shows it */
 	struct rt_report *report;    /* owned by the verdict */

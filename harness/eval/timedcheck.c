@@ -19,10 +19,9 @@
  * verdict fails. */
 static int timed_wrong(struct eval_ctx *c, long call, const char *why)
 {
-	const char *sev = config_policy(c->cfg, "H12");
 	char *msg = xstrfmt("timed call %ld returned wrong outputs, although the correctness trials passed: %.300s", call, why);
-	verdict_add_finding(c->v, "H12", sev, 0, 0, msg);
-	verdict_fail(c->v, !strcmp(sev, "reject") ? V_REJECTED : V_INCORRECT, "H12: %s", msg);
+	int reject = verdict_add_finding(c->v, c->cfg->checks.policy, "H12", "%s", msg)->severity == SEV_REJECT;
+	verdict_fail(c->v, reject ? V_REJECTED : V_INCORRECT, "H12: %s", msg);
 	free(msg);
 	return 1;
 }

@@ -199,9 +199,8 @@ void eval_judge_trials(struct eval_ctx *c)
 	for (size_t k = 0; k < v->ntrials; k++) {
 		struct trial_result *t = &v->trials[k];
 		if (t->inputs_mutated) {
-			verdict_add_finding(v, "H10", config_policy(c->cfg, "H10"), 0, 0,
-					    "the candidate modified its input tensors during forward");
-			if (!strcmp(config_policy(c->cfg, "H10"), "reject")) {
+			if (verdict_add_finding(v, c->cfg->checks.policy, "H10",
+						"the candidate modified its input tensors during forward")->severity == SEV_REJECT) {
 				verdict_fail(v, V_REJECTED, "H10: the candidate modified its inputs (trial %zu)", k);
 				return;
 			}
@@ -305,11 +304,9 @@ int eval_run_robust(struct eval_ctx *c, double deadline, struct sb_error *err)
 		}
 		strbuf_addstr(&sb, "; compute the operation for any input values, not only those get_inputs() draws");
 		char *msg = strbuf_detach(&sb, NULL);
-		const char *sev = config_policy(c->cfg, "H17");
 		r->passed = 0;
 		snprintf(r->note, sizeof(r->note), "%s", msg);
-		verdict_add_finding(v, "H17", sev, 0, 0, msg);
-		if (!strcmp(sev, "reject") && v->status == V_PASS)
+		if (verdict_add_finding(v, c->cfg->checks.policy, "H17", "%s", msg)->severity == SEV_REJECT && v->status == V_PASS)
 			verdict_fail(v, V_REJECTED, "H17: %s", msg);
 		free(msg);
 	} else if (rc == 0 && set.ref_nonfinite) {

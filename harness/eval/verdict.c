@@ -37,9 +37,7 @@ void verdict_release(struct verdict *v)
 	for (size_t i = 0; i < v->ntrials; i++)
 		free(v->trials[i].outputs);
 	free(v->trials);
-	for (size_t i = 0; i < v->nfindings; i++)
-		free(v->findings[i].message);
-	free(v->findings);
+	findings_release(&v->findings);
 	free(v->timing.eager_us);
 	free(v->timing.trusted.round_us);
 	free(v->timing.candidate_us);
@@ -69,16 +67,31 @@ void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...
 	v->message = strbuf_detach(&sb, NULL);
 }
 
-void verdict_add_finding(struct verdict *v, const char *id, const char *severity, int line, int col, const char *msg)
+struct finding *verdict_add_finding(struct verdict *v, const enum policy_action policy[SB_HACK_IDS], const char *id,
+				    const char *fmt, ...)
 {
-	v->findings = xrealloc(v->findings, (v->nfindings + 1) * sizeof(*v->findings));
-	struct finding *f = &v->findings[v->nfindings++];
-	memset(f, 0, sizeof(*f));
-	snprintf(f->id, sizeof(f->id), "%s", id);
-	snprintf(f->severity, sizeof(f->severity), "%s", severity);
-	f->message = xstrdup(msg);
-	f->line = line;
-	f->col = col;
+	va_list ap;
+	va_start(ap, fmt);
+	struct finding *f = findings_vadd(&v->findings, id, fmt, ap);
+	va_end(ap);
+	policy_apply(policy, f, 1);
+	return f;
+}
+
+int verdict_add_findings(struct verdict *v, const enum policy_action policy[SB_HACK_IDS], const struct finding *f,
+			 size_t n)
+{
+	int rejected = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct finding *x = findings_append(&v->findings, &f[i]);
+		policy_apply(policy, x, 1);
+		if (x->severity != SEV_REJECT)
+			continue;
+		if (v->status == V_PASS)
+			verdict_fail(v, V_REJECTED, "%s: %s", x->id, x->message);
+		rejected |= v->status == V_REJECTED;
+	}
+	return rejected;
 }
 
 /* ---------- JSON ---------- */
@@ -326,9 +339,9 @@ json_t *verdict_to_json(const struct verdict *v)
 		json_array_append_new(trials, json_pack("{s:I, s:b, s:b, s:o, s:o}", "seed", (json_int_t)t->seed, "pass", t->pass,
 							"inputs_mutated", t->inputs_mutated, "run_s", jreal(t->run_s), "outputs", outs));
 	}
-	for (size_t i = 0; i < v->nfindings; i++) {
-		const struct finding *f = &v->findings[i];
-		json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:i, s:i}", "id", f->id, "severity", f->severity,
+	for (size_t i = 0; i < v->findings.n; i++) {
+		const struct finding *f = &v->findings.v[i];
+		json_array_append_new(findings, json_pack("{s:s, s:s, s:s, s:i, s:i}", "id", f->id, "severity", severity_name(f->severity),
 							  "message", f->message, "line", f->line, "col", f->col));
 	}
 	json_object_set_new(o, "schema", json_integer(VERDICT_SCHEMA));
@@ -531,9 +544,9 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 		strbuf_addf(out, "  audit of the problem: %s: %s\n", json_string_value(json_object_get(a, "id")) ?: "?",
 			    json_string_value(json_object_get(a, "message")) ?: "");
 	}
-	for (size_t i = 0; i < v->nfindings; i++)
-		strbuf_addf(out, "  finding %s (%s)%s: %s\n", v->findings[i].id, v->findings[i].severity,
-			    v->findings[i].line ? "" : "", v->findings[i].message);
+	for (size_t i = 0; i < v->findings.n; i++)
+		strbuf_addf(out, "  finding %s (%s): %s\n", v->findings.v[i].id, severity_name(v->findings.v[i].severity),
+			    v->findings.v[i].message);
 	if (v->rubric) {
 		json_t *total = json_object_get(v->rubric, "total");
 		const char *why = json_string_value(json_object_get(v->rubric, "error"));

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../checks/finding.h"
 #include "../core/strbuf.h"
 #include "compare.h"
 #include "sandbox.h"
@@ -43,13 +44,6 @@ struct robust_result {
 	int passed;                  /* 1, 0, or -1: not run or not applicable (note says why) */
 	char note[512];              /* why not run or not applicable, or the failure; "" when they passed */
 	double max_abs_err;          /* the largest absolute error of any output compared; NAN: none compared */
-};
-
-struct finding {
-	char id[8];                  /* "H10" */
-	char severity[8];            /* "reject" | "flag" */
-	char *message;
-	int line, col;               /* 0 when found at run time */
 };
 
 struct timing_side {
@@ -188,8 +182,7 @@ struct verdict {
 	size_t ntrials;
 	struct robust_result robust;
 	struct timing_result timing;
-	struct finding *findings;
-	size_t nfindings;
+	struct findings findings;    /* every rule's, static, runtime, profile; severities applied */
 	struct verdict_env env;
 	struct sandbox_report sandbox;
 	struct {
@@ -229,7 +222,15 @@ void verdict_init(struct verdict *v);
 void verdict_release(struct verdict *v);
 __attribute__((format(printf, 3, 4)))
 void verdict_fail(struct verdict *v, enum verdict_status s, const char *fmt, ...);
-void verdict_add_finding(struct verdict *v, const char *id, const char *severity, int line, int col, const char *msg);
+/* Adds one finding to v with its severity under `policy` (checks.policy) and returns it: the caller
+ * decides what its severity does to the status. */
+__attribute__((format(printf, 4, 5)))
+struct finding *verdict_add_finding(struct verdict *v, const enum policy_action policy[SB_HACK_IDS], const char *id,
+				    const char *fmt, ...);
+/* Adds copies of the n findings to v, each with its severity under `policy` (checks.policy); the first
+ * reject while v still passes rejects it. Returns 1 when one of them is a reject and v is rejected. */
+int verdict_add_findings(struct verdict *v, const enum policy_action policy[SB_HACK_IDS], const struct finding *f,
+			 size_t n);
 
 json_t *verdict_to_json(const struct verdict *v);
 void verdict_print(const struct verdict *v, struct strbuf *out);

@@ -374,19 +374,6 @@ void prof_report_build(struct prof_report *r, const struct trace *t, const struc
 
 /* ---------- findings ---------- */
 
-static void finding(struct prof_finding *out, size_t max, size_t *n, const char *id, const char *severity,
-		    struct strbuf *msg)
-{
-	if (*n >= max) {
-		strbuf_release(msg);
-		return;
-	}
-	snprintf(out[*n].id, sizeof(out[*n].id), "%s", id);
-	snprintf(out[*n].severity, sizeof(out[*n].severity), "%s", severity);
-	out[*n].message = strbuf_detach(msg, NULL);
-	(*n)++;
-}
-
 /* "A (61%), B (22%)": the largest rows that match `pick`. */
 static void list_rows(const struct prof_report *r, int pytorch_only, struct strbuf *sb)
 {
@@ -407,97 +394,43 @@ static void list_rows(const struct prof_report *r, int pytorch_only, struct strb
 	}
 }
 
-size_t prof_findings(const struct prof_report *r, const struct config *cfg, struct prof_finding *out, size_t max)
+size_t prof_findings(const struct prof_report *r, struct findings *out)
 {
-	size_t n = 0, calls = 0;
-	int kernels = 0, custom = 0, late = 0, foreign = 0, copies = 0, pytorch = 0;
-	double late_by = 0;
-	struct strbuf blind = STRBUF_INIT;
-	/* The tracer started in the candidate's worker, then left no whole trace, or records that name no
-	 * call: the trace is the candidate's to write, and one that comes back cut short or blind is what
-	 * disabling or unloading the tracer, or swapping its correlation, would leave. */
-	if (r->started && (!r->available || !r->complete)) {
-		strbuf_addf(&blind, "the kernel tracer (CUPTI) started in the candidate's worker but its trace came back %s: "
-			    "code that disables or unloads the tracer blinds the evidence of what ran; leave it alone",
-			    r->available ? "without its end" : "unusable");
-		finding(out, max, &n, "H08", config_policy(cfg, "H08"), &blind);
-		return n;
-	}
-	if (r->started && !r->attributed) {
-		strbuf_addstr(&blind, "the kernel tracer's records name none of the profiled calls (no trial ids): its "
-			      "correlation was lost or tampered with, so the trace cannot say what each call ran");
-		finding(out, max, &n, "H08", "flag", &blind);
-		return n;
-	}
-	if (!r->available || !r->attributed)
-		return 0;
+	size_t n0 = out->n;
+	struct strbuf top = STRBUF_INIT, pytorch_top = STRBUF_INIT;
+	struct prof_facts f = {
+		.started = r->started, .available = r->available, .complete = r->complete, .attributed = r->attributed,
+		.dropped = r->dropped, .own_library_calls = r->own_library_calls,
+	};
 	for (size_t i = 0; i < r->ntrials; i++) {
 		const struct prof_trial *t = &r->trials[i];
 		if (!t->found)
 			continue;
-		calls++;
-		kernels += t->kernels;
-		custom += t->custom_kernels;
-		late += t->late_kernels;
-		foreign += t->foreign_kernels;
-		copies += t->memcpys + t->memsets;
-		if (t->late_by_us > late_by)
-			late_by = t->late_by_us;
+		f.calls++;
+		f.kernels += t->kernels;
+		f.custom += t->custom_kernels;
+		f.late += t->late_kernels;
+		f.foreign += t->foreign_kernels;
+		f.copies += t->memcpys + t->memsets;
+		if (t->late_by_us > f.late_by_us)
+			f.late_by_us = t->late_by_us;
 	}
-	if (!calls)
-		return 0;
-	double kernel_us = 0, pytorch_us = 0;
 	for (size_t i = 0; i < r->nrows; i++) {
 		struct kclass kc;
 		if (r->rows[i].kind != 'k')
 			continue;
 		kclass_of(r->rows[i].name, &kc);
-		pytorch |= !r->rows[i].custom && kc.pytorch_compute;
-		kernel_us += r->rows[i].total_us;
+		f.pytorch |= !r->rows[i].custom && kc.pytorch_compute;
+		f.kernel_us += r->rows[i].total_us;
 		if (!r->rows[i].custom && kc.pytorch_compute)
-			pytorch_us += r->rows[i].total_us;
+			f.pytorch_us += r->rows[i].total_us;
 	}
-	struct strbuf msg = STRBUF_INIT;
-	/* absence is evidence only when nothing was lost */
-	if (r->complete && !r->dropped) {
-		if (!kernels) {
-			/* copies and memsets alone compute nothing: the outputs were cached, or made elsewhere */
-			if (copies)
-				strbuf_addf(&msg, "CUPTI saw no kernel in the %zu profiled calls, only %d copies or memsets: "
-					    "the outputs were not computed on the GPU during the call", calls, copies);
-			else
-				strbuf_addf(&msg, "CUPTI saw no GPU work at all in the %zu profiled calls: the outputs were not "
-					    "computed on the GPU during the call", calls);
-			finding(out, max, &n, "H04", config_policy(cfg, "H04"), &msg);
-		} else if (!custom && pytorch) {
-			strbuf_addf(&msg, "no kernel of the candidate's own ran in the %zu profiled calls; PyTorch's kernels "
-				    "did the work: ", calls);
-			list_rows(r, 1, &msg);
-			finding(out, max, &n, "H01", config_policy(cfg, "H01"), &msg);
-		} else if (!custom && !r->own_library_calls) {
-			/* library kernels, and no library call in the candidate's C++ to explain them: a person decides */
-			strbuf_addf(&msg, "no kernel of the candidate's own ran in the %zu profiled calls, only library "
-				    "kernels: ", calls);
-			list_rows(r, 0, &msg);
-			finding(out, max, &n, "H04", "flag", &msg);
-		} else if (kernel_us > 0 && pytorch_us >= PROF_PYTORCH_SHARE * kernel_us) {
-			/* its own kernels ran, but PyTorch's did most of the work: glue or the op itself, a person decides */
-			strbuf_addf(&msg, "PyTorch's own kernels took %.0f%% of the kernel time of the %zu profiled calls: ",
-				    100 * pytorch_us / kernel_us, calls);
-			list_rows(r, 1, &msg);
-			finding(out, max, &n, "H01", "flag", &msg);
-		}
-	}
-	if (late) {
-		strbuf_addf(&msg, "%d kernel launch%s of the timed calls ended after the timer's end event (up to %.1f us "
-			    "later): that work was not timed; join side streams to the timed stream before returning",
-			    late, late == 1 ? "" : "es", late_by);
-		finding(out, max, &n, "H05", config_policy(cfg, "H05"), &msg);
-	}
-	if (foreign) {
-		strbuf_addf(&msg, "%d kernel%s launched outside the calling thread ran while calls were being timed",
-			    foreign, foreign == 1 ? "" : "s");
-		finding(out, max, &n, "H06", "flag", &msg);
-	}
-	return n;
+	list_rows(r, 0, &top);
+	list_rows(r, 1, &pytorch_top);
+	f.kernels_top = top.buf;
+	f.pytorch_top = pytorch_top.buf;
+	rules_profile(&f, out);
+	strbuf_release(&top);
+	strbuf_release(&pytorch_top);
+	return out->n - n0;
 }

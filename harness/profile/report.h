@@ -9,11 +9,11 @@
 
 #include "../core/config.h"
 #include "../core/error.h"
+#include "../checks/finding.h"
+#include "../checks/rules_profile.h"
 #include "../core/strbuf.h"
 #include "trace.h"
 
-/* PyTorch's own compute kernels taking this share of the kernel time, beside the candidate's, is an H01 flag. */
-#define PROF_PYTORCH_SHARE 0.5
 /* A kernel ending this long after the end event counts as late (clock rounding stays below it). */
 #define PROF_LATE_NS 1000
 
@@ -92,15 +92,8 @@ void prof_report_summary(const struct prof_report *r, struct strbuf *out);
 /* The table `stitchbench profile` prints. */
 void prof_report_table(const struct prof_report *r, size_t max_rows, struct strbuf *out);
 
-/* A finding the report supports; the caller adds it to the verdict. */
-struct prof_finding {
-	char id[8];
-	char severity[8];
-	char *message;
-};
-/* Fills up to `max` findings; returns how many. Severities come from cfg's checks.policy; evidence that
- * cannot tell a hack from honest code (only vendor-library kernels, another thread's kernels) is "flag";
- * only library kernels from a candidate with own_library_calls is no finding at all. */
-size_t prof_findings(const struct prof_report *r, const struct config *cfg, struct prof_finding *out, size_t max);
+/* Adds the findings the report supports (checks/rules_profile.c decides them from what it measured) to
+ * out and returns how many; the caller gives them their severity (policy_apply). */
+size_t prof_findings(const struct prof_report *r, struct findings *out);
 
 #endif

@@ -229,15 +229,11 @@ void prof_candidate(const struct eval_env *e, const struct config *cfg, const st
 		prof_report_unavailable(v->profile, "%s", msg);
 	free(msg);
 	free(trace);
-	struct prof_finding found[8];
+	struct findings found = { 0 };
 	/* a candidate calling cuBLAS from its own C++ runs only library kernels honestly; a torch op in
 	 * forward doing the same is the static checks' H01 */
-	v->profile->own_library_calls = static_file_calls_library(v->candidate_path);
-	size_t n = prof_findings(v->profile, cfg, found, 8);
-	for (size_t i = 0; i < n; i++) {
-		verdict_add_finding(v, found[i].id, found[i].severity, 0, 0, found[i].message);
-		if (!strcmp(found[i].severity, "reject") && v->status == V_PASS)
-			verdict_fail(v, V_REJECTED, "%s: %s", found[i].id, found[i].message);
-		free(found[i].message);
-	}
+	v->profile->own_library_calls = c->src->calls_library;
+	prof_findings(v->profile, &found);
+	verdict_add_findings(v, cfg->checks.policy, found.v, found.n);
+	findings_release(&found);
 }

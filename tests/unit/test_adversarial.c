@@ -88,7 +88,7 @@ static void load_corpus(struct corpus *c, const char *root)
 			f->honest = d == 1;
 			char *path = xstrfmt("%s/%s", dir, e->d_name);
 			read_expect(f, path);
-			struct static_report r;
+			struct findings r;
 			struct sb_error err = { 0 };
 			char *text = candidate_text(root, path);
 			f->rc = static_check_source(path, text, strlen(text), &r, &err);
@@ -102,7 +102,7 @@ static void load_corpus(struct corpus *c, const char *root)
 						 r.v[i].message);
 			}
 			if (!f->rc)
-				static_report_release(&r);
+				findings_release(&r);
 			free(path);
 		}
 		if (dh)

@@ -65,12 +65,51 @@ static void same(void **state)
 	assert_false(audit_rule_same(&tx, &ti, exact));
 }
 
+/* What the measures make of a problem: integer inputs, randomness, and per output the first of zero or
+ * constant, then an input it equals; in that order, none of them a hack of a candidate. */
+static void rules_over_the_measures(void **state)
+{
+	(void)state;
+	static const char *const dtypes[] = { "torch.float32", "torch.int64", NULL, "torch.bool" };
+	struct audit_output outs[3] = {
+		{ .zero = 1, .constant = 1, .signed_ran = 1, .zero_signed = 1, .maxabs = 1e-9, .atol = 1e-2, .equals_input = -1 },
+		{ .constant = 1, .signed_ran = 1, .range = 0.5, .equals_input = 0 },
+		{ .equals_input = -1 },
+	};
+	struct audit_facts f = { .seeds = 3, .input_dtypes = dtypes, .ninputs = 4, .again_differs = 1, .outputs = outs,
+				 .noutputs = 3 };
+	struct findings l = { 0 };
+	rules_audit(&f, &l);
+	static const char *const want[] = { AUDIT_INTEGER_INPUTS, AUDIT_INTEGER_INPUTS, AUDIT_NONDETERMINISTIC, "H16",
+					     "H15", "H17" };
+	assert_int_equal(l.n, 6);
+	for (size_t i = 0; i < l.n; i++)
+		assert_string_equal(l.v[i].id, want[i]);
+	assert_non_null(strstr(l.v[0].message, "input 1 is int64"));
+	assert_non_null(strstr(l.v[1].message, "input 3 is bool"));
+	assert_non_null(strstr(l.v[2].message, "two calls on the same inputs"));
+	assert_non_null(strstr(l.v[3].message, "out0"));
+	assert_non_null(strstr(l.v[3].message, "on signed inputs too"));
+	assert_non_null(strstr(l.v[4].message, "on signed inputs it is not constant"));
+	assert_non_null(strstr(l.v[5].message, "out1 equals input 0"));
+	assert_non_null(strstr(l.v[5].message, "only on this problem's input distribution"));
+	findings_release(&l);
+
+	/* a rerun that differs says so, and the second kind is not added beside it */
+	struct audit_facts g = { .seeds = 3, .rerun_differs = 1, .again_differs = 1 };
+	rules_audit(&g, &l);
+	assert_int_equal(l.n, 1);
+	assert_non_null(strstr(l.v[0].message, "two runs with the same seed"));
+	findings_release(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(constant),
 		cmocka_unit_test(zeros),
 		cmocka_unit_test(same),
+		cmocka_unit_test(rules_over_the_measures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

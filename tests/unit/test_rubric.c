@@ -250,7 +250,8 @@ static void judge_sets_reward(void **state)
 		v.timing.ran = cases[i].timed;
 		v.timing.speedup_eager = cases[i].speedup;
 		if (cases[i].severity)
-			verdict_add_finding(&v, "H21", cases[i].severity, 0, 0, "more than 10x eager");
+			findings_add(&v.findings, "H21", "more than 10x eager")->severity =
+				!strcmp(cases[i].severity, "reject") ? SEV_REJECT : SEV_FLAG;
 		judge_rubric(&j, &p, "judge", (int)i, 0, &v);
 		json_t *jv = verdict_to_json(&v), *reward = json_object_get(jv, "reward");
 		if (isnan(cases[i].want) ? !json_is_null(reward)

@@ -27,7 +27,7 @@ static struct rt_call call_of(const char *json_text)
 			   " \"threads\": " threads ", \"patched\": []}"
 #define QUIET "{\"python\": [1, 1], \"os\": [3, 3], \"new\": 0}"
 
-static size_t count(const struct rt_findings *f, const char *id)
+static size_t count(const struct findings *f, const char *id)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < f->n; i++)
@@ -53,7 +53,7 @@ static void facts_parse(void **state)
 	/* a reply of an older worker: nothing known, nothing judged */
 	c = call_of("{\"outputs\": [{\"name\": \"out0\", \"dtype\": \"torch.float32\"}]}");
 	assert_false(c.out[0].has_facts || c.has_threads);
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	rt_rule_plain_outputs(&c, NULL, "cpu", "trial 0", &f);
 	rt_rule_alias(&c, NULL, "trial 0", &f);
 	assert_int_equal(f.n, 0);
@@ -63,7 +63,7 @@ static void facts_parse(void **state)
 static void aliasing(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	struct rt_call fresh = call_of(CALL(OUT("[9000, 400]"), QUIET));
 	struct rt_call same = call_of(CALL(OUT("[1000, 400]"), QUIET));
 	struct rt_call view = call_of(CALL(OUT("[1200, 8]"), QUIET));   /* inside the input's storage */
@@ -83,7 +83,7 @@ static void aliasing(void **state)
 	assert_int_equal(count(&f, "H17"), 1);
 	assert_int_equal(count(&f, "H11"), 1);
 	assert_non_null(strstr(f.v[0].message, "input 0"));
-	rt_findings_release(&f);
+	findings_release(&f);
 	/* a problem whose reference returns a view of its input: the candidate may too */
 	rt_rule_alias(&view, &same, "trial 0", &f);
 	assert_int_equal(f.n, 0);
@@ -97,7 +97,7 @@ static void aliasing(void **state)
 static void plain_outputs(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	struct rt_call ok = call_of(CALL(OUT("[9000, 400]"), QUIET));
 	struct rt_call sub = call_of(CALL("{\"type\": \"m.Lazy\", \"exact\": false, \"layout\": \"torch.strided\","
 					  " \"device\": \"cpu\", \"meta\": false}", QUIET));
@@ -119,11 +119,11 @@ static void plain_outputs(void **state)
 	assert_non_null(strstr(f.v[0].message, "m.Lazy"));
 	assert_non_null(strstr(f.v[1].message, "sparse_coo"));
 	assert_non_null(strstr(f.v[2].message, "meta"));
-	rt_findings_release(&f);
+	findings_release(&f);
 	rt_rule_plain_outputs(&ok, &gpu, "cuda:0", "trial 0", &f);
 	assert_int_equal(f.n, 1);
 	assert_non_null(strstr(f.v[0].message, "is on cpu"));
-	rt_findings_release(&f);
+	findings_release(&f);
 	rt_rule_plain_outputs(&ok, &ok, "cuda:0", "trial 0", &f); /* the reference's is on the CPU as well */
 	assert_int_equal(f.n, 0);
 	/* the reference returns a sparse tensor itself: the candidate may too */
@@ -139,7 +139,7 @@ static void plain_outputs(void **state)
 static void threads(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	const char *names[] = { "trial 0", "trial 1", "trial 2" };
 	struct rt_call calls[3];
 	/* the first call starts a thread pool (OpenMP) and keeps it: that is not a finding */
@@ -154,7 +154,7 @@ static void threads(void **state)
 	rt_rule_threads(calls, 3, names, &f);
 	assert_int_equal(count(&f, "H06"), 1);
 	assert_non_null(strstr(f.v[0].message, "trial 2"));
-	rt_findings_release(&f);
+	findings_release(&f);
 	/* a thread that started and ended within the call left nothing: ids changed but not the count */
 	rt_call_release(&calls[2]);
 	calls[2] = call_of(CALL(OUT("null"), "{\"python\": [1, 1], \"os\": [3, 3], \"new\": 1}"));
@@ -166,15 +166,39 @@ static void threads(void **state)
 	rt_rule_threads(calls, 3, names, &f);
 	assert_int_equal(count(&f, "H06"), 1);
 	assert_non_null(strstr(f.v[0].message, "Python thread started during forward (trial 0)"));
-	rt_findings_release(&f);
+	findings_release(&f);
 	for (int i = 0; i < 3; i++)
 		rt_call_release(&calls[i]);
+}
+
+/* H06 from the kernel's view of the process, and from the threads left after the timing loop. */
+static void process_and_late_threads(void **state)
+{
+	(void)state;
+	struct findings f = { 0 };
+	rt_rule_process(NULL, 0, 0, "after the timed calls", &f);
+	rt_rule_threads_after_timing(2, 2, &f);
+	assert_int_equal(f.n, 0);
+	/* signals and helper processes together make one H06: the first says enough */
+	rt_rule_process("SIGALRM", 2, 4242, "after the timed calls", &f);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].message, "catches SIGALRM after the timed calls"));
+	findings_release(&f);
+	rt_rule_process(NULL, 1, 4242, "after its import", &f);
+	assert_int_equal(f.n, 1);
+	assert_non_null(strstr(f.v[0].message, "1 other process of the candidate's (pid 4242) is alive after its import"));
+	findings_release(&f);
+	rt_rule_threads_after_timing(2, 3, &f);
+	assert_int_equal(count(&f, "H06"), 1);
+	assert_non_null(strstr(f.v[0].message, "1 more Python thread was alive"));
+	assert_false(f.v[0].flag_only);
+	findings_release(&f);
 }
 
 static void patched_and_same_output(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	struct strvec none = STRVEC_INIT, two = STRVEC_INIT;
 	rt_rule_patched(&none, "after import", &f);
 	assert_int_equal(f.n, 0);
@@ -184,7 +208,7 @@ static void patched_and_same_output(void **state)
 	assert_int_equal(count(&f, "H08"), 1);
 	assert_non_null(strstr(f.v[0].message, "torch.allclose, time.perf_counter were replaced after import"));
 	strvec_clear(&two);
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	const uint32_t seeds[3] = { 11, 22, 33 };
 	const uint64_t ref[3] = { 1, 2, 3 }, honest[3] = { 7, 8, 9 }, constant[3] = { 5, 5, 5 };
@@ -197,20 +221,20 @@ static void patched_and_same_output(void **state)
 	rt_rule_same_output(constant, ref, known, seeds, 3, &f);
 	assert_int_equal(count(&f, "H11"), 1);
 	assert_non_null(strstr(f.v[0].message, "seeds 11 and 22"));
-	rt_findings_release(&f);
+	findings_release(&f);
 }
 
 static void determinism_rotation_zero_poison(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	assert_string_equal(rt_rule_determinism(1, 1, 5, "", &f), "bitwise");
 	assert_string_equal(rt_rule_determinism(0, 1, 5, "", &f), "within_tolerance");
 	assert_int_equal(f.n, 0);
 	assert_string_equal(rt_rule_determinism(0, 0, 5, "17 of 64 elements differ", &f), "differs");
 	assert_int_equal(count(&f, "H19"), 1);
 	assert_non_null(strstr(f.v[0].message, "17 of 64 elements differ"));
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	assert_string_equal(rt_rule_rotation(1, 0, 0, "", &f), "changed");
 	assert_string_equal(rt_rule_rotation(1, 1, 1, "", &f), "changed"); /* the reference's did not change either */
@@ -220,7 +244,7 @@ static void determinism_rotation_zero_poison(void **state)
 	assert_string_equal(rt_rule_rotation(0, 0, 0, "3 of 9 elements differ", &f), "stale");
 	assert_non_null(strstr(f.v[1].message, "3 of 9 elements differ"));
 	assert_int_equal(count(&f, "H11"), 2);
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	rt_rule_zero_output(1, 1, 1, "out0", "trial 0", &f); /* the reference is zero too: nothing to say */
 	rt_rule_zero_output(1, 0, 0, "out0", "trial 0", &f); /* zeros that failed: just wrong */
@@ -229,34 +253,34 @@ static void determinism_rotation_zero_poison(void **state)
 	rt_rule_zero_output(1, 0, 1, "out1", "trial 2", &f);
 	assert_int_equal(count(&f, "H16"), 1);
 	assert_non_null(strstr(f.v[0].message, "out1 of trial 2"));
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	rt_rule_poison(1, 0, 3, &f); /* NaN either way: a plain bug */
 	rt_rule_poison(0, 1, 3, &f);
 	assert_int_equal(f.n, 0);
 	rt_rule_poison(1, 1, 3, &f);
 	assert_int_equal(count(&f, "H09"), 1);
-	rt_findings_release(&f);
+	findings_release(&f);
 }
 
 static void findings_are_capped_per_id(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	for (int i = 0; i < 10; i++)
 		rt_findings_add(&f, "H07", "number %d", i);
 	assert_non_null(rt_findings_add(&f, "H06", "other"));
 	assert_null(rt_findings_add(&f, "H07", "one more"));
 	assert_int_equal(count(&f, "H07"), RT_MAX_PER_ID);
-	assert_true(rt_findings_has(&f, "H06") && !rt_findings_has(&f, "H11"));
-	rt_findings_release(&f);
+	assert_true(findings_has(&f, "H06") && !findings_has(&f, "H11"));
+	findings_release(&f);
 }
 
 /* H21 with numbers: 134217728 bytes (a 4096 x 4096 fp32 ReLU, in and out) at 4 TB/s measured. */
 static void floor_numbers(void **state)
 {
 	(void)state;
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	struct floor_result r;
 	struct floor_input in = { .gpu = 1, .bytes = 134217728, .peak_bytes_per_s = 4e12, .candidate_us = 40,
 				  .speedup_eager = 1.1 };
@@ -272,7 +296,7 @@ static void floor_numbers(void **state)
 	assert_false(f.v[0].flag_only);
 	assert_non_null(strstr(f.v[0].message, "below the physical floor of 26.84 us"));
 	assert_non_null(strstr(f.v[0].message, "4000 GB/s"));
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	/* 10x eager is flagged only above 10, and as a flag whatever the policy */
 	in.candidate_us = 40;
@@ -285,7 +309,7 @@ static void floor_numbers(void **state)
 	assert_int_equal(count(&f, "H21"), 1);
 	assert_true(f.v[0].flag_only);
 	assert_non_null(strstr(f.v[0].message, "12.5x faster"));
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	/* the CPU: no floor, a reason, and the 10x flag still applies */
 	struct floor_input cpu = { .gpu = 0, .bytes = 1e6, .candidate_us = 1, .speedup_eager = 50 };
@@ -294,7 +318,7 @@ static void floor_numbers(void **state)
 	assert_non_null(strstr(r.skipped, "on the CPU"));
 	assert_int_equal(f.n, 1);
 	assert_true(f.v[0].flag_only);
-	rt_findings_release(&f);
+	findings_release(&f);
 
 	/* an unknown bandwidth or a candidate that was not timed: skipped with the reason, never passed */
 	struct floor_input unknown = { .gpu = 1, .bytes = 1e6, .peak_unknown = "the worker failed", .candidate_us = 1 };
@@ -316,6 +340,7 @@ int main(void)
 		cmocka_unit_test(aliasing),
 		cmocka_unit_test(plain_outputs),
 		cmocka_unit_test(threads),
+		cmocka_unit_test(process_and_late_threads),
 		cmocka_unit_test(patched_and_same_output),
 		cmocka_unit_test(determinism_rotation_zero_poison),
 		cmocka_unit_test(findings_are_capped_per_id),

@@ -2,10 +2,13 @@
  * minimal hack and staying quiet on its honest twin, the evasions LLMs use, and exact positions. */
 #include "testutil.h"
 
+#include <errno.h>
+
 #include "checks/pytok.h"
 #include "checks/rules.h"
 #include "checks/static.h"
-#include "checks/static_verdict.h"
+#include "eval/candidate.h"
+#include "eval/static_verdict.h"
 
 /* Five lines that give every snippet a custom kernel, so H04 stays out of the way. */
 #define PRE                                                                                     \
@@ -15,9 +18,9 @@
 	"from torch.utils.cpp_extension import load_inline\n"                                   \
 	"ext = load_inline(name='k', cpp_sources='', cuda_sources='__global__ void k() {}', functions=[])\n"
 
-static struct static_report check(const char *src)
+static struct findings check(const char *src)
 {
-	struct static_report r;
+	struct findings r;
 	struct sb_error err = { 0 };
 	if (static_check_source("snippet.py", src, strlen(src), &r, &err))
 		fail_msg("static_check_source: %s", err.msg);
@@ -27,15 +30,15 @@ static struct static_report check(const char *src)
 /* The distinct ids found in src, sorted and space-separated ("" when clean), for readable assertions. */
 static char *ids(const char *src)
 {
-	struct static_report r = check(src);
+	struct findings r = check(src);
 	struct strbuf sb = STRBUF_INIT;
 	for (int h = 1; h <= 22; h++) {
 		char id[8];
 		snprintf(id, sizeof(id), "H%02d", h);
-		if (static_report_has(&r, id))
+		if (findings_has(&r, id))
 			strbuf_addf(&sb, "%s%s", sb.len ? " " : "", id);
 	}
-	static_report_release(&r);
+	findings_release(&r);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -146,7 +149,7 @@ static void tok_errors_name_the_line(void **state)
 	const char *triple = "s = \"\"\"never\nends\n";
 	assert_int_equal(pytok_tokenize(triple, strlen(triple), &t, &err), SB_EINPUT);
 	assert_non_null(strstr(err.msg, "triple-quoted"));
-	struct static_report r;
+	struct findings r;
 	assert_int_equal(static_check_source("bad.py", bad, strlen(bad), &r, &err), SB_EINPUT);
 	assert_non_null(strstr(err.msg, "bad.py"));
 }
@@ -171,7 +174,7 @@ static void comments_and_strings_are_not_code(void **state)
 static void h01_direct_call_and_position(void **state)
 {
 	(void)state;
-	struct static_report r = check(PRE "class ModelNew(nn.Module):\n"
+	struct findings r = check(PRE "class ModelNew(nn.Module):\n"
 					   "    def forward(self, a, b):\n"
 					   "        return ext.k(torch.matmul(a, b))\n");
 	assert_int_equal(r.n, 1);
@@ -180,7 +183,7 @@ static void h01_direct_call_and_position(void **state)
 	assert_int_equal(r.v[0].col, 22);
 	assert_non_null(strstr(r.v[0].message, "torch.matmul (line 8)"));
 	assert_non_null(strstr(r.v[0].message, "cuBLAS"));
-	static_report_release(&r);
+	findings_release(&r);
 }
 
 static void h01_alias_getattr_import_as_self(void **state)
@@ -398,9 +401,9 @@ static void what_never_runs_or_builds_is_not_flagged(void **state)
 
 static const char *severity_of(const struct verdict *v, const char *id)
 {
-	for (size_t i = 0; i < v->nfindings; i++)
-		if (!strcmp(v->findings[i].id, id))
-			return v->findings[i].severity;
+	for (size_t i = 0; i < v->findings.n; i++)
+		if (!strcmp(v->findings.v[i].id, id))
+			return severity_name(v->findings.v[i].severity);
 	return "none";
 }
 
@@ -418,10 +421,13 @@ static void judge_applies_the_policy(void **state)
 	char *broken = xstrfmt("%s/broken.py", dir);
 	struct config cfg;
 	struct verdict v;
+	struct candidate_source src, bad;
 	config_init(&cfg);
+	candidate_source_load(&src, cand);
+	candidate_source_load(&bad, broken);
 
 	verdict_init(&v);
-	assert_int_equal(static_judge(&cfg, fp32, cand, &v), 1);
+	assert_int_equal(static_judge(&cfg, fp32, &src, &v), 1);
 	assert_int_equal(v.status, V_REJECTED);
 	assert_true(starts_with(v.message, "H01: forward calls torch.relu (line 8)"));
 	assert_string_equal(severity_of(&v, "H01"), "reject");
@@ -430,32 +436,83 @@ static void judge_applies_the_policy(void **state)
 	verdict_release(&v);
 
 	verdict_init(&v);
-	static_judge(&cfg, fp16, cand, &v);
+	static_judge(&cfg, fp16, &src, &v);
 	assert_string_equal(severity_of(&v, "H14"), "none");
 	verdict_release(&v);
 
 	cfg.checks.policy[0] = POLICY_FLAG;
 	verdict_init(&v);
-	assert_int_equal(static_judge(&cfg, fp32, cand, &v), 0);
+	assert_int_equal(static_judge(&cfg, fp32, &src, &v), 0);
 	assert_int_equal(v.status, V_PASS);
 	assert_null(v.message);
 	assert_string_equal(severity_of(&v, "H01"), "flag");
 	verdict_release(&v);
 
 	verdict_init(&v);
-	assert_int_equal(static_judge(&cfg, fp32, broken, &v), 0);
-	assert_int_equal(v.nfindings, 0);
+	assert_int_equal(static_judge(&cfg, fp32, &bad, &v), 0);
+	assert_int_equal(v.findings.n, 0);
 	cfg.checks.static_checks = 0;
 	cfg.checks.policy[0] = POLICY_REJECT;
-	assert_int_equal(static_judge(&cfg, fp32, cand, &v), 0);
-	assert_int_equal(v.nfindings, 0);
+	assert_int_equal(static_judge(&cfg, fp32, &src, &v), 0);
+	assert_int_equal(v.findings.n, 0);
 	verdict_release(&v);
 
+	candidate_source_release(&src);
+	candidate_source_release(&bad);
 	config_release(&cfg);
 	free(cand);
 	free(fp32);
 	free(fp16);
 	free(broken);
+	tmpdir_remove(dir);
+}
+
+/* The format check, the static rules and the profile's library rule judge the bytes read once: the file
+ * gone, or replaced by an empty one, after the read changes none of their answers. */
+static void a_candidate_is_judged_as_read_once(void **state)
+{
+	(void)state;
+	char *dir = tmpdir_make();
+	write_file(dir, "cand.py", PRE "S = r'''\n#include <cublas_v2.h>\nvoid g() { cublasSgemm(h); }\n'''\n"
+				       "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n");
+	char *cand = xstrfmt("%s/cand.py", dir);
+	struct config cfg;
+	struct verdict v;
+	struct candidate_source src;
+	config_init(&cfg);
+	candidate_source_load(&src, cand);
+	assert_int_equal(src.read_errno, 0);
+	assert_true(src.tokenised);
+	for (int replaced = 0; replaced < 2; replaced++) {
+		if (replaced)
+			write_file(dir, "cand.py", ""); /* empty: format_error, and nothing for the rules */
+		else
+			assert_int_equal(unlink(cand), 0);
+		verdict_init(&v);
+		assert_int_equal(eval_format_check(&src, &v), 0);
+		assert_int_equal(static_judge(&cfg, NULL, &src, &v), 1);
+		assert_true(starts_with(v.message, "H01: forward calls torch.relu"));
+		assert_true(src.calls_library);
+		verdict_release(&v);
+	}
+	candidate_source_release(&src);
+	/* read now, the empty file is what it is */
+	candidate_source_load(&src, cand);
+	verdict_init(&v);
+	assert_int_equal(eval_format_check(&src, &v), 1);
+	assert_int_equal(v.status, V_FORMAT_ERROR);
+	verdict_release(&v);
+	candidate_source_release(&src);
+	unlink(cand);
+	candidate_source_load(&src, cand);
+	assert_int_equal(src.read_errno, ENOENT);
+	verdict_init(&v);
+	assert_int_equal(eval_format_check(&src, &v), 1);
+	assert_non_null(strstr(v.message, "cannot be read"));
+	verdict_release(&v);
+	candidate_source_release(&src);
+	config_release(&cfg);
+	free(cand);
 	tmpdir_remove(dir);
 }
 
@@ -467,12 +524,12 @@ static void gpu_fixtures_are_clean(void **state)
 	const char *root = getenv("SB_SOURCE_ROOT");
 	for (const char *const *f = files; *f; f++) {
 		char *path = xstrfmt("%s/tests/fixtures/candidates/cuda/%s", root ? root : ".", *f);
-		struct static_report r;
+		struct findings r;
 		struct sb_error err = { 0 };
 		assert_int_equal(static_check_file(path, &r, &err), 0);
 		if (r.n)
 			fail_msg("%s: %s %s", *f, r.v[0].id, r.v[0].message);
-		static_report_release(&r);
+		findings_release(&r);
 		free(path);
 	}
 }
@@ -508,14 +565,14 @@ static void library_calls_in_the_cxx_sources(void **state)
 static void cxx_positions_map_to_the_python_file(void **state)
 {
 	(void)state;
-	struct static_report r = check(PRE "SRC = r'''\n#include <torch/extension.h>\n"
+	struct findings r = check(PRE "SRC = r'''\n#include <torch/extension.h>\n"
 					   "// getenv in a comment is not a call\n"
 					   "void f() { auto p = \"fopen\"; const char *h = getenv(\"X\"); }\n'''\n");
 	assert_int_equal(r.n, 1);
 	assert_string_equal(r.v[0].id, "H22");
 	assert_int_equal(r.v[0].line, 9);
 	assert_int_equal(r.v[0].col, 46);
-	static_report_release(&r);
+	findings_release(&r);
 }
 
 static void at_most_a_few_findings_per_id(void **state)
@@ -526,11 +583,11 @@ static void at_most_a_few_findings_per_id(void **state)
 	for (int i = 0; i < 20; i++)
 		strbuf_addstr(&src, "        x = torch.relu(x)\n");
 	strbuf_addstr(&src, "        return x\n");
-	struct static_report r = check(src.buf);
+	struct findings r = check(src.buf);
 	assert_true(r.n >= 1 && r.n <= 8);
 	for (size_t i = 1; i < r.n; i++)
 		assert_true(r.v[i - 1].line <= r.v[i].line);
-	static_report_release(&r);
+	findings_release(&r);
 	strbuf_release(&src);
 }
 
@@ -539,11 +596,11 @@ static void at_most_a_few_findings_per_id(void **state)
 /* Whether src produces a finding of `id` by rule `rule`. */
 static int has_rule(const char *src, const char *id, const char *rule)
 {
-	struct static_report r = check(src);
+	struct findings r = check(src);
 	int found = 0;
 	for (size_t i = 0; i < r.n; i++)
 		found |= !strcmp(r.v[i].id, id) && !strcmp(r.v[i].rule, rule);
-	static_report_release(&r);
+	findings_release(&r);
 	return found;
 }
 
@@ -845,7 +902,7 @@ static void h13_code_from_bytes_and_harness_modules(void **state)
 		char *src = xstrfmt(PRE "class ModelNew(nn.Module):\n    def __init__(self, state=None):\n"
 				    "        super().__init__()\n        %s\n    def forward(self, x):\n"
 				    "        return ext.k(x)\n", seeds[i]);
-		struct static_report r;
+		struct findings r;
 		struct sb_error err = { 0 };
 		assert_int_equal(static_check_source("cand.py", src, strlen(src), &r, &err), 0);
 		int found = 0;
@@ -857,7 +914,7 @@ static void h13_code_from_bytes_and_harness_modules(void **state)
 			}
 		if (!found)
 			fail_msg("no seed-replay finding for: %s", seeds[i]);
-		static_report_release(&r);
+		findings_release(&r);
 		free(src);
 	}
 	/* a name or a comment about seeds is no call */
@@ -1022,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(h22_outside_world),
 		cmocka_unit_test(what_never_runs_or_builds_is_not_flagged),
 		cmocka_unit_test(judge_applies_the_policy),
+		cmocka_unit_test(a_candidate_is_judged_as_read_once),
 		cmocka_unit_test(gpu_fixtures_are_clean),
 		cmocka_unit_test(cxx_positions_map_to_the_python_file),
 		cmocka_unit_test(library_calls_in_the_cxx_sources),

@@ -35,7 +35,7 @@ static json_t *make_verdict(const char *ref, const char *candidate, int trials, 
 		v.trials[i].pass = 1;
 	}
 	for (int i = 0; i < findings; i++)
-		verdict_add_finding(&v, "H10", "reject", 0, 0, "inputs changed");
+		findings_add(&v.findings, "H10", "inputs changed")->severity = SEV_REJECT;
 	v.settings.trials = 5;
 	v.settings.perf_trials = 100;
 	v.settings.seed = 42;

@@ -242,7 +242,7 @@ static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
 	stop_pair(&p);
 }
 
-static void clock_rule(const struct timing_result *t, struct rt_findings *found)
+static void clock_rule(const struct timing_result *t, struct findings *found)
 {
 	const struct trusted_clock *tc = &t->trusted;
 	struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_lo_us, tc->ref_least_us, tc->cand_overhead_us,
@@ -259,7 +259,7 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 	(void)state;
 	struct pair p;
 	struct timing_result t = { 0 };
-	struct rt_findings found = { 0 };
+	struct findings found = { 0 };
 	start_pair_spinning(&p, "40000", "8000", 0, "40000", "40000");
 	struct timing_plan pl = plan(12, 2, 0);
 	run_ok(&p, &pl, &t);
@@ -270,8 +270,8 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 			 t.trusted.excess_us, t.trusted.excess_lo_us, t.trusted.excess_hi_us, t.trusted.ref_overhead_us,
 			 t.trusted.cand_overhead_us);
 	clock_rule(&t, &found);
-	assert_true(rt_findings_has(&found, "H08"));
-	rt_findings_release(&found);
+	assert_true(findings_has(&found, "H08"));
+	findings_release(&found);
 	free_timing(&t);
 	stop_pair(&p);
 
@@ -279,10 +279,10 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 	memset(&t, 0, sizeof(t));
 	run_ok(&p, &pl, &t);
 	clock_rule(&t, &found);
-	if (rt_findings_has(&found, "H08"))
+	if (findings_has(&found, "H08"))
 		fail_msg("honest: trusted %.3f (at most %.3f), excess %.0f [%.0f, %.0f] us", t.trusted.speedup, t.trusted.hi,
 			 t.trusted.excess_us, t.trusted.excess_lo_us, t.trusted.excess_hi_us);
-	rt_findings_release(&found);
+	findings_release(&found);
 	free_timing(&t);
 	stop_pair(&p);
 }
@@ -292,25 +292,25 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
 {
 	(void)state;
-	struct rt_findings found = { 0 };
+	struct findings found = { 0 };
 	struct rt_clock lie = { .reported = 5.0, .speedup = 1.0, .hi = 1.2, .excess_lo_us = 400, .ref_least_us = 1000,
 				.cand_overhead_us = 1500, .ref_overhead_us = 1000 };
 	rt_rule_trusted_clock(&lie, &found);
-	assert_true(rt_findings_has(&found, "H08"));
-	rt_findings_release(&found);
+	assert_true(findings_has(&found, "H08"));
+	findings_release(&found);
 	struct rt_clock slow = lie;
 	slow.reported = 0.7; /* claims no speedup: nothing to gain */
 	rt_rule_trusted_clock(&slow, &found);
-	assert_false(rt_findings_has(&found, "H08"));
+	assert_false(findings_has(&found, "H08"));
 	struct rt_clock small = lie;
 	small.excess_lo_us = 90; /* under a tenth of the reference's 1000 us of harness work per call */
 	rt_rule_trusted_clock(&small, &found);
-	assert_false(rt_findings_has(&found, "H08"));
+	assert_false(findings_has(&found, "H08"));
 	struct rt_clock near = lie;
 	near.reported = 1.7; /* within 1.5x of the bound's upper end */
 	rt_rule_trusted_clock(&near, &found);
-	assert_false(rt_findings_has(&found, "H08"));
-	rt_findings_release(&found);
+	assert_false(findings_has(&found, "H08"));
+	findings_release(&found);
 }
 
 struct checked {
@@ -417,7 +417,7 @@ static void repeats_are_judged_within_their_round(void **state)
 	assert_int_equal((int)rc.n, 7);
 	assert_true(rc.ratio_repeat > 2 * rc.ratio_fresh); /* the medians over all rounds would say H11 */
 	assert_true(fabs(rc.within - 1.0) < 1e-9);
-	struct rt_findings f = { 0 };
+	struct findings f = { 0 };
 	rt_rule_repeats(rc.n, rc.within, rc.ratio_repeat, rc.ratio_fresh, &f);
 	assert_int_equal((int)f.n, 0);
 	/* a cache by content: the repeats cost an eighth of the fresh calls of their round */
@@ -428,7 +428,7 @@ static void repeats_are_judged_within_their_round(void **state)
 	rt_rule_repeats(rc.n, rc.within, rc.ratio_repeat, rc.ratio_fresh, &f);
 	assert_int_equal((int)f.n, 1);
 	assert_string_equal(f.v[0].id, "H11");
-	rt_findings_release(&f);
+	findings_release(&f);
 }
 
 int main(void)

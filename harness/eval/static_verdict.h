@@ -3,12 +3,14 @@
 #ifndef SB_STATIC_VERDICT_H
 #define SB_STATIC_VERDICT_H
 
+#include "../checks/static.h"
 #include "../core/config.h"
-#include "../eval/verdict.h"
+#include "verdict.h"
 
 /* Adds the static findings on the candidate to v. Returns 1 when one of them rejects it (v's status
  * and message are set then), 0 to go on. Never fails: a file the tokenizer cannot read is left to
  * the worker, whose syntax error says more. With checks.static off it does nothing. */
-int static_judge(const struct config *cfg, const char *problem_path, const char *candidate_path, struct verdict *v);
+int static_judge(const struct config *cfg, const char *problem_path, const struct candidate_source *cand,
+		 struct verdict *v);
 
 #endif
