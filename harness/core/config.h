@@ -161,8 +161,10 @@ int config_set(struct config *c, const char *assignment, struct sb_error *err);
 int config_validate(const struct config *c, struct sb_error *err);
 /* Writes the resolved configuration as YAML that config_load_string() accepts, except that the value of a
  * header whose name looks secret (config_header_secret) is written as CONFIG_REDACTED: what it writes is
- * shown by doctor and stored with a run. */
-void config_dump(const struct config *c, struct strbuf *out);
+ * shown by doctor (CONFIG_DUMP_PUBLIC: the public keys, and any other the file or a --set gave) and
+ * stored with a run (CONFIG_DUMP_ALL). */
+enum config_dump_keys { CONFIG_DUMP_PUBLIC, CONFIG_DUMP_ALL };
+void config_dump(const struct config *c, enum config_dump_keys keys, struct strbuf *out);
 #define CONFIG_REDACTED "[REDACTED]"
 /* 1 when a header of this name carries a credential: Authorization, Proxy-Authorization, Cookie, or a name
  * holding "key", "token", "secret" or "password" (any case). */
