@@ -166,6 +166,11 @@ int config_validate(const struct config *c, struct sb_error *err);
 enum config_dump_keys { CONFIG_DUMP_PUBLIC, CONFIG_DUMP_ALL };
 void config_dump(const struct config *c, enum config_dump_keys keys, struct strbuf *out);
 #define CONFIG_REDACTED "[REDACTED]"
+/* The run's identity: every public and hidden key of eval and checks (config_schema.h) but the policy,
+ * as {"eval.trials": 5, ...}. Runs whose identities differ are not resumed, merged or imported as one. */
+struct json_t *config_identity(const struct config *c);
+/* The identity of a configuration that sets nothing but the preset (NULL or "": none). */
+struct json_t *config_identity_default(const char *preset);
 /* 1 when a header of this name carries a credential: Authorization, Proxy-Authorization, Cookie, or a name
  * holding "key", "token", "secret" or "password" (any case). */
 int config_header_secret(const char *name);

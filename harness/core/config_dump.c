@@ -1,5 +1,7 @@
 /* config_dump.c - writes a resolved struct config back as YAML, walking the same schema table as
- * the reader, so `doctor --config` shows exactly what a run will use and the output loads again. */
+ * the reader, so `doctor --config` shows exactly what a run will use and the output loads again; and
+ * as the JSON of its identity, the keys that make two runs' numbers comparable. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,3 +205,55 @@ void config_dump(const struct config *c, enum config_dump_keys keys, struct strb
 	dump_fields(config_schema, c, out, 0, 0, keys == CONFIG_DUMP_ALL ? NULL : &public_only);
 }
 
+/* ---------- identity ---------- */
+
+static json_t *identity_value(const struct field *f, const void *base)
+{
+	switch (f->type) {
+	case FT_STR:
+	case FT_CHOICE: {
+		const char *v = *AT(base, f->off, char *);
+		return v ? json_string(v) : json_null();
+	}
+	case FT_INT: return json_integer(*AT(base, f->off, int));
+	case FT_LONG: return json_integer(*AT(base, f->off, long));
+	case FT_DOUBLE: return json_real(*AT(base, f->off, double));
+	case FT_BOOL: return json_boolean(*AT(base, f->off, int));
+	case FT_ENUM: return json_string(f->choices[*AT(base, f->off, int)]);
+	default: return NULL; /* no key of eval or checks has another type (tests/unit/test_config.c) */
+	}
+}
+
+json_t *config_identity(const struct config *c)
+{
+	json_t *o = json_object();
+	for (const struct field *sec = config_schema; sec->key; sec++) {
+		if (strcmp(sec->key, "eval") && strcmp(sec->key, "checks"))
+			continue;
+		for (const struct field *f = sec->sub; f->key; f++) {
+			json_t *v;
+			/* the policy is compared hack id by hack id, as the runs table's own column */
+			if (f->vis == VIS_INTERNAL || f->type == FT_POLICY || !(v = identity_value(f, AT(c, sec->off, char))))
+				continue;
+			char *key = xstrfmt("%s.%s", sec->key, f->key);
+			json_object_set_new(o, key, v);
+			free(key);
+		}
+	}
+	return o;
+}
+
+json_t *config_identity_default(const char *preset)
+{
+	struct config c;
+	struct sb_error err = { 0 };
+	config_init(&c);
+	if (preset && *preset) {
+		char *set = xstrfmt("eval.preset=%s", preset);
+		config_set(&c, set, &err); /* an unknown preset leaves stitchbench's defaults */
+		free(set);
+	}
+	json_t *o = config_identity(&c);
+	config_release(&c);
+	return o;
+}

@@ -3,6 +3,8 @@
  * and the dump -> load -> dump round trip that `doctor --config` relies on. */
 #include "testutil.h"
 
+#include <jansson.h>
+
 #include "core/config.h"
 #include "core/config_schema.h"
 
@@ -428,6 +430,34 @@ static void dump_shows_public_keys(void **state)
 	config_release(&c);
 }
 
+/* Every public and hidden key of eval and checks is in the run's identity (the policy has a column of its
+ * own), no internal one is, and a preset's values are what its default identity holds. */
+static void identity_holds_every_key_that_changes_numbers(void **state)
+{
+	(void)state;
+	struct config c;
+	config_init(&c);
+	json_t *id = config_identity(&c);
+	for (const struct field *sec = config_schema; sec->key; sec++) {
+		if (strcmp(sec->key, "eval") && strcmp(sec->key, "checks"))
+			continue;
+		for (const struct field *f = sec->sub; f->key; f++) {
+			char *key = xstrfmt("%s.%s", sec->key, f->key);
+			int want = f->vis != VIS_INTERNAL && f->type != FT_POLICY;
+			if (want != (json_object_get(id, key) != NULL))
+				fail_msg("%s is %sin the identity", key, want ? "not " : "");
+			free(key);
+		}
+	}
+	assert_true(json_is_false(json_object_get(id, "eval.tf32")));
+	json_decref(id);
+	config_release(&c);
+	id = config_identity_default("kernelbench");
+	assert_int_equal(json_integer_value(json_object_get(id, "eval.timing_block")), 32);
+	assert_string_equal(json_string_value(json_object_get(id, "eval.preset")), "kernelbench");
+	json_decref(id);
+}
+
 static void example_config_is_valid(void **state)
 {
 	(void)state;
@@ -472,6 +502,7 @@ int main(void)
 		cmocka_unit_test(dump_redacts_secret_headers),
 		cmocka_unit_test(docs_cover_every_key),
 		cmocka_unit_test(dump_shows_public_keys),
+		cmocka_unit_test(identity_holds_every_key_that_changes_numbers),
 		cmocka_unit_test(example_config_is_valid),
 		cmocka_unit_test(missing_file_is_an_input_error),
 	};
