@@ -49,8 +49,9 @@ void store_rollback(struct store *s);
 
 /* ---------- runs ---------- */
 
-/* One row of `runs`: the settings that decide the numbers, as columns (compared by merge and on
- * resume), and everything else of the configuration as JSON. */
+/* One row of `runs`: the settings that decide the numbers, as columns, and everything else of the
+ * configuration as JSON, whose "identity" (config_identity) is what merge, resume and import compare
+ * beside the device, GPU, torch and policy columns. */
 struct store_run {
 	int64_t id;                /* runs.id in this store */
 	char run_id[128];          /* the run directory's name */

@@ -93,11 +93,11 @@ static void overlay_old(json_t *id, json_t *old)
 	}
 }
 
-/* The identity of settings written as `settings` (a run's, or a verdict's): its preset's defaults, then
- * what older stitchbench recorded of the eval keys (`old`), then the identity itself. A run or verdict
- * written before a key joined the identity reads as the key's default under its preset: that is what
- * it ran with unless its configuration changed the key, and nothing recorded says otherwise; runs
- * from before presets existed were all stitchbench's. */
+/* A run's or a verdict's identity: its preset's defaults, then what older stitchbench recorded of the
+ * eval keys (`old`), then the identity it carries. A run or verdict written before a key joined the
+ * identity reads as the key's default under its preset: that is what it ran with unless its
+ * configuration changed the key, and nothing recorded says otherwise; runs from before presets
+ * existed were all stitchbench's. */
 static json_t *identity_of(const char *preset, json_t *old, json_t *identity)
 {
 	json_t *id = config_identity_default(preset);

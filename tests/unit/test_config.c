@@ -473,6 +473,16 @@ static void example_config_is_valid(void **state)
 		fail_msg("%s", err.msg);
 	assert_true(c.nmodels >= 1);
 	assert_true(c.nagents >= 3);
+	/* the example is documentation: it gives public keys only */
+	for (size_t i = 0; i < c.ngiven; i++)
+		for (const struct field *sec = config_schema; sec->key; sec++) {
+			size_t n = strlen(sec->key);
+			if (sec->type != FT_SECTION || strncmp(c.given[i], sec->key, n) || c.given[i][n] != '.')
+				continue;
+			for (const struct field *f = sec->sub; f->key; f++)
+				if (!strcmp(c.given[i] + n + 1, f->key) && f->vis != VIS_PUBLIC)
+					fail_msg("configs/example.yaml gives %s, which is not a public key", c.given[i]);
+		}
 	config_release(&c);
 	free(path);
 }
