@@ -146,6 +146,14 @@ int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_e
 	return 0;
 }
 
+/* A run's reference agents (torch-eager, torch-compile) are judged with the checks off (session.h), so
+ * a verdict's checks keys are not necessarily its run's: those come from the configuration, as the
+ * policy does, and verdicts are not compared on them. */
+static int is_checks_key(const char *key)
+{
+	return !strncmp(key, "checks.", 7);
+}
+
 int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verdict, const struct config *cfg,
 			   struct sb_error *err)
 {
@@ -154,9 +162,15 @@ int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verd
 	if (rc)
 		return rc;
 	policy_string(cfg, r->policy);
+	json_t *id = verdict_identity(verdict), *configured = config_identity(cfg), *v;
+	const char *key;
+	json_object_foreach(configured, key, v)
+		if (is_checks_key(key))
+			json_object_set(id, key, v);
+	json_decref(configured);
 	free(r->settings);
 	r->settings = dump_settings(json_pack("{s:O, s:o, s:O, s:{s:o}, s:s, s:s}", "eval", json_object_get(verdict, "settings"),
-					      "identity", verdict_identity(verdict), "env", json_object_get(verdict, "env"),
+					      "identity", id, "env", json_object_get(verdict, "env"),
 					      "checks", "policy", policy_json(cfg), "from", "imported verdicts", "stitchbench",
 					      r->version));
 	return 0;
@@ -186,7 +200,7 @@ static char *identity_text(json_t *v)
 /* One line per identity key whose values differ, as JSON ("eval.tf32: false in A vs true in B"); a key
  * only one side has (a newer stitchbench's) differs too. */
 static int identity_diff(const struct store_run *a, const char *an, const struct store_run *b, const char *bn,
-			 struct strbuf *out)
+			 int mask, struct strbuf *out)
 {
 	json_t *ia = run_identity(a), *ib = run_identity(b), *all = json_deep_copy(ia), *v;
 	const char *key;
@@ -195,7 +209,8 @@ static int identity_diff(const struct store_run *a, const char *an, const struct
 	json_object_foreach(all, key, v) {
 		json_t *va = json_object_get(ia, key), *vb = json_object_get(ib, key);
 		/* the device asked for ("auto", "cuda:1") is compared as the one evaluated, below */
-		if (!strcmp(key, "eval.device") || (va && vb && json_equal(va, vb)))
+		if (!strcmp(key, "eval.device") || (mask == STORE_DIFF_VERDICT && is_checks_key(key)) ||
+		    (va && vb && json_equal(va, vb)))
 			continue;
 		char *ta = identity_text(va), *tb = identity_text(vb);
 		strbuf_addf(out, "  %s: %s in %s vs %s in %s\n", key, ta, an, tb, bn);
@@ -212,7 +227,7 @@ static int identity_diff(const struct store_run *a, const char *an, const struct
 int store_run_diff(const struct store_run *a, const char *an, const struct store_run *b, const char *bn, int mask,
 		   struct strbuf *out)
 {
-	int n = identity_diff(a, an, b, bn, out);
+	int n = identity_diff(a, an, b, bn, mask, out);
 #define DIFF_STR(key, f)                                                                              \
 	if (strcmp(a->f, b->f)) {                                                                      \
 		n++;                                                                                   \
