@@ -148,6 +148,10 @@ struct config {
 
 /* Fills every field with its documented default. */
 void config_init(struct config *c);
+/* Turns every fast path (the internal keys of config_schema.h) off: outputs exchanged as files, workers
+ * started anew and not ahead, no reference worker kept, candidates built as written one at a time. The
+ * verdicts must not change (tests/e2e/test_fastpaths.sh). */
+int config_plain_paths(struct config *c, struct sb_error *err);
 void config_release(struct config *c);
 
 /* Reads a YAML file over the defaults. Errors name file:line:column and the key. */

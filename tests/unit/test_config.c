@@ -458,6 +458,27 @@ static void identity_holds_every_key_that_changes_numbers(void **state)
 	json_decref(id);
 }
 
+/* The test switch turns every fast path off, and only those: each internal key leaves its default. */
+static void plain_paths_turn_every_internal_key_off(void **state)
+{
+	(void)state;
+	struct config c, d;
+	struct sb_error err = { 0 };
+	config_init(&c);
+	config_init(&d);
+	assert_int_equal(config_plain_paths(&c, &err), 0);
+	assert_int_equal(c.eval.exchange, XCHG_FILES);
+	assert_true(!c.eval.fork_server && !c.eval.prestart_candidate && !c.eval.keep_reference_worker);
+	assert_true(!c.eval.lean_headers && !c.eval.lite_headers && !c.eval.split_nvcc);
+	assert_int_equal(c.eval.build_jobs, 1);
+	json_t *a = config_identity(&c), *b = config_identity(&d);
+	assert_true(json_equal(a, b));
+	json_decref(a);
+	json_decref(b);
+	config_release(&c);
+	config_release(&d);
+}
+
 static void example_config_is_valid(void **state)
 {
 	(void)state;
@@ -513,6 +534,7 @@ int main(void)
 		cmocka_unit_test(docs_cover_every_key),
 		cmocka_unit_test(dump_shows_public_keys),
 		cmocka_unit_test(identity_holds_every_key_that_changes_numbers),
+		cmocka_unit_test(plain_paths_turn_every_internal_key_off),
 		cmocka_unit_test(example_config_is_valid),
 		cmocka_unit_test(missing_file_is_an_input_error),
 	};
