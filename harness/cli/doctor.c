@@ -326,7 +326,7 @@ int cmd_doctor(int argc, char **argv, struct sb_ctx *ctx)
 	printf("summary: %d ok, %d warn, %d fail\n", t.ok, t.warn, t.fail);
 	if (a.cfg.config_path) {
 		struct strbuf yaml = STRBUF_INIT;
-		config_dump(&cfg, &yaml);
+		config_dump(&cfg, CONFIG_DUMP_PUBLIC, &yaml);
 		printf("\n# resolved configuration from %s (defaults filled in)\n%s", a.cfg.config_path, yaml.buf);
 		strbuf_release(&yaml);
 	}

@@ -76,6 +76,18 @@ void config_init(struct config *c)
 	c->output.report = 1;
 }
 
+int config_plain_paths(struct config *c, struct sb_error *err)
+{
+	static const char *const plain[] = { "eval.exchange=files", "eval.fork_server=false",
+					     "eval.prestart_candidate=false", "eval.keep_reference_worker=false",
+					     "eval.lean_headers=false", "eval.lite_headers=false", "eval.split_nvcc=false",
+					     "eval.build_jobs=1" };
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(plain) / sizeof(*plain) && !rc; i++)
+		rc = config_set(c, plain[i], err);
+	return rc;
+}
+
 static void release_fields(const struct field *fields, void *base)
 {
 	for (const struct field *f = fields; f->key; f++) {

@@ -148,6 +148,10 @@ struct config {
 
 /* Fills every field with its documented default. */
 void config_init(struct config *c);
+/* Turns every fast path (the internal keys of config_schema.h) off: outputs exchanged as files, workers
+ * started anew and not ahead, no reference worker kept, candidates built as written one at a time. The
+ * verdicts must not change (tests/e2e/test_fastpaths.sh). */
+int config_plain_paths(struct config *c, struct sb_error *err);
 void config_release(struct config *c);
 
 /* Reads a YAML file over the defaults. Errors name file:line:column and the key. */
@@ -161,9 +165,16 @@ int config_set(struct config *c, const char *assignment, struct sb_error *err);
 int config_validate(const struct config *c, struct sb_error *err);
 /* Writes the resolved configuration as YAML that config_load_string() accepts, except that the value of a
  * header whose name looks secret (config_header_secret) is written as CONFIG_REDACTED: what it writes is
- * shown by doctor and stored with a run. */
-void config_dump(const struct config *c, struct strbuf *out);
+ * shown by doctor (CONFIG_DUMP_PUBLIC: the public keys, and any other the file or a --set gave) and
+ * stored with a run (CONFIG_DUMP_ALL). */
+enum config_dump_keys { CONFIG_DUMP_PUBLIC, CONFIG_DUMP_ALL };
+void config_dump(const struct config *c, enum config_dump_keys keys, struct strbuf *out);
 #define CONFIG_REDACTED "[REDACTED]"
+/* The run's identity: every public and hidden key of eval and checks (config_schema.h) but the policy,
+ * as {"eval.trials": 5, ...}. Runs whose identities differ are not resumed, merged or imported as one. */
+struct json_t *config_identity(const struct config *c);
+/* The identity of a configuration that sets nothing but the preset (NULL or "": none). */
+struct json_t *config_identity_default(const char *preset);
 /* 1 when a header of this name carries a credential: Authorization, Proxy-Authorization, Cookie, or a name
  * holding "key", "token", "secret" or "password" (any case). */
 int config_header_secret(const char *name);

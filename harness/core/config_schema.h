@@ -26,6 +26,17 @@ enum field_type {
 	FT_LIST,      /* sequence of mappings: element array at off, count at off2 */
 };
 
+/* Who a key is for. Public keys change what is measured or decided: docs/config.md documents them and
+ * they join a run's identity. Hidden keys change numbers too (so they join the identity) but are
+ * measuring knobs that presets set; internal keys are fast paths that leave every verdict as it is
+ * (tests/e2e/test_fastpaths.sh). Neither is documented. 0 is public, so a new key is documented and
+ * compared unless someone decides otherwise. */
+enum field_visibility {
+	VIS_PUBLIC,
+	VIS_HIDDEN,
+	VIS_INTERNAL,
+};
+
 struct field {
 	const char *key;
 	enum field_type type;
@@ -38,6 +49,7 @@ struct field {
 	void (*elem_release)(void *elem);
 	const char *doc;                   /* one line, shown by `doctor --config` comments and docs */
 	int redact;                        /* FT_HEADERS: dump the values of secret-looking names redacted */
+	enum field_visibility vis;
 };
 
 extern const struct field config_schema[];

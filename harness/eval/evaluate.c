@@ -464,6 +464,7 @@ static void verdict_header(const struct eval_env *e, const struct config *cfg, c
 	v->settings.hash_seed = c->e->hash_seed;
 	snprintf(v->settings.tolerance, sizeof(v->settings.tolerance), "%s", tolerance_name(c->cfg->eval.tolerance));
 	snprintf(v->settings.exchange, sizeof(v->settings.exchange), "%s", xchg_shared(c) ? "shared" : "files");
+	v->settings.identity = config_identity(c->cfg);
 	snprintf(v->env.device, sizeof(v->env.device), "%s", c->e->device);
 	snprintf(v->env.gpu, sizeof(v->env.gpu), "%s", c->e->gpu);
 	snprintf(v->env.sm, sizeof(v->env.sm), "%s", c->e->sm);

@@ -52,6 +52,7 @@ void verdict_release(struct verdict *v)
 	json_decref(v->audit);
 	json_decref(v->rubric);
 	json_decref(v->builds);
+	json_decref(v->settings.identity);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -365,14 +366,14 @@ json_t *verdict_to_json(const struct verdict *v)
 						    "capabilities_dropped", v->sandbox.caps_dropped, "private_tmp",
 						    v->sandbox.private_tmp && v->sandbox.private_shm, "memory_limit_bytes", v->sandbox.memory_limit
 						    ? json_integer(v->sandbox.memory_limit) : json_null(), "notes", v->sandbox.notes));
-	json_object_set_new(o, "settings", json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s}", "preset",
+	json_object_set_new(o, "settings", json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:i, s:b, s:o, s:s, s:O*}", "preset",
 						     v->settings.preset[0] ? v->settings.preset : "stitchbench", "trials", v->settings.trials,
 						     "robust_trials", v->settings.robust_trials,
 						     "perf_trials", v->settings.perf_trials, "seed", v->settings.seed, "tolerance",
 						     v->settings.tolerance, "timing_lead_us", v->settings.timing_lead_us, "timing_gc",
 						     v->settings.timing_gc, "hash_seed",
 						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null(),
-						     "exchange", v->settings.exchange));
+						     "exchange", v->settings.exchange, "identity", v->settings.identity));
 	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
 						    jreal(v->seconds.total), "static", jreal(v->seconds.static_checks),
 						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),

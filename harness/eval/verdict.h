@@ -190,6 +190,7 @@ struct verdict {
 		char preset[16];         /* eval.preset: whose protocol (stitchbench | kernelbench | stitchcuda) */
 		char tolerance[16];
 		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (exchange.h) */
+		json_t *identity;        /* config_identity(): what makes verdicts comparable, as configured */
 	} settings;
 	/* wall seconds by stage (docs/verdict.md): total, and the stages that add up to nearly all of it */
 	struct {

@@ -33,7 +33,7 @@ static int write_config(const char *dir, const struct config *cfg, struct sb_err
 	if (stat(path, &st) == 0)
 		goto out;
 	strbuf_addstr(&yaml, "# the resolved configuration this run was created with (stitchbench " SB_VERSION ")\n");
-	config_dump(cfg, &yaml);
+	config_dump(cfg, CONFIG_DUMP_ALL, &yaml);
 	FILE *f = fopen(tmp, "w");
 	if (!f || fputs(yaml.buf, f) < 0 || fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
 		rc = sb_error_set(err, SB_EIO, "cannot write %s: %s", path, strerror(errno));

@@ -49,8 +49,9 @@ void store_rollback(struct store *s);
 
 /* ---------- runs ---------- */
 
-/* One row of `runs`: the settings that decide the numbers, as columns (compared by merge and on
- * resume), and everything else of the configuration as JSON. */
+/* One row of `runs`: the settings that decide the numbers, as columns, and everything else of the
+ * configuration as JSON, whose "identity" (config_identity) is what merge, resume and import compare
+ * beside the device, GPU, torch and policy columns. */
 struct store_run {
 	int64_t id;                /* runs.id in this store */
 	char run_id[128];          /* the run directory's name */
@@ -75,7 +76,7 @@ int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verd
 			   struct sb_error *err);
 
 #define STORE_DIFF_ALL 0      /* every compared setting */
-#define STORE_DIFF_VERDICT 1  /* only what a verdict carries (no policy) */
+#define STORE_DIFF_VERDICT 1  /* only what a verdict carries of its run's (no checks keys, no policy) */
 /* Appends one line per setting that changes numbers and differs ("eval.trials: 5 in A vs 3 in B");
  * returns how many differ. */
 int store_run_diff(const struct store_run *a, const char *a_name, const struct store_run *b, const char *b_name,

@@ -71,9 +71,56 @@ void store_run_from_config(struct store_run *r, const char *run_id, const struct
 			       e->statistic == STAT_MEAN ? "mean" : "median", "extra_shapes", e->extra_shapes, "compile",
 			       e->compile, "seed", e->seed, "build_jobs", e->build_jobs);
 	json_t *env = json_pack("{s:s, s:s, s:s, s:s}", "device", device, "gpu", gpu, "sm", sm ? sm : "", "torch", torch);
-	r->settings = dump_settings(json_pack("{s:s?, s:o, s:{s:o}, s:o, s:s?, s:s, s:s}", "name", cfg->name, "eval", ev,
-					      "checks", "policy", policy_json(cfg), "env", env, "suite_root", suite_root,
-					      "from", "configuration", "stitchbench", r->version));
+	r->settings = dump_settings(json_pack("{s:s?, s:o, s:o, s:{s:o}, s:o, s:s?, s:s, s:s}", "name", cfg->name, "eval",
+					      ev, "identity", config_identity(cfg), "checks", "policy", policy_json(cfg),
+					      "env", env, "suite_root", suite_root, "from", "configuration", "stitchbench",
+					      r->version));
+}
+
+/* The eval settings older stitchbench recorded, where they are of a key of the identity and of its kind
+ * (a verdict's own fields beside them, such as the hash seed applied, may be null where the key is not). */
+static void overlay_old(json_t *id, json_t *old)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(old, k, v) {
+		char *key = xstrfmt("eval.%s", k);
+		json_t *was = json_object_get(id, key);
+		if (was && (json_typeof(was) == json_typeof(v) || (json_is_number(was) && json_is_number(v)) ||
+			    (json_is_boolean(was) && json_is_boolean(v))))
+			json_object_set(id, key, v);
+		free(key);
+	}
+}
+
+/* A run's or a verdict's identity: its preset's defaults, then what older stitchbench recorded of the
+ * eval keys (`old`), then the identity it carries. A run or verdict written before a key joined the
+ * identity reads as the key's default under its preset: that is what it ran with unless its
+ * configuration changed the key, and nothing recorded says otherwise; runs from before presets
+ * existed were all stitchbench's. */
+static json_t *identity_of(const char *preset, json_t *old, json_t *identity)
+{
+	json_t *id = config_identity_default(preset);
+	if (json_is_object(old))
+		overlay_old(id, old);
+	if (json_is_object(identity))
+		json_object_update(id, identity);
+	return id;
+}
+
+static json_t *verdict_identity(json_t *verdict)
+{
+	json_t *settings = json_object_get(verdict, "settings");
+	return identity_of(json_string_value(json_object_get(settings, "preset")), settings,
+			   json_object_get(settings, "identity"));
+}
+
+static json_t *run_identity(const struct store_run *r)
+{
+	json_t *o = json_loads(r->settings ? r->settings : "{}", 0, NULL);
+	json_t *id = identity_of(r->preset, json_object_get(o, "eval"), json_object_get(o, "identity"));
+	json_decref(o);
+	return id;
 }
 
 int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_error *err)
@@ -94,7 +141,17 @@ int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_e
 	snprintf(r->device, sizeof(r->device), "%s", device);
 	snprintf(r->gpu, sizeof(r->gpu), "%s", gpu);
 	snprintf(r->torch, sizeof(r->torch), "%s", torch);
+	free(r->settings);
+	r->settings = dump_settings(json_pack("{s:o}", "identity", verdict_identity(verdict)));
 	return 0;
+}
+
+/* A run's reference agents (torch-eager, torch-compile) are judged with the checks off (session.h), so
+ * a verdict's checks keys are not necessarily its run's: those come from the configuration, as the
+ * policy does, and verdicts are not compared on them. */
+static int is_checks_key(const char *key)
+{
+	return !strncmp(key, "checks.", 7);
 }
 
 int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verdict, const struct config *cfg,
@@ -105,9 +162,17 @@ int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verd
 	if (rc)
 		return rc;
 	policy_string(cfg, r->policy);
-	r->settings = dump_settings(json_pack("{s:O, s:O, s:{s:o}, s:s, s:s}", "eval", json_object_get(verdict, "settings"),
-					      "env", json_object_get(verdict, "env"), "checks", "policy", policy_json(cfg),
-					      "from", "imported verdicts", "stitchbench", r->version));
+	json_t *id = verdict_identity(verdict), *configured = config_identity(cfg), *v;
+	const char *key;
+	json_object_foreach(configured, key, v)
+		if (is_checks_key(key))
+			json_object_set(id, key, v);
+	json_decref(configured);
+	free(r->settings);
+	r->settings = dump_settings(json_pack("{s:O, s:o, s:O, s:{s:o}, s:s, s:s}", "eval", json_object_get(verdict, "settings"),
+					      "identity", id, "env", json_object_get(verdict, "env"),
+					      "checks", "policy", policy_json(cfg), "from", "imported verdicts", "stitchbench",
+					      r->version));
 	return 0;
 }
 
@@ -126,25 +191,48 @@ static void policy_diff(const char *a, const char *b, struct strbuf *ids)
 				    b[i] == 'r' ? "reject" : "flag");
 }
 
+static char *identity_text(json_t *v)
+{
+	char *t = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+	return t ? t : xstrdup("nothing");
+}
+
+/* One line per identity key whose values differ, as JSON ("eval.tf32: false in A vs true in B"); a key
+ * only one side has (a newer stitchbench's) differs too. */
+static int identity_diff(const struct store_run *a, const char *an, const struct store_run *b, const char *bn,
+			 int mask, struct strbuf *out)
+{
+	json_t *ia = run_identity(a), *ib = run_identity(b), *all = json_deep_copy(ia), *v;
+	const char *key;
+	int n = 0;
+	json_object_update_missing(all, ib);
+	json_object_foreach(all, key, v) {
+		json_t *va = json_object_get(ia, key), *vb = json_object_get(ib, key);
+		/* the device asked for ("auto", "cuda:1") is compared as the one evaluated, below */
+		if (!strcmp(key, "eval.device") || (mask == STORE_DIFF_VERDICT && is_checks_key(key)) ||
+		    (va && vb && json_equal(va, vb)))
+			continue;
+		char *ta = identity_text(va), *tb = identity_text(vb);
+		strbuf_addf(out, "  %s: %s in %s vs %s in %s\n", key, ta, an, tb, bn);
+		free(ta);
+		free(tb);
+		n++;
+	}
+	json_decref(all);
+	json_decref(ia);
+	json_decref(ib);
+	return n;
+}
+
 int store_run_diff(const struct store_run *a, const char *an, const struct store_run *b, const char *bn, int mask,
 		   struct strbuf *out)
 {
-	int n = 0;
-#define DIFF_INT(key, f)                                                                              \
-	if (a->f != b->f) {                                                                            \
-		n++;                                                                                   \
-		strbuf_addf(out, "  %s: %d in %s vs %d in %s\n", key, a->f, an, b->f, bn);               \
-	}
+	int n = identity_diff(a, an, b, bn, mask, out);
 #define DIFF_STR(key, f)                                                                              \
 	if (strcmp(a->f, b->f)) {                                                                      \
 		n++;                                                                                   \
 		strbuf_addf(out, "  %s: \"%s\" in %s vs \"%s\" in %s\n", key, a->f, an, b->f, bn);       \
 	}
-	DIFF_INT("eval.trials", trials)
-	DIFF_INT("eval.perf_trials", perf_trials)
-	DIFF_INT("eval.seed", seed)
-	DIFF_STR("eval.tolerance", tolerance)
-	DIFF_STR("eval.preset", preset)
 	size_t ka = device_kind_len(a->device), kb = device_kind_len(b->device);
 	if (ka != kb || strncmp(a->device, b->device, ka)) {
 		n++;
@@ -152,7 +240,6 @@ int store_run_diff(const struct store_run *a, const char *an, const struct store
 	}
 	DIFF_STR("gpu", gpu)
 	DIFF_STR("torch", torch)
-#undef DIFF_INT
 #undef DIFF_STR
 	if (mask == STORE_DIFF_ALL) {
 		struct strbuf ids = STRBUF_INIT;

@@ -179,6 +179,7 @@ static int check_run(struct store *s, int64_t run, json_t *v, struct sb_error *e
 					  diff.buf);
 		strbuf_release(&diff);
 	}
+	store_run_release(&mine);
 	store_run_release(&stored);
 	return rc;
 }

@@ -30,6 +30,10 @@ check_out_re "endpoints are not contacted offline" "^skip +llm +claude: https://
 check_out "the resolved configuration is printed" "# resolved configuration from"
 check_out "defaults are filled in" "  perf_trials: 100"
 check_out "the file's values are used" "    n: 4"
+check_out "public keys are printed" "  tf32: false"
+if grep -qE '^  (fork_server|warmup_ms|timing_block|build_jobs):' <<<"$OUT_TXT"; then
+	_report fail "hidden and internal keys the file does not give are not printed" "$(grep -E '^  (fork_server|warmup_ms|timing_block|build_jobs):' <<<"$OUT_TXT")"
+else _report ok "hidden and internal keys the file does not give are not printed"; fi
 
 # The printed configuration loads again and resolves to the same text.
 sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2 >"$TMP/resolved.yaml"

@@ -60,6 +60,23 @@ check_rc "--force merges them anyway" 0
 check_err "and still lists the differences" "eval.trials: 5 in $R/a vs 3 in $R/c"
 if [ "$(verdicts_in "$R/mc")" = 5 ]; then _report ok "the forced merge holds both runs' verdicts"; else
 	_report fail "the forced merge holds both runs' verdicts" "$(verdicts_in "$R/mc") lines"; fi
+# Every public and hidden key is part of a run's identity, read from the verdict's settings.identity;
+# a verdict without one (all of the fixtures) reads as the defaults of its preset.
+python3 - "$FIX/shard_b.jsonl" >"$TMP/tf32.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    v["settings"]["identity"] = {"eval.tf32": True, "eval.timing_block": 32}
+    print(json.dumps(v))
+PY
+run_sb import "$R/tf32" "$TMP/tf32.jsonl"
+run_sb merge "$R/mt" "$R/a" "$R/tf32"
+check_rc "merge refuses runs with another hidden or public key" 2
+check_err "it names eval.tf32 with both values" "eval.tf32: false in $R/a vs true in $R/tf32"
+check_err "and eval.timing_block" "eval.timing_block: 10 in $R/a vs 32 in $R/tf32"
+run_sb import "$R/tf32" "$FIX/shard_a.jsonl"
+check_rc "import refuses verdicts of another identity into a run" 2
+check_err "naming the key" "eval.tf32: true in the stored run vs false in this invocation"
 run_sb import "$R/d" "$FIX/changed_problem.jsonl"
 run_sb merge "$R/md" "$R/a" "$R/d"
 check_rc "merge refuses a problem whose file differs" 2
@@ -233,6 +250,14 @@ check_err "verdicts only in the JSONL are pointed to import" "2 verdicts already
 run_sb eval "${EVAL[@]}" --run evalrun --trials 3
 check_rc "resuming a run with other settings is refused" 2
 check_err "naming them" "eval.trials: 2 in the stored run vs 3 in this invocation"
+run_sb eval "${EVAL[@]}" --run evalrun --set eval.tf32=true --set eval.robust_trials=0 --set eval.warmup_ms=7
+check_rc "resuming a run with another public or hidden key is refused" 2
+check_err "naming eval.tf32" "eval.tf32: false in the stored run vs true in this invocation"
+check_err "naming eval.robust_trials" "eval.robust_trials: 2 in the stored run vs 0 in this invocation"
+check_err "naming eval.warmup_ms" "eval.warmup_ms: 100 in the stored run vs 7 in this invocation"
+run_sb eval "${EVAL[@]}" --run evalrun --set eval.fork_server=false --set eval.build_jobs=1
+check_rc "an internal key is not part of the identity: the run resumes" 0
+check_out "and skips what it holds" "0 judged"
 run_sb eval "$gen/level_1_problem_2_sample_0_kernel.py" --problem L1/2 --run x
 check_rc "--run with a single file is a usage error" 2
 run_sb eval "${EVAL[@]}" --run ../escape

@@ -3,6 +3,8 @@
  * and the dump -> load -> dump round trip that `doctor --config` relies on. */
 #include "testutil.h"
 
+#include <jansson.h>
+
 #include "core/config.h"
 #include "core/config_schema.h"
 
@@ -181,8 +183,8 @@ static void preset_table_values_are_valid(void **state)
 	assert_int_equal(load(&a, "", &err), 0);
 	assert_int_equal(load(&b, "eval:\n  preset: kernelbench\n", &err), 0);
 	assert_int_equal(config_set(&b, "eval.preset=stitchbench", &err), 0);
-	config_dump(&a, &ya);
-	config_dump(&b, &yb);
+	config_dump(&a, CONFIG_DUMP_ALL, &ya);
+	config_dump(&b, CONFIG_DUMP_ALL, &yb);
 	assert_string_equal(ya.buf, yb.buf);
 	strbuf_release(&ya);
 	strbuf_release(&yb);
@@ -320,10 +322,10 @@ static void dump_round_trips(void **state)
 	assert_int_equal(load(&a, VALID, &err), 0);
 	/* values that need quoting survive too */
 	assert_int_equal(config_set(&a, "name=a \"quoted\": name # not a comment", &err), 0);
-	config_dump(&a, &y1);
+	config_dump(&a, CONFIG_DUMP_ALL, &y1);
 	if (load(&b, y1.buf, &err))
 		fail_msg("dump did not load back: %s\n%s", err.msg, y1.buf);
-	config_dump(&b, &y2);
+	config_dump(&b, CONFIG_DUMP_ALL, &y2);
 	assert_string_equal(y1.buf, y2.buf);
 	assert_string_equal(b.name, "a \"quoted\": name # not a comment");
 	assert_true(b.models[0].temperature == 0.2);
@@ -345,7 +347,7 @@ static void dump_redacts_secret_headers(void **state)
 	assert_int_equal(config_set(&c, "models.qwen.headers=Authorization:Bearer s1,X-Api-Key:s2,x-auth-token:s3,"
 				    "Cookie:s4,X-Team:kernels", &err), 0);
 	assert_int_equal(config_set(&c, "models.qwen.headers_env=X-Client-Secret:MY_SECRET_VAR", &err), 0);
-	config_dump(&c, &y);
+	config_dump(&c, CONFIG_DUMP_ALL, &y);
 	assert_null(strstr(y.buf, "Bearer s1"));
 	assert_null(strstr(y.buf, "\"s2\""));
 	assert_null(strstr(y.buf, "\"s3\""));
@@ -360,14 +362,19 @@ static void dump_redacts_secret_headers(void **state)
 	config_release(&c);
 }
 
-/* docs/config.md must document every key the schema accepts, and no key it does not. */
+/* docs/config.md must document every public key the schema accepts, and name no other key: hidden and
+ * internal keys are not the interface. */
 static void walk_keys(const struct field *fields, const char *prefix, struct strbuf *doc, int *missing)
 {
 	for (const struct field *f = fields; f->key; f++) {
 		char *full = xstrfmt("%s%s", prefix, f->key);
 		char *needle = xstrfmt("`%s`", full);
-		if (!strstr(doc->buf, needle)) {
+		if (f->vis == VIS_PUBLIC && !strstr(doc->buf, needle)) {
 			fprintf(stderr, "docs/config.md does not document %s\n", needle);
+			(*missing)++;
+		}
+		if (f->vis != VIS_PUBLIC && strstr(doc->buf, full)) {
+			fprintf(stderr, "docs/config.md names %s, which is not a public key\n", full);
 			(*missing)++;
 		}
 		if (f->type == FT_SECTION || f->type == FT_LIST) {
@@ -394,6 +401,84 @@ static void docs_cover_every_key(void **state)
 	free(path);
 }
 
+/* doctor shows the public keys, and a hidden one only where the file gave it, so what it prints loads
+ * as the same configuration; a run's config.yaml keeps every key. At most 16 eval keys are public. */
+static void dump_shows_public_keys(void **state)
+{
+	(void)state;
+	struct config c;
+	struct sb_error err = { 0 };
+	struct strbuf pub = STRBUF_INIT, all = STRBUF_INIT;
+	assert_int_equal(load(&c, "eval:\n  timing_block: 4\n", &err), 0);
+	config_dump(&c, CONFIG_DUMP_PUBLIC, &pub);
+	config_dump(&c, CONFIG_DUMP_ALL, &all);
+	assert_non_null(strstr(pub.buf, "  tf32: false\n"));
+	assert_non_null(strstr(pub.buf, "  timing_block: 4\n"));
+	assert_null(strstr(pub.buf, "warmup_ms:"));
+	assert_null(strstr(pub.buf, "fork_server:"));
+	assert_non_null(strstr(all.buf, "  warmup_ms: 100\n"));
+	assert_non_null(strstr(all.buf, "  fork_server: true\n"));
+	const struct field *eval = config_schema;
+	while (strcmp(eval->key, "eval"))
+		eval++;
+	int npublic = 0;
+	for (const struct field *f = eval->sub; f->key; f++)
+		npublic += f->vis == VIS_PUBLIC;
+	assert_in_range(npublic, 1, 16);
+	strbuf_release(&pub);
+	strbuf_release(&all);
+	config_release(&c);
+}
+
+/* Every public and hidden key of eval and checks is in the run's identity (the policy has a column of its
+ * own), no internal one is, and a preset's values are what its default identity holds. */
+static void identity_holds_every_key_that_changes_numbers(void **state)
+{
+	(void)state;
+	struct config c;
+	config_init(&c);
+	json_t *id = config_identity(&c);
+	for (const struct field *sec = config_schema; sec->key; sec++) {
+		if (strcmp(sec->key, "eval") && strcmp(sec->key, "checks"))
+			continue;
+		for (const struct field *f = sec->sub; f->key; f++) {
+			char *key = xstrfmt("%s.%s", sec->key, f->key);
+			int want = f->vis != VIS_INTERNAL && f->type != FT_POLICY;
+			if (want != (json_object_get(id, key) != NULL))
+				fail_msg("%s is %sin the identity", key, want ? "not " : "");
+			free(key);
+		}
+	}
+	assert_true(json_is_false(json_object_get(id, "eval.tf32")));
+	json_decref(id);
+	config_release(&c);
+	id = config_identity_default("kernelbench");
+	assert_int_equal(json_integer_value(json_object_get(id, "eval.timing_block")), 32);
+	assert_string_equal(json_string_value(json_object_get(id, "eval.preset")), "kernelbench");
+	json_decref(id);
+}
+
+/* The test switch turns every fast path off, and only those: each internal key leaves its default. */
+static void plain_paths_turn_every_internal_key_off(void **state)
+{
+	(void)state;
+	struct config c, d;
+	struct sb_error err = { 0 };
+	config_init(&c);
+	config_init(&d);
+	assert_int_equal(config_plain_paths(&c, &err), 0);
+	assert_int_equal(c.eval.exchange, XCHG_FILES);
+	assert_true(!c.eval.fork_server && !c.eval.prestart_candidate && !c.eval.keep_reference_worker);
+	assert_true(!c.eval.lean_headers && !c.eval.lite_headers && !c.eval.split_nvcc);
+	assert_int_equal(c.eval.build_jobs, 1);
+	json_t *a = config_identity(&c), *b = config_identity(&d);
+	assert_true(json_equal(a, b));
+	json_decref(a);
+	json_decref(b);
+	config_release(&c);
+	config_release(&d);
+}
+
 static void example_config_is_valid(void **state)
 {
 	(void)state;
@@ -409,6 +494,16 @@ static void example_config_is_valid(void **state)
 		fail_msg("%s", err.msg);
 	assert_true(c.nmodels >= 1);
 	assert_true(c.nagents >= 3);
+	/* the example is documentation: it gives public keys only */
+	for (size_t i = 0; i < c.ngiven; i++)
+		for (const struct field *sec = config_schema; sec->key; sec++) {
+			size_t n = strlen(sec->key);
+			if (sec->type != FT_SECTION || strncmp(c.given[i], sec->key, n) || c.given[i][n] != '.')
+				continue;
+			for (const struct field *f = sec->sub; f->key; f++)
+				if (!strcmp(c.given[i] + n + 1, f->key) && f->vis != VIS_PUBLIC)
+					fail_msg("configs/example.yaml gives %s, which is not a public key", c.given[i]);
+		}
 	config_release(&c);
 	free(path);
 }
@@ -437,6 +532,9 @@ int main(void)
 		cmocka_unit_test(dump_round_trips),
 		cmocka_unit_test(dump_redacts_secret_headers),
 		cmocka_unit_test(docs_cover_every_key),
+		cmocka_unit_test(dump_shows_public_keys),
+		cmocka_unit_test(identity_holds_every_key_that_changes_numbers),
+		cmocka_unit_test(plain_paths_turn_every_internal_key_off),
 		cmocka_unit_test(example_config_is_valid),
 		cmocka_unit_test(missing_file_is_an_input_error),
 	};

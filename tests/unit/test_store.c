@@ -36,10 +36,16 @@ static json_t *make_verdict(const char *ref, const char *candidate, int trials, 
 	}
 	for (int i = 0; i < findings; i++)
 		findings_add(&v.findings, "H10", "inputs changed")->severity = SEV_REJECT;
-	v.settings.trials = 5;
-	v.settings.perf_trials = 100;
-	v.settings.seed = 42;
+	struct config cfg;
+	config_init(&cfg);
+	v.settings.trials = cfg.eval.trials;
+	v.settings.robust_trials = cfg.eval.robust_trials;
+	v.settings.perf_trials = cfg.eval.perf_trials;
+	v.settings.seed = cfg.eval.seed;
+	v.settings.hash_seed = cfg.eval.hash_seed;
 	snprintf(v.settings.tolerance, sizeof(v.settings.tolerance), "kernelbench");
+	v.settings.identity = config_identity(&cfg);
+	config_release(&cfg);
 	snprintf(v.env.device, sizeof(v.env.device), "cuda:0");
 	snprintf(v.env.gpu, sizeof(v.env.gpu), GPU);
 	snprintf(v.env.torch, sizeof(v.env.torch), TORCH);
@@ -152,12 +158,42 @@ static void settings_are_checked(void **state)
 	struct store *s = fresh(dir, "r.db");
 	struct sb_error err = { 0 };
 	struct store_put p = { .agent = "a" };
-	/* a verdict judged with 3 trials does not belong to a run of 5 */
+	/* a verdict judged with 3 trials does not belong to a run of 5; one written before verdicts carried
+	 * their identity says so in its settings alone */
 	json_t *v = make_verdict("L1/2", "/c/x.py", 2, 0);
 	json_object_set_new(json_object_get(v, "settings"), "trials", json_integer(3));
+	json_object_del(json_object_get(v, "settings"), "identity");
 	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINPUT);
 	assert_non_null(strstr(err.msg, "eval.trials: 5 in its run vs 3 in the verdict"));
 	json_decref(v);
+	/* every public and hidden key is part of the identity; an internal one is not; a verdict's checks
+	 * keys are not its run's (the reference agents are judged with the checks off) */
+	v = make_verdict("L1/2", "/c/x.py", 2, 0);
+	json_t *id = json_object_get(json_object_get(v, "settings"), "identity");
+	json_object_set_new(id, "eval.tf32", json_true());
+	json_object_set_new(id, "eval.timing_block", json_integer(32));
+	json_object_set_new(id, "checks.static", json_false());
+	assert_int_equal(store_put_verdict(s, &p, v, &err), SB_EINPUT);
+	assert_non_null(strstr(err.msg, "eval.tf32: false in its run vs true in the verdict"));
+	assert_non_null(strstr(err.msg, "eval.timing_block: 10 in its run vs 32 in the verdict"));
+	assert_null(strstr(err.msg, "checks.static"));
+	assert_null(json_object_get(id, "eval.fork_server"));
+	json_decref(v);
+	/* runs are compared on them */
+	struct config cc;
+	struct store_run ra, rb;
+	struct strbuf diff = STRBUF_INIT;
+	config_init(&cc);
+	store_run_from_config(&ra, "t", &cc, "cuda:0", GPU, "90", TORCH, NULL);
+	assert_int_equal(config_set(&cc, "checks.static=false", &err), 0);
+	assert_int_equal(config_set(&cc, "eval.fork_server=false", &err), 0);
+	store_run_from_config(&rb, "t", &cc, "cuda:1", GPU, "90", TORCH, NULL);
+	assert_int_equal(store_run_diff(&ra, "A", &rb, "B", STORE_DIFF_ALL, &diff), 1);
+	assert_string_equal(diff.buf, "  checks.static: true in A vs false in B\n");
+	strbuf_release(&diff);
+	store_run_release(&ra);
+	store_run_release(&rb);
+	config_release(&cc);
 	/* another GPU index is the same device kind; another GPU model is not */
 	v = make_verdict("L1/2", "/c/x.py", 2, 0);
 	json_object_set_new(json_object_get(v, "env"), "device", json_string("cuda:3"));
