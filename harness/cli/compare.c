@@ -14,7 +14,7 @@
 #include "cli.h"
 
 const char cmd_compare_help[] =
-	"usage: stitchbench compare BASE NEW [--threshold X] [-o FILE.md]\n\n"
+	"usage: stitchbench compare BASE NEW [--threshold X] [--mixed-settings] [-o FILE.md]\n\n"
 	"Compares two runs candidate by candidate: each (agent, problem, sample) of either run is reduced to\n"
 	"its best attempt (the ranking of docs/metrics.md) and matched by agent name, problem and sample.\n"
 	"A regression is a candidate correct in BASE and not in NEW (wrong, crashed, did not build, or a\n"
@@ -30,11 +30,15 @@ const char cmd_compare_help[] =
 	"clean pass: a clean pass in BASE that is flagged in NEW is a regression, and a flagged pass in NEW\n"
 	"is never an improvement nor compared for speed. docs/report.md explains the rule.\n\n"
 	"BASE and NEW are run directories or results.db files. Keys found in one run only are listed and\n"
-	"not compared. Settings that change the numbers (GPU, torch, trials, tolerance, ...) and differ are\n"
-	"listed in the output and warned about; comparing across them is allowed (that may be the point).\n\n"
+	"not compared. Runs whose configurations differ in a key that changes what is measured or decided\n"
+	"(the run's identity: eval.preset, eval.trials, eval.tf32, checks.policy, ...; docs/config.md) are\n"
+	"refused, naming each key, unless --mixed-settings is given. A different GPU, torch or device is\n"
+	"allowed (comparing across them may be the point): it is listed in the output and warned about.\n\n"
 	"Options:\n"
 	"   --threshold X    the smallest speedup change that counts, as a fraction (0.05) or a percentage\n"
 	"                    (5%); default 5%\n"
+	"   --mixed-settings compare runs whose configurations differ in identity keys anyway (the\n"
+	"                    differences are listed in the output)\n"
 	"   -o, --output FILE  write the Markdown to FILE instead of stdout\n\n"
 	"Output: Markdown with the verdict line, counts per outcome, the rule and the spread between\n"
 	"evaluations, then tables of regressions, improvements, unchanged candidates (re-measurements\n"
@@ -65,12 +69,13 @@ int cmd_compare(int argc, char **argv, struct sb_ctx *ctx)
 {
 	static const struct option longopts[] = {
 		{ "threshold", required_argument, NULL, 't' }, { "output", required_argument, NULL, 'o' },
+		{ "mixed-settings", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct sb_error err = { 0 };
 	double floor = REGRESS_DEFAULT_FLOOR;
 	const char *out_path = NULL;
-	int c;
+	int c, mixed = 0;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -79,6 +84,8 @@ int cmd_compare(int argc, char **argv, struct sb_ctx *ctx)
 			return 0;
 		} else if (c == 'o') {
 			out_path = optarg;
+		} else if (c == 'm') {
+			mixed = 1;
 		} else if (c == 't') {
 			if (parse_threshold(optarg, &floor, &err))
 				return cli_fail(ctx, &err);
@@ -97,13 +104,21 @@ int cmd_compare(int argc, char **argv, struct sb_ctx *ctx)
 	struct regress r = { 0 };
 	struct strbuf diff = STRBUF_INIT, md = STRBUF_INIT;
 	int rc = run_inputs_open(&v, argv + optind, 2, &err);
+	if (!rc && !mixed) {
+		run_inputs_settings_diff(v, 2, STORE_DIFF_CONFIG, &diff);
+		if (diff.len)
+			rc = sb_error_set(&err, SB_EINPUT, "compare: BASE and NEW were made with configurations that change "
+					  "what is measured or decided:\n%s  compare runs of one configuration, or give "
+					  "--mixed-settings to compare them anyway", diff.buf);
+		strbuf_reset(&diff);
+	}
 	if (!rc)
 		rc = regress_run_load(&base, v[0].arg, v[0].s, &err);
 	if (!rc)
 		rc = regress_run_load(&new, v[1].arg, v[1].s, &err);
 	if (!rc) {
 		regress_compute(&base, &new, floor, &r);
-		run_inputs_settings_diff(v, 2, &diff);
+		run_inputs_settings_diff(v, 2, STORE_DIFF_ALL, &diff);
 		if (diff.len)
 			sb_warn(ctx, "BASE and NEW were made with settings that change the numbers:\n%s", diff.buf);
 		if (r.count[RG_ONLY_BASE] || r.count[RG_ONLY_NEW])

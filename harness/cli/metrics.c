@@ -130,7 +130,7 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 		metrics_add_unavailable(&m, in.unavailable, in.nunavailable);
 		m.protocol = run_inputs_protocol(v, n, protocol);
 		struct strbuf diff = STRBUF_INIT, coverage = STRBUF_INIT;
-		run_inputs_settings_diff(v, n, &diff);
+		run_inputs_settings_diff(v, n, STORE_DIFF_ALL, &diff);
 		run_inputs_coverage(&m, v, n, &coverage);
 		warn_lines(ctx, "these runs were made with settings that change the numbers:", &diff);
 		warn_lines(ctx, NULL, &coverage);

@@ -55,7 +55,7 @@ const char cmd_run_help[] =
 	"   --device cpu|cuda|cuda:N where candidates run (eval.device)\n"
 	"   --gpus 0,1,...|all       one evaluation slot per listed GPU (all: every GPU torch sees, after\n"
 	"                            CUDA_VISIBLE_DEVICES), each candidate judged on its slot's GPU; builds\n"
-	"                            share one CPU pool (eval.build_jobs), LLM calls keep their own limits\n"
+	"                            share one CPU pool, LLM calls keep their own limits\n"
 	"   --shard I/N              run only shard I of N (1 <= I <= N): item k of the run's order (problem,\n"
 	"                            agent, sample) belongs to shard k mod N + 1. The run id becomes\n"
 	"                            <id>-shardIofN (<id>: --run-id, output.run_id, else the config's name);\n"

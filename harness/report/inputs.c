@@ -185,12 +185,12 @@ enum metrics_protocol run_inputs_protocol(const struct run_input *v, size_t n, e
 	return METRICS_PROTOCOL_STITCHBENCH;
 }
 
-void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf *out)
+void run_inputs_settings_diff(const struct run_input *v, size_t n, int mask, struct strbuf *out)
 {
 	struct store_runs_of *runs = xcalloc(n, sizeof(*runs));
 	for (size_t i = 0; i < n; i++)
 		runs[i] = (struct store_runs_of){ v[i].arg, v[i].runs, v[i].nruns };
-	store_compare_runs(runs, n, out);
+	store_compare_runs(runs, n, mask, out);
 	free(runs);
 }
 

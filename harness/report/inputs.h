@@ -38,7 +38,7 @@ void run_preset(const struct store_run *r, char out[24]);
 enum metrics_protocol run_inputs_protocol(const struct run_input *v, size_t n, enum metrics_protocol asked);
 /* One line per setting that changes the numbers and differs between the inputs' runs (see
  * store_compare_runs); nothing when they agree. */
-void run_inputs_settings_diff(const struct run_input *v, size_t n, struct strbuf *out);
+void run_inputs_settings_diff(const struct run_input *v, size_t n, int mask, struct strbuf *out);
 /* One line per agent that has verdicts for fewer problems than its run holds, saying whether the others
  * count as failures or are left out (m->denominator); nothing when every agent covers its runs. */
 void run_inputs_coverage(const struct metrics *m, const struct run_input *v, size_t n, struct strbuf *out);

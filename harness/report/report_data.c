@@ -158,7 +158,7 @@ int report_data_load(struct report_data *d, char *const *runs, size_t n, enum me
 		return rc;
 	metrics_add_unavailable(&d->m, d->mi.unavailable, d->mi.nunavailable);
 	build_trajectories(d);
-	run_inputs_settings_diff(d->in, n, &d->settings_diff);
+	run_inputs_settings_diff(d->in, n, STORE_DIFF_ALL, &d->settings_diff);
 	run_inputs_coverage(&d->m, d->in, n, &d->coverage);
 	return 0;
 }

@@ -77,6 +77,7 @@ int store_run_from_verdict(struct store_run *r, const char *run_id, json_t *verd
 
 #define STORE_DIFF_ALL 0      /* every compared setting */
 #define STORE_DIFF_VERDICT 1  /* only what a verdict carries of its run's (no checks keys, no policy) */
+#define STORE_DIFF_CONFIG 2   /* the configuration's keys and policy only, not the machine (GPU, torch, device) */
 /* Appends one line per setting that changes numbers and differs ("eval.trials: 5 in A vs 3 in B");
  * returns how many differ. */
 int store_run_diff(const struct store_run *a, const char *a_name, const struct store_run *b, const char *b_name,
@@ -88,9 +89,10 @@ struct store_runs_of {
 	const struct store_run *runs;
 	size_t nruns;
 };
-/* Compares every run with the first of all (STORE_DIFF_ALL); a run is called by its store's name, or
- * "run ID of NAME" when its store holds several. Returns how many settings differ. */
-int store_compare_runs(const struct store_runs_of *v, size_t n, struct strbuf *out);
+/* Compares every run with the first of all on what mask names (STORE_DIFF_ALL or STORE_DIFF_CONFIG); a run
+ * is called by its store's name, or "run ID of NAME" when its store holds several. Returns how many
+ * settings differ. */
+int store_compare_runs(const struct store_runs_of *v, size_t n, int mask, struct strbuf *out);
 
 /* Makes the run named r->run_id the one later writes go to: adds it, or finds it and refuses (SB_EINPUT,
  * naming each setting) when its stored settings differ from r's. Sets r->id. */

@@ -55,7 +55,7 @@ static int differences(struct src *v, size_t n, struct strbuf *out)
 	struct store_runs_of *runs = xcalloc(n, sizeof(*runs));
 	for (size_t i = 0; i < n; i++)
 		runs[i] = (struct store_runs_of){ v[i].name, v[i].runs, v[i].nruns };
-	int count = store_compare_runs(runs, n, out), problems = 0;
+	int count = store_compare_runs(runs, n, STORE_DIFF_ALL, out), problems = 0;
 	free(runs);
 	for (size_t i = 1; i < n; i++)
 		for (size_t k = 0; k < v[i].nproblems; k++) {

@@ -228,6 +228,8 @@ int store_run_diff(const struct store_run *a, const char *an, const struct store
 		   struct strbuf *out)
 {
 	int n = identity_diff(a, an, b, bn, mask, out);
+	if (mask == STORE_DIFF_CONFIG)
+		goto policy;
 #define DIFF_STR(key, f)                                                                              \
 	if (strcmp(a->f, b->f)) {                                                                      \
 		n++;                                                                                   \
@@ -241,7 +243,8 @@ int store_run_diff(const struct store_run *a, const char *an, const struct store
 	DIFF_STR("gpu", gpu)
 	DIFF_STR("torch", torch)
 #undef DIFF_STR
-	if (mask == STORE_DIFF_ALL) {
+policy:
+	if (mask != STORE_DIFF_VERDICT) {
 		struct strbuf ids = STRBUF_INIT;
 		policy_diff(a->policy, b->policy, &ids);
 		if (ids.len) {
@@ -258,7 +261,7 @@ static char *run_label(const struct store_runs_of *x, const struct store_run *r)
 	return x->nruns > 1 ? xstrfmt("run %s of %s", r->run_id, x->name) : xstrdup(x->name);
 }
 
-int store_compare_runs(const struct store_runs_of *v, size_t n, struct strbuf *out)
+int store_compare_runs(const struct store_runs_of *v, size_t n, int mask, struct strbuf *out)
 {
 	const struct store_run *base = NULL;
 	char *base_name = NULL;
@@ -271,7 +274,7 @@ int store_compare_runs(const struct store_runs_of *v, size_t n, struct strbuf *o
 				continue;
 			}
 			char *name = run_label(&v[i], &v[i].runs[j]);
-			count += store_run_diff(base, base_name, &v[i].runs[j], name, STORE_DIFF_ALL, out);
+			count += store_run_diff(base, base_name, &v[i].runs[j], name, mask, out);
 			free(name);
 		}
 	free(base_name);

@@ -260,10 +260,22 @@ run_sb import "$R/part" "$FIX/shard_a.jsonl"
 run_sb compare "$R/base" "$R/part"
 check_rc "keys missing from NEW are listed, not regressions" 0
 check_err "and warned about" "5 candidates are only in BASE and 0 only in NEW"
-run_sb import "$R/a100" "$FIX/other_gpu.jsonl"
+# the same configuration on another machine (other_gpu.jsonl with base's trials): compared, and warned about
+sed 's/"trials": *3,/"trials": 5,/' "$FIX/other_gpu.jsonl" >"$TMP/a100.jsonl"
+run_sb import "$R/a100" "$TMP/a100.jsonl"
 run_sb compare "$R/base" "$R/a100"
 check_err "settings that change the numbers are warned about" 'gpu: "NVIDIA H200" in '"$R/base"' vs "NVIDIA A100-SXM4-80GB" in '"$R/a100"
 check_out "and listed in the Markdown" "### Settings that differ"
+# a configuration key of the run's identity is not a machine: compare refuses the mix unless told to
+sed 's/"trials": *5,/"trials": 3,/' "$FIX/shard_a.jsonl" >"$TMP/t3_a.jsonl"
+sed 's/"trials": *5,/"trials": 3,/' "$FIX/shard_b.jsonl" >"$TMP/t3_b.jsonl"
+run_sb import "$R/trials3" "$TMP/t3_a.jsonl" "$TMP/t3_b.jsonl"
+run_sb compare "$R/base" "$R/trials3"
+check_rc "runs whose configurations differ in eval.trials are refused, exit 2" 2
+check_err "naming the key and both values" "eval.trials: 5 in $R/base vs 3 in $R/trials3"
+run_sb compare "$R/base" "$R/trials3" --mixed-settings
+check_rc "--mixed-settings compares them anyway" 0
+check_out "and lists the difference in the Markdown" "eval.trials: 5 in $R/base vs 3 in $R/trials3"
 
 run_sb compare "$R/base"
 check_rc "one run is a usage error" 2
