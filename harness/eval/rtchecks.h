@@ -25,6 +25,8 @@ struct rt_report {
 	long long poison_bytes;      /* NaN written into freed device memory before the second run; -1: off */
 	int floor_present;
 	double floor_bytes, peak_bytes_per_s;
+	double floor_time_us;         /* the candidate time the floor was held against */
+	int floor_gpu_only;           /* that time is the GPU-only one (timing.gpu_only or a lead) */
 	int peak_cached;
 	struct floor_result floor;
 	struct strvec skipped;       /* "H19: ..." for each check that did not run, and why */
@@ -105,5 +107,9 @@ void rt_finish(struct rt_session *s, const struct verdict *v);
 /* Puts the findings not yet in the verdict there, each with its policy's severity; a reject turns a
  * passing verdict into `rejected`. Returns 1 when the verdict is (now) rejected by a runtime finding. */
 int rt_apply(struct rt_session *s, struct verdict *v);
+
+/* The candidate's time per call that H21's floor is held to: the GPU-only median where one was measured and
+ * is lower than the end-to-end one; *gpu_only says which it is. */
+double rt_floor_time(const struct timing_result *t, int *gpu_only);
 
 #endif

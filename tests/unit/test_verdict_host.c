@@ -6,6 +6,7 @@
  * least 3x its GPU time, timed with a lead. */
 #include "testutil.h"
 
+#include "eval/rtchecks.h"
 #include "eval/verdict.h"
 
 static void side(struct timing_side *s, double gpu_us, double host_us, int lead_us, int exposed)
@@ -123,12 +124,55 @@ static void end_to_end_timing_is_judged_from_the_gpu_only_calls(void **state)
 	assert_int_equal(judged_from_gpu_only(100, 300, 20, 30, "host_bound", "warning: the candidate is host-bound"), 0);
 }
 
+/* H21's floor is held to the GPU's time: a value cache timed end to end costs its host side (~30 us of
+ * Python and a one-element read), above the ~25 us that moving L1/2's 128 MB takes an H200-class GPU,
+ * while its GPU-only calls run a 4-byte copy (3 us), below it. */
+static double floor_time_of(double cand_e2e, double cand_gpu_only, int lead, int *gpu_only)
+{
+	struct verdict v;
+	timed(&v, 60, 60, cand_e2e, cand_e2e, lead);
+	if (cand_gpu_only > 0) {
+		double g[3] = { cand_gpu_only, cand_gpu_only, cand_gpu_only }, h[3] = { 30, 30, 30 };
+		v.timing.gpu_only.measured = 1;
+		stats_compute(h, 3, &v.timing.gpu_only.eager);
+		stats_compute(h, 3, &v.timing.gpu_only.eager_host);
+		stats_compute(g, 3, &v.timing.gpu_only.candidate);
+		stats_compute(h, 3, &v.timing.gpu_only.candidate_host);
+	}
+	double us = rt_floor_time(&v.timing, gpu_only);
+	v.timing.ran = 0;
+	verdict_release(&v);
+	return us;
+}
+
+static void the_floor_is_held_to_the_gpu_only_time(void **state)
+{
+	(void)state;
+	int gpu_only;
+	assert_true(floor_time_of(30, 3, 0, &gpu_only) == 3 && gpu_only);
+	assert_true(floor_time_of(30, 0, 0, &gpu_only) == 30 && !gpu_only); /* not measured: the end-to-end time */
+	assert_true(floor_time_of(30, 40, 0, &gpu_only) == 30 && !gpu_only); /* the lower of the two */
+	assert_true(floor_time_of(30, 0, 2000, &gpu_only) == 30 && gpu_only); /* timed with a lead: GPU only already */
+	struct findings f = { 0 };
+	struct floor_result r;
+	struct floor_input in = { .gpu = 1, .bytes = 134217728.0, .peak_bytes_per_s = 4.2e12,
+				  .candidate_us = floor_time_of(30, 3, 0, &gpu_only), .speedup_eager = 2 };
+	floor_judge(&in, &r, &f);
+	assert_true(r.judged && r.below && findings_has(&f, "H21"));
+	findings_release(&f);
+	in.candidate_us = floor_time_of(30, 0, 0, &gpu_only);
+	floor_judge(&in, &r, &f);
+	assert_true(r.judged && !r.below && !findings_has(&f, "H21"));
+	findings_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(host_bound_only_when_the_host_dwarfs_both),
 		cmocka_unit_test(launch_bound_when_the_reference_launches_more_than_it_runs),
 		cmocka_unit_test(end_to_end_timing_is_judged_from_the_gpu_only_calls),
+		cmocka_unit_test(the_floor_is_held_to_the_gpu_only_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
