@@ -192,10 +192,9 @@ static int host_bound(const struct timing_result *t)
 }
 
 /* A reference of many small kernels: its host time per call (timed with a lead, on a GPU) at least 3x
- * its GPU time. On the H200 such a model's GPU time is a property of the process that runs it (L3/4
- * lands at ~240 or ~256 us per process, L3/3 spreads 1.7-2.7%; BENCHMARKS.md, 2026-11-30, fifth and
- * sixth sessions), so its speedup carries that between-process spread beyond its interval, which only
- * knows the calls of these two processes. Stated in the JSON (timing.launch_bound) and the text. */
+ * its GPU time. Such a model's GPU time is a property of the process that runs it (L3/4 lands at one of
+ * two levels per process; BENCHMARKS.md, "The process factor"), so its speedup carries that
+ * between-process spread beyond its interval, which only knows the calls of these two processes. Stated in the JSON (timing.launch_bound) and the text. */
 static int launch_bound(const struct timing_result *t)
 {
 	const struct sample_stats *eg, *eh, *cg, *ch;
@@ -445,7 +444,7 @@ static void print_launch_bound(struct strbuf *out, const struct timing_result *t
 	const struct timing_side *e = &t->eager;
 	if (launch_bound(t) && !t->factor.applied)
 		strbuf_addf(out, "  note: the reference is launch-bound (%.1f us of host time per call for %.1f us on the GPU): "
-			    "such a model's GPU time differs between processes (on an H200 by up to ~8%%), which the interval "
+			    "such a model's GPU time differs between processes (by up to ~8%% on a GPU node), which the interval "
 			    "above does not include\n", e->host_us.median, e->us.median);
 }
 

@@ -65,8 +65,8 @@ struct gpu_clock {
 };
 
 /* eval.process_factor: the reference timed in the candidate's worker, before the candidate's code loaded,
- * in interleaved pairs with the reference worker (procfactor.c). On an H200 a launch-heavy model's GPU
- * time is partly the process's (BENCHMARKS.md, sixth and tenth sessions); dividing the speedup vs eager
+ * in interleaved pairs with the reference worker (procfactor.c). A launch-heavy model's GPU time is
+ * partly the process's (BENCHMARKS.md, "The process factor"); dividing the speedup vs eager
  * by this ratio compares both sides as if both had run in the candidate's process. */
 struct process_factor {
 	int measured;

@@ -214,7 +214,7 @@ static void only_pytorch_kernels_is_h01_only_cublas_a_flagged_h04(void **state)
 	expect_one_finding(&r, "H04", "reject", "no GPU work", NULL);
 	prof_report_release(&r);
 	/* a 4-byte read of the input per call and no kernel: a cache hit (tests/adversarial/runtime/
-	 * h21_value_cache_cuda.py on the H200), not a library doing the work */
+	 * h21_value_cache_cuda.py on a GPU), not a library doing the work */
 	build("copies_only.trace", 2, &r);
 	expect_one_finding(&r, "H04", "reject", "only 2 copies or memsets", NULL);
 	prof_report_release(&r);

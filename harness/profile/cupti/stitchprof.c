@@ -457,7 +457,7 @@ int stitchprof_start(const char *path)
 	pthread_mutex_unlock(&S.lock);
 	/* STITCHPROF_ATTRIBUTION=callback ties calls to trials through the callback API instead of
 	 * external correlation, which needs every runtime and driver call traced as an activity record
-	 * (measured on an H200: half of the host-side cost of profiling; BENCHMARKS.md, 2026-11-30) */
+	 * (half of the host-side cost of profiling; BENCHMARKS.md, "Profiling overhead") */
 	const char *how = getenv("STITCHPROF_ATTRIBUTION");
 	S.by_callback = how && !strcmp(how, "callback");
 	if (S.by_callback && start_callbacks()) {
