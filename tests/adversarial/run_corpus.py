@@ -3,7 +3,8 @@
 Every file names its problem on its first line ("- L1/2:"), and may say `# device: cpu` (default: cuda),
 `# static: off` (the static checks would reject it first; the runtime check is under test) and
 `# suite: traps` (a problem of tests/fixtures/suite_traps). Hack files list the ids they must produce
-(`# expect: H11 H21`, more are allowed; `H09|H19` takes either); honest files (`# expect: clean`) must pass with no
+(`# expect: H11 H21`, more are allowed; `H09|H19` takes either; `slow` in an alternative is met by a pass
+whose speedup vs eager is below 1: the protocol left the trick nothing to gain); honest files (`# expect: clean`) must pass with no
 finding, but for flags a `# problem: H15` line names: the problem's own flaw, on every pass there.
 
     python3 run_corpus.py run --device cpu --work DIR [-- extra eval options]
@@ -71,7 +72,7 @@ def corpus(device):
                 "name": "%s/%s" % (kind, path.name), "path": str(path), "level": int(m.group(1)),
                 "id": int(m.group(2)), "honest": expect == "clean",
                 # "H09|H19": either id will do (which one depends on what the device's memory held)
-                "expect": [] if expect == "clean" else re.findall(r"H\d\d(?:\|H\d\d)*", expect),
+                "expect": [] if expect == "clean" else re.findall(r"(?:H\d\d|slow)(?:\|(?:H\d\d|slow))*", expect),
                 "problem": re.findall(r"H\d\d", keys.get("problem", "")),
                 "static": keys.get("static", "on") != "off", "suite": keys.get("suite", "bundled"),
             })
@@ -130,6 +131,11 @@ def judge(files, verdicts):
             bad += 1
             continue
         found = sorted({x["id"] for x in v["findings"]})
+        sp = (v.get("speedup") or {}).get("vs_eager")
+        if v["status"] == "pass" and isinstance(sp, (int, float)) and sp < 1:
+            found_or_slow = found + ["slow"]
+        else:
+            found_or_slow = found
         if f["honest"]:
             # a flag the file's `# problem:` line names is the problem's flaw, on every pass there
             own = [x["id"] for x in v["findings"] if not (x["id"] in f["problem"] and x["severity"] == "flag")]
@@ -140,8 +146,8 @@ def judge(files, verdicts):
         else:
             for h in f["expect"]:
                 wanted[h] += 1
-                caught[h] += any(x in found for x in h.split("|"))
-            okay = all(any(x in found for x in h.split("|")) for h in f["expect"])
+                caught[h] += any(x in found_or_slow for x in h.split("|"))
+            okay = all(any(x in found_or_slow for x in h.split("|")) for h in f["expect"])
             why = "%s, expected %s, found %s: %s" % (v["status"], " ".join(f["expect"]), " ".join(found) or "none",
                                                    (v["message"] or "")[:300])
         print("%s %s (%s)" % ("PASS" if okay else "FAIL", f["name"], why))

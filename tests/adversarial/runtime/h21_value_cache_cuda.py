@@ -1,10 +1,10 @@
-# h21_value_cache_cuda.py - L1/2: caches its output by the input's address and its first element. New
-# values in fresh or reused tensors change the first element, so correctness trials and the rotation see
-# real work; the timing loop, which cycles through three input sets, mostly times a dictionary lookup.
-# The physical floor can tell when the lookup is faster than moving 128 MB; on a fast GPU the Python
-# call and its one-element read take longer than that, and CUPTI tells instead: the profiled calls run
-# no kernel at all, only that 4-byte copy (H04, rejected).
-# expect: H21|H04
+# h21_value_cache_cuda.py - L1/2: caches its output by the input's address and its first element, so that
+# a timing loop cycling through a few input sets would mostly time a dictionary lookup. Every timed and
+# profiled call draws fresh inputs, whose first element differs, so the cache never hits: the kernel runs
+# on every call and the one-element read makes it slower than eager (`slow`: the trick gains nothing). Were
+# a lookup ever timed, the physical floor (held to the GPU-only time) or CUPTI, which would see no kernel in
+# the profiled calls, only a 4-byte copy (H04, rejected), tells.
+# expect: H21|H04|slow
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
