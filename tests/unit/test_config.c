@@ -401,6 +401,40 @@ static void docs_cover_every_key(void **state)
 	free(path);
 }
 
+/* The README is a map of the interface: it names no hidden or internal key, neither whole (eval.exchange)
+ * nor as a bare key in backticks. */
+static int hidden_named(const struct field *fields, const char *prefix, const struct strbuf *doc)
+{
+	int n = 0;
+	for (const struct field *f = fields; f->key; f++) {
+		char *full = xstrfmt("%s%s", prefix, f->key), *bare = xstrfmt("`%s`", f->key);
+		if (f->vis != VIS_PUBLIC && (strstr(doc->buf, full) || strstr(doc->buf, bare))) {
+			fprintf(stderr, "README.md names %s, which is not a public key\n", full);
+			n++;
+		}
+		if (f->type == FT_SECTION) {
+			char *p = xstrfmt("%s.", full);
+			n += hidden_named(f->sub, p, doc);
+			free(p);
+		}
+		free(bare);
+		free(full);
+	}
+	return n;
+}
+
+static void readme_names_no_hidden_key(void **state)
+{
+	(void)state;
+	struct strbuf doc = STRBUF_INIT;
+	const char *root = getenv("SB_SOURCE_ROOT");
+	char *path = xstrfmt("%s/README.md", root ? root : ".");
+	assert_int_equal(strbuf_read_file(&doc, path, 0), 0);
+	assert_int_equal(hidden_named(config_schema, "", &doc), 0);
+	strbuf_release(&doc);
+	free(path);
+}
+
 /* doctor shows the public keys, and a hidden one only where the file gave it, so what it prints loads
  * as the same configuration; a run's config.yaml keeps every key. At most 16 eval keys are public. */
 static void dump_shows_public_keys(void **state)
@@ -532,6 +566,7 @@ int main(void)
 		cmocka_unit_test(dump_round_trips),
 		cmocka_unit_test(dump_redacts_secret_headers),
 		cmocka_unit_test(docs_cover_every_key),
+		cmocka_unit_test(readme_names_no_hidden_key),
 		cmocka_unit_test(dump_shows_public_keys),
 		cmocka_unit_test(identity_holds_every_key_that_changes_numbers),
 		cmocka_unit_test(plain_paths_turn_every_internal_key_off),
