@@ -387,18 +387,24 @@ static void walk_keys(const struct field *fields, const char *prefix, struct str
 	}
 }
 
+/* A file of the source tree (SB_SOURCE_ROOT, else the working directory) into doc. */
+static void source_file(const char *rel, struct strbuf *doc)
+{
+	const char *root = getenv("SB_SOURCE_ROOT");
+	char *path = xstrfmt("%s/%s", root ? root : ".", rel);
+	assert_int_equal(strbuf_read_file(doc, path, 0), 0);
+	free(path);
+}
+
 static void docs_cover_every_key(void **state)
 {
 	(void)state;
 	struct strbuf doc = STRBUF_INIT;
-	const char *root = getenv("SB_SOURCE_ROOT");
-	char *path = xstrfmt("%s/docs/config.md", root ? root : ".");
-	assert_int_equal(strbuf_read_file(&doc, path, 0), 0);
+	source_file("docs/config.md", &doc);
 	int missing = 0;
 	walk_keys(config_schema, "", &doc, &missing);
 	assert_int_equal(missing, 0);
 	strbuf_release(&doc);
-	free(path);
 }
 
 /* The README is a map of the interface: it names no hidden or internal key, neither whole (eval.exchange)
@@ -427,12 +433,9 @@ static void readme_names_no_hidden_key(void **state)
 {
 	(void)state;
 	struct strbuf doc = STRBUF_INIT;
-	const char *root = getenv("SB_SOURCE_ROOT");
-	char *path = xstrfmt("%s/README.md", root ? root : ".");
-	assert_int_equal(strbuf_read_file(&doc, path, 0), 0);
+	source_file("README.md", &doc);
 	assert_int_equal(hidden_named(config_schema, "", &doc), 0);
 	strbuf_release(&doc);
-	free(path);
 }
 
 /* doctor shows the public keys, and a hidden one only where the file gave it, so what it prints loads
