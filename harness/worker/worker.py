@@ -95,22 +95,43 @@ def import_file(path, name):
     return module
 
 
-def weighted_sum(d, width=8191):
-    """sum(d[i] * (i % width + 1) * (i // width % 7919 + 1)) over the flat tensor: unlike a plain sum it
-    changes when elements or rows are permuted or swapped. Row sums of a broadcast product and small
-    vectors, so it costs about what the plain sum does and needs no weight per element. Not a matrix-vector
-    product: that would start cuBLAS, ~0.1 s in every worker whose model never uses it."""
-    flat = d.reshape(-1)
-    m = flat.numel() // width
-    w = torch.arange(1, width + 1, dtype=torch.float64, device=flat.device)
-    total = 0.0
-    if m:
-        rows = (flat[:m * width].view(m, width) * w).sum(1)
-        total += float((rows * (torch.arange(m, dtype=torch.float64, device=flat.device) % 7919 + 1)).sum())
-    rest = flat[m * width:]
-    if rest.numel():
-        total += float((rest * w[:rest.numel()]).sum()) * (m % 7919 + 1)
-    return total
+WIDTH = 8191  # the weighted sum's row length (docs/worker.md)
+
+
+def checksums(x, rows_per_step=None):
+    """sum(x), sum(x * x) and sum(x[i] * (i % 8191 + 1) * (i // 8191 % 7919 + 1)) over the flat tensor, all
+    in float64: unlike the plain sums, the weighted one changes when elements or rows are permuted or
+    swapped. One pass over the tensor in steps of whole rows, each step copied into a float64 buffer made
+    once and reused: no float64 copy of the whole tensor (its page faults were most of a CPU worker's call,
+    and on a GPU a copy twice the input's size). The steps fit the CPU's cache; on a GPU they are large, few
+    launches and no synchronisation until the end. Not a matrix-vector product: that would start cuBLAS,
+    ~0.1 s in every worker whose model never uses it."""
+    flat = x.detach().reshape(-1)
+    n, dev = flat.numel(), flat.device
+    if rows_per_step is None:
+        rows_per_step = 32 if dev.type == "cpu" else 1024
+    step = max(1, min(n, WIDTH * rows_per_step))
+    buf = torch.empty(step, dtype=torch.float64, device=dev)
+    tmp = torch.empty_like(buf)
+    w = torch.arange(1, WIDTH + 1, dtype=torch.float64, device=dev)
+    acc = torch.zeros(3, dtype=torch.float64, device=dev)
+    for off in range(0, n, step):  # off is a whole number of rows: every step but the last is whole rows
+        k = min(step, n - off)
+        b, t = buf[:k], tmp[:k]
+        b.copy_(flat[off:off + k])
+        acc[0] += b.sum()
+        acc[1] += torch.mul(b, b, out=t).sum()
+        m, r0 = k // WIDTH, off // WIDTH
+        if m:
+            rows = torch.mul(b[:m * WIDTH].view(m, WIDTH), w, out=t[:m * WIDTH].view(m, WIDTH)).sum(1)
+            acc[2] += (rows * (torch.arange(r0, r0 + m, dtype=torch.float64, device=dev) % 7919 + 1)).sum()
+        if k > m * WIDTH:
+            acc[2] += (b[m * WIDTH:] * w[:k - m * WIDTH]).sum() * ((r0 + m) % 7919 + 1)
+    return acc.tolist()
+
+
+def weighted_sum(x):
+    return checksums(x)[2]
 
 
 def fingerprint(xs):
@@ -118,9 +139,8 @@ def fingerprint(xs):
     out = []
     for x in xs:
         if isinstance(x, torch.Tensor):
-            d = x.detach().to(torch.float64)
-            out.append([float(d.sum()), float((d * d).sum()), int(x.numel()), str(x.dtype), list(x.shape),
-                        weighted_sum(d)])
+            total, squares, weighted = checksums(x)
+            out.append([total, squares, int(x.numel()), str(x.dtype), list(x.shape), weighted])
         else:
             out.append([repr(x)])
     return out

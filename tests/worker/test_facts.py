@@ -177,6 +177,23 @@ def test_identity_ignores_classmethods_and_sees_deleted_attributes():
     assert ident.changed() == []
 
 
+def test_the_checksums_in_steps_are_the_sums_of_the_whole_tensor():
+    # the fast path (steps of whole rows through a reused buffer) against the three sums computed at once,
+    # for steps of 1, 2 and 3 rows, the default, one step for everything, and inputs of every kind
+    for x in (torch.rand(3 * 8191 + 17), torch.rand(5, 8191), torch.rand(7, 3).t(), torch.randint(-9, 9, (4, 9000)),
+              torch.rand(100) > 0.5, torch.rand(2, 3, 8191 * 2 + 1).half(), torch.empty(0)):
+        d = x.to(torch.float64).reshape(-1)
+        i = torch.arange(d.numel(), dtype=torch.float64)
+        want = [float(d.sum()), float((d * d).sum()),
+                float((d * (i % 8191 + 1) * (torch.div(i, 8191, rounding_mode="floor") % 7919 + 1)).sum())]
+        for rows in (1, 2, 3, None, 10 ** 6):
+            got = worker_module.checksums(x, rows)
+            assert all(abs(g - w) <= 1e-12 * max(1.0, abs(w)) for g, w in zip(got, want)), (x.shape, rows, got, want)
+    # and the same tensor gives the same fingerprint twice, bit for bit: the two workers compare them exactly
+    x = torch.rand(33, 8191 + 5)
+    assert worker_module.fingerprint([x]) == worker_module.fingerprint([x.clone()])
+
+
 def test_the_weighted_sum_is_the_documented_formula():
     # docs/worker.md: element i weighs (i mod 8191 + 1) * (i div 8191 mod 7919 + 1)
     x = torch.rand(3 * 8191 + 17, dtype=torch.float64)
