@@ -12,9 +12,9 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT, start_on_channel
+from conftest import ROOT, SMALL_SUITE, start_on_channel
 
-RELU = str(ROOT / "kernelbench" / "suite" / "level1" / "2_ReLU.py")
+RELU = str(SMALL_SUITE / "level1" / "2_ReLU.py")  # 256 x 256
 sys.path.insert(0, str(ROOT / "harness" / "worker"))
 import exchange  # noqa: E402
 
@@ -83,7 +83,7 @@ def test_shared_outputs_compare_equal_to_the_reference(pair):
     same = ref.ask({"cmd": "compare", "expected": "ref/0", "actual": "cand/0", "tol": TOL})
     assert same["ok"] and same["bitwise"] and same["digest_expected"] == same["digest_actual"], same
     o = same["outputs"][0]
-    assert (o["n_mismatched"], o["max_abs"], o["shape"], o["zero_actual"]) == (0, 0.0, [4096, 4096], False), o
+    assert (o["n_mismatched"], o["max_abs"], o["shape"], o["zero_actual"]) == (0, 0.0, [256, 256], False), o
     # another seed's reference: a different digest, and the elements that differ are counted
     other = ref.ask({"cmd": "compare", "expected": "ref/1", "actual": "cand/0", "tol": TOL, "drop": ["ref/1"]})
     assert other["ok"] and not other["bitwise"] and other["digest_expected"] != other["digest_actual"], other
@@ -95,7 +95,7 @@ def test_shared_outputs_compare_equal_to_the_reference(pair):
 @pytest.mark.parametrize("edit, says", [
     (lambda s: s.update(bytes=s["bytes"] + (1 << 20)), "hold"),                      # more than the memfd holds
     (lambda s: s["outputs"][0].update(offset=1 << 40), "outside"),                    # beyond the buffer
-    (lambda s: s["outputs"][0].update(shape=[4096, 8192]), "wrong size"),            # a shape its bytes do not fill
+    (lambda s: s["outputs"][0].update(shape=[256, 512]), "wrong size"),              # a shape its bytes do not fill
     (lambda s: s["outputs"][0].update(dtype="C64"), "dtype"),                        # a dtype nobody compares
     (lambda s: s.update(bytes=1 << 31), "allowed"),                                   # above the parent's limit
 ])
@@ -170,3 +170,20 @@ def test_digest_and_zero_flags():
     assert s["outputs"][0]["zero_actual"] and not s["outputs"][0]["zero_expected"], s
     s = exchange.stats([("out0", x), ("out1", x)], [("out0", x)], TOL)
     assert (s["count"], s["expected_count"]) == (1, 2) and s["outputs"][1]["missing"], s
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_the_cpu_steps_give_what_one_whole_pass_gives(monkeypatch, dtype):
+    # the comparison and the digest walk the CPU in small steps; the statistics (first worst element, counts,
+    # maxima) and the digest must not depend on where the steps fall
+    g = torch.Generator().manual_seed(7)
+    e = (torch.randn(10007, generator=g) * 10).to(dtype)
+    a = e.clone()
+    a[[3, 4100, 9000, 10006]] += torch.tensor([2, 5, 5, 1]).to(dtype)
+    if dtype.is_floating_point:  # the first non-finite mismatch is the worst
+        e[7017], a[6000], a[6001] = float("inf"), float("nan"), float("-inf")
+    whole = (one(e, a), exchange.digest([("out0", e)]), exchange.digest([("out0", a)]))
+    monkeypatch.setattr(exchange, "CPU_CHUNK", 1000)  # 11 steps, the last one short
+    stepped = (one(e, a), exchange.digest([("out0", e)]), exchange.digest([("out0", a)]))
+    assert json.dumps(stepped, sort_keys=True) == json.dumps(whole, sort_keys=True)  # NaN never equals itself
+    assert whole[0]["worst_index"] in (6000, 4100, 9000) and whole[1] != whole[2], whole
