@@ -564,10 +564,14 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	c.launch_heavy_recorded = eval_recorded_launch_heavy(entry);
 	meta = refcache_lookup(entry);
 	v->reference_cached = meta != NULL;
+	/* starting it waits for the fork server's torch import where this evaluation is the first: seconds of
+	 * the reference worker's, which the stages must account for */
+	double w0 = proc_now();
 	if ((rc = evalctx_start_ref(&c, err)))
 		goto out_entry;
 	if (meta)
 		load_ref_begin(&c);
+	v->seconds.reference_worker += proc_now() - w0;
 	if (!meta) {
 		double r0 = proc_now();
 		if ((rc = eval_load_ref(&c, err)) || !(meta = fill_problem_facts(&c, entry, err))) {
