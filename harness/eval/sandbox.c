@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
 #include <sched.h>
@@ -165,17 +166,25 @@ struct sb_landlock_ruleset_attr {
 		     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | \
 		     LANDLOCK_ACCESS_FS_MAKE_SYM)
 
+#define SB_MAX_HIDDEN 8 /* the hidden trees of one sandbox: the caches' (evalctx.c), a few */
+
 struct ll {
 	int fd;
 	__u64 write_bits;
 };
 
-static int ll_allow(struct ll *l, const char *path, __u64 access)
+/* A rule holds for the tree beneath the inode it names. `follow` 0 names a symbolic link itself, which
+ * grants nothing: Landlock judges an access by the real path it resolves to. */
+static int ll_allow_at(struct ll *l, const char *path, __u64 access, int follow)
 {
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	int fd = open(path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -1;
 	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
 		access &= LL_FILE_BITS | LANDLOCK_ACCESS_FS_TRUNCATE; /* only file rights apply to a file */
 	access &= LL_READ | l->write_bits;
@@ -183,6 +192,11 @@ static int ll_allow(struct ll *l, const char *path, __u64 access)
 	int rc = access ? (int)syscall(SYS_landlock_add_rule, l->fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) : 0;
 	close(fd);
 	return rc;
+}
+
+static int ll_allow(struct ll *l, const char *path, __u64 access)
+{
+	return ll_allow_at(l, path, access, 1);
 }
 
 /* Does `path` equal a hidden tree, or lie on the way to one? */
@@ -200,7 +214,9 @@ static int hidden_match(const char *path, const char *const *hidden, int *is_anc
 }
 
 /* Landlock only adds permissions, so "everything but H" is granted as: every entry of each
- * directory on the way to H, except the one leading to H, recursively. */
+ * directory on the way to H, except the one leading to H, recursively. The walk follows no symbolic
+ * link and H are real paths: a link to H, or to a folder above it, must not grant what H hides (a cache
+ * whose ext/ or ref/ is a link to a shared folder, or a cache root reached through a link). */
 static int ll_allow_all_but(struct ll *l, const char *dir, const char *const *hidden)
 {
 	DIR *d = opendir(dir);
@@ -216,7 +232,7 @@ static int ll_allow_all_but(struct ll *l, const char *dir, const char *const *hi
 		int anc;
 		if (hidden_match(path, hidden, &anc))
 			continue;
-		rc = anc ? ll_allow_all_but(l, path, hidden) : ll_allow(l, path, LL_READ);
+		rc = anc ? ll_allow_all_but(l, path, hidden) : ll_allow_at(l, path, LL_READ, 0);
 	}
 	closedir(d);
 	return rc;
@@ -264,7 +280,19 @@ static int apply_landlock(const struct sandbox_opts *o, char *msg, size_t len)
 		return fail(msg, len, "landlock_create_ruleset");
 	/* /proc/self: the CUDA driver writes to its own process entry during cuInit (without
 	 * it, cudaGetDeviceCount fails with error 304). It is the worker's own entry only. */
-	if (ll_allow_all_but(&l, "/", o->hidden) || ll_allow_dev(&l) ||
+	/* the hidden trees by their real paths, as the walk meets them; one that does not exist stays as given */
+	const char *real_hidden[SB_MAX_HIDDEN + 1];
+	char real_buf[SB_MAX_HIDDEN][PATH_MAX];
+	size_t nh = 0;
+	for (const char *const *h = o->hidden; h && *h; h++, nh++) {
+		if (nh == SB_MAX_HIDDEN) {
+			close(l.fd);
+			return fail(msg, len, "too many hidden trees");
+		}
+		real_hidden[nh] = realpath(*h, real_buf[nh]) ? real_buf[nh] : *h;
+	}
+	real_hidden[nh] = NULL;
+	if (ll_allow_all_but(&l, "/", real_hidden) || ll_allow_dev(&l) ||
 	    ll_allow(&l, "/proc/self", LL_READ | l.write_bits) || ll_allow(&l, o->workdir, LL_READ | l.write_bits)) {
 		close(l.fd);
 		return fail(msg, len, "landlock_add_rule");
