@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The bundled suite's small-shape twin (tests/fixtures/suite_small): what the worker tests load where a
+# problem's size is not what they test.
+SMALL_SUITE = ROOT / "tests" / "fixtures" / "suite_small"
 
 
 def start_on_channel(argv, **popen):

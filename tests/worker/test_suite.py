@@ -192,3 +192,26 @@ def test_declared_traps_are_real(modules):
     x = dropout.get_inputs()[0]
     with torch.no_grad():
         assert not torch.equal(model(x), model(x))
+
+
+SMALL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "suite_small"
+CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*) = ([0-9]+)$")
+
+
+def test_the_small_suite_is_the_bundled_one_at_smaller_shapes():
+    """tests/fixtures/suite_small, which the end-to-end tests judge: the same files, line for line, but for
+    integer size constants that are no larger (and, in all but a problem that is small already, smaller)."""
+    small = sorted(p.relative_to(SMALL) for p in SMALL.glob("level*/*.py"))
+    assert small == sorted(p.relative_to(SUITE) for p in PROBLEMS)
+    shrunk = 0
+    for rel in small:
+        a, b = (SUITE / rel).read_text().splitlines(), (SMALL / rel).read_text().splitlines()
+        assert len(a) == len(b), rel
+        for x, y in zip(a, b):
+            if x == y:
+                continue
+            mx, my = CONSTANT.match(x), CONSTANT.match(y)
+            assert mx and my and mx.group(1) == my.group(1), f"{rel}: '{x}' became '{y}'"
+            assert 0 < int(my.group(2)) < int(mx.group(2)), f"{rel}: {mx.group(1)} must shrink"
+        shrunk += a != b
+    assert shrunk >= len(small) - 1

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE = ROOT / "kernelbench" / "suite"
+SUITE = ROOT / "tests" / "fixtures" / "suite_small"  # conftest.SMALL_SUITE
 sys.path.insert(0, str(ROOT / "harness" / "worker"))
 import worker as worker_mod  # noqa: E402
 
