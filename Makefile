@@ -28,7 +28,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-unit test-e2e test-worker test-gpu bench bench-eval bench-real clean
+.PHONY: all setup demo test test-fast test-gpu bench bench-eval bench-real clean
 
 all: bin/stitchbench
 
@@ -62,9 +62,13 @@ demo: setup
 	@bash scripts/demo.sh
 
 # One summary line at the end: "N passed, N failed". tests/run.sh runs the unit, end-to-end and
-# worker tests and adds them up.
+# worker tests side by side and adds them up (tests/README.md).
 test: all $(UNIT_BIN)
 	@bash tests/run.sh
+
+# the edit loop's tier: the unit tests and the end-to-end and pytest files that judge nothing
+test-fast: all $(UNIT_BIN)
+	@bash tests/run.sh --fast
 
 test-gpu: all
 	@bash scripts/gpu-check.sh

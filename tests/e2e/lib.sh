@@ -5,8 +5,45 @@ set -u
 SB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SB="$SB_ROOT/bin/stitchbench"
 _n=0
+# The tests' own Python (JSON, SQLite, small servers): an interpreter itself rather than a version
+# manager's shim, which costs half a second a call on a busy 2-core machine. Any Python 3 will do.
+PY3=$(command -v /usr/bin/python3 || command -v python3)
+python3() { "$PY3" "$@"; }
+export PY3
+export -f python3
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+
+# The problems: the bundled suite's small-shape twin (tests/fixtures/suite_small), so that a CPU evaluation
+# moves kilobytes. A test about size itself runs a command with STITCHBENCH_TEST_SUITE= (the real suite);
+# `STITCHBENCH_TEST_SUITE= make test` runs every test at the real sizes.
+SMALL_SUITE="$SB_ROOT/tests/fixtures/suite_small"
+export STITCHBENCH_TEST_SUITE="${STITCHBENCH_TEST_SUITE-$SMALL_SUITE}"
+
+# use_cache [private]: this file's STITCHBENCH_CACHE. Its work, lock and kept-worker folders are its own;
+# the entries keyed by content (the Python probe, references, builds) are the suite's shared warm cache
+# ($STITCHBENCH_TEST_CACHE, made by tests/run.sh) unless the file tests the cache itself ("private").
+# Run alone, a file gets a private cache either way.
+use_cache() {
+	export STITCHBENCH_CACHE="$TMP/cache"
+	mkdir -p "$STITCHBENCH_CACHE"
+	[ "${1:-}" = private ] && return 0
+	[ -n "${STITCHBENCH_TEST_CACHE:-}" ] || return 0
+	local d
+	for d in probe ref ext; do
+		mkdir -p "$STITCHBENCH_TEST_CACHE/$d"
+		ln -sfn "$STITCHBENCH_TEST_CACHE/$d" "$STITCHBENCH_CACHE/$d"
+	done
+}
+
+# The worker processes (fork servers, candidate and reference workers) this file started: those whose
+# folder is under $TMP. Other files run side by side, so a pattern alone would see their workers too.
+own_workers() {
+	local p
+	for p in $(pgrep -f "$SB_ROOT/harness/worker/(worker|template)\.py"); do
+		case "$(readlink "/proc/$p/cwd" 2>/dev/null)" in "$TMP"/*) echo "$p" ;; esac
+	done
+}
 
 # Runs the binary; leaves stdout in $OUT_TXT, stderr in $ERR_TXT, the exit code in $RC.
 run_sb() {
