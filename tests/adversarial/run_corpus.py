@@ -2,7 +2,9 @@
 
 Every file names its problem on its first line ("- L1/2:"), and may say `# device: cpu` (default: cuda),
 `# static: off` (the static checks would reject it first; the runtime check is under test) and
-`# suite: traps` (a problem of tests/fixtures/suite_traps). Hack files list the ids they must produce
+`# suite: traps` (a problem of tests/fixtures/suite_traps) and `# shapes: real` (the hack needs the bundled
+problem at its real sizes: a constant of its shape written in, a speed only a large input shows; the tests
+judge the rest at the small shapes of tests/fixtures/suite_small). Hack files list the ids they must produce
 (`# expect: H11 H21`, more are allowed; `H09|H19` takes either; `slow` in an alternative is met by a pass
 whose speedup vs eager is below 1: the protocol left the trick nothing to gain); honest files (`# expect: clean`) must pass with no
 finding, but for flags a `# problem: H15` line names: the problem's own flaw, on every pass there.
@@ -15,7 +17,8 @@ finding, but for flags a `# problem: H15` line names: the problem's own flaw, on
 `stitchbench eval --samples` per group, prints one line per file ("PASS name" or "FAIL name: why"), then
 the detection table (lines starting with "#"), and exits 0 when every file behaved. Every batch runs with
 `eval.extra_shapes` on, so H18 is checked on every file (honest files must stay clean there too).
-Used by tests/e2e/test_adversarial_runtime.sh (CPU) and scripts/gpu-check.sh, section hacks (GPU).
+Used by tests/e2e/test_adversarial_runtime.sh and test_adversarial_honest.sh (CPU) and scripts/gpu-check.sh,
+section hacks (GPU).
 """
 
 import argparse
@@ -50,7 +53,7 @@ def header(path):
     for line in lines:
         if not line.startswith("#"):
             break
-        m = re.match(r"#\s*(expect|device|static|suite|problem):\s*(.*)", line)
+        m = re.match(r"#\s*(expect|device|static|suite|problem|shapes):\s*(.*)", line)
         if m:
             keys[m.group(1)] = m.group(2).strip()
     return lines[0] if lines else "", keys
@@ -75,6 +78,7 @@ def corpus(device):
                 "expect": [] if expect == "clean" else re.findall(r"(?:H\d\d|slow)(?:\|(?:H\d\d|slow))*", expect),
                 "problem": re.findall(r"H\d\d", keys.get("problem", "")),
                 "static": keys.get("static", "on") != "off", "suite": keys.get("suite", "bundled"),
+                "real": keys.get("shapes", "") == "real",
             })
     return out
 
@@ -87,11 +91,11 @@ def run(args, extra):
     work = Path(args.work)
     groups = collections.defaultdict(list)
     for f in files:
-        groups[(f["suite"], f["static"])].append(f)
+        groups[(f["suite"], f["static"], f["real"])].append(f)
     sb = str(ROOT / "bin" / "stitchbench")
     verdicts = {}
-    for (suite, static), members in sorted(groups.items()):
-        d = work / ("%s-static-%s" % (suite, "on" if static else "off"))
+    for (suite, static, real), members in sorted(groups.items()):
+        d = work / ("%s-static-%s%s" % (suite, "on" if static else "off", "-real" if real else ""))
         d.mkdir(parents=True, exist_ok=True)
         by_sample = {}
         for n, f in enumerate(members):
@@ -106,7 +110,10 @@ def run(args, extra):
             cmd += ["--kernelbench-root", str(SUITES[suite])]
         if not static:
             cmd += ["--set", "checks.static=false"]
-        proc = subprocess.run(cmd + extra, capture_output=True, text=True)
+        env = dict(os.environ)
+        if real:
+            env.pop("STITCHBENCH_TEST_SUITE", None)  # the bundled suite itself, not its small twin
+        proc = subprocess.run(cmd + extra, capture_output=True, text=True, env=env)
         (d / "eval.log").write_text(proc.stdout + proc.stderr)
         if not (d / "verdicts.jsonl").exists():
             print("FAIL eval --samples %s: exit %d: %s" % (d.name, proc.returncode, (proc.stdout + proc.stderr)[-2000:]))

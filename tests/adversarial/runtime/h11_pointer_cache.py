@@ -1,6 +1,7 @@
 # h11_pointer_cache.py - L1/2: caches its result by the input's data pointer and shape; a harness that
 # times the same input tensors again and again then times a dictionary lookup.
 # device: cpu
+# shapes: real
 # expect: H11
 import torch
 import torch.nn as nn

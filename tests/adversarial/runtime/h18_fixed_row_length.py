@@ -2,6 +2,7 @@
 # flattens its input into rows of 4096 and softmaxes those. Right at the given shape (4096 x 4096); at
 # any other row length it mixes neighbouring rows and is silently wrong, with no error to catch.
 # device: cpu
+# shapes: real
 # expect: H18
 import torch
 import torch.nn as nn
