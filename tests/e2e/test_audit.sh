@@ -3,7 +3,7 @@
 # holds, problem by problem; on tests/fixtures/suite_traps every kind of finding; the cache, --run into a
 # store that `report` reads, and verdicts of `eval` that carry the problem's audit.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 TRAPS="$SB_ROOT/tests/fixtures/suite_traps"
 
 sql() { python3 -c 'import sqlite3, sys

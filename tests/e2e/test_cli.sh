@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_cli.sh - the binary's front door: usage, --help, --version, help <command>, unknown
 # commands and options, exit codes (DESIGN §10), and the static linking promise of DESIGN §3.
+# tier: fast (no evaluation: tests/README.md)
 source "$(dirname "$0")/lib.sh"
 
 run_sb

@@ -2,6 +2,7 @@
 # test_docs.sh - what the docs say about the program agrees with it and with itself: no command that
 # `stitchbench help` lists is called one "to come", and every place that says how long `make demo` takes
 # says the same.
+# tier: fast (no evaluation: tests/README.md)
 source "$(dirname "$0")/lib.sh"
 cd "$SB_ROOT" || exit 1
 

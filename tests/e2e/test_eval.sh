@@ -5,7 +5,7 @@
 # eval.split_nvcc reaching the worker.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FAST=(--device cpu --trials 2 --perf-trials 3)
 # These candidates misbehave on purpose (no kernel, sockets, forks): the sandbox and the verdicts
 # are under test here, so the static checks, which would reject them first, are off for them.
@@ -30,8 +30,9 @@ else _report fail "its seconds by stage add up to its total" "$got; $(python3 -c
 run_sb eval "$FIX/relu_cpp_wrong.py" --problem L1/2 "${FAST[@]}" --json
 check_rc "a wrong candidate exits 1" 1
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], o["worst_coord"], round(o["max_abs_error"], 3), v["timing"])' <<<"$OUT_TXT" 2>&1)
-if [ "$got" = "incorrect 12305 [3, 17] 0.5 None" ]; then _report ok "it is incorrect, worst element [3, 17] (index 12305), error 0.5, not timed"; else
-	_report fail "it is incorrect, worst element [3, 17] (index 12305), error 0.5, not timed" "$got"; fi
+# L1/2 of the small suite is 256 x 256: [3, 17] is flat index 3 * 256 + 17
+if [ "$got" = "incorrect 785 [3, 17] 0.5 None" ]; then _report ok "it is incorrect, worst element [3, 17] (index 785), error 0.5, not timed"; else
+	_report fail "it is incorrect, worst element [3, 17] (index 785), error 0.5, not timed" "$got"; fi
 
 run_sb eval "$FIX/syntax_error.py" --problem L1/2 "${SANDBOX[@]}"
 check_rc "a syntax error exits 1" 1
@@ -159,24 +160,36 @@ sleep 1
 if ! pgrep -f 'sleep 3599.125' >/dev/null; then _report ok "its detached child does not outlive the evaluation"; else
 	_report fail "its detached child does not outlive the evaluation" "$(pgrep -af 'sleep 3599.125')"; pkill -f 'sleep 3599.125'; fi
 
-# Wrong answers of every shape: each is a verdict with a reason, never a crash.
-mk() { # name body-of-forward
-	printf 'import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        %s\n' "$2" >"$TMP/$1.py"
+# Wrong answers of every shape: each is a verdict with a reason, never a crash. One --samples batch (one
+# fork server, one reference worker): the verdicts, not the command line, are under test here.
+wrong="$TMP/wrong"; mkdir -p "$wrong"
+cases=("nan:incorrect:NaN" "half:incorrect:dtype F16 != expected F32" "narrow:incorrect:shape [256, 100] != expected [256, 256]"
+	"huge:runtime_error:output_too_large" "tuple:incorrect:returned 2 outputs, the reference 1"
+	"notensor:runtime_error:not a tensor or a tuple of tensors" "nomodelnew:format_error:defines no ModelNew")
+mk() { # sample body-of-forward
+	printf 'import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        %s\n' "$2" \
+		>"$wrong/level_1_problem_2_sample_$1_kernel.py"
 }
-mk nan 'return torch.relu(x) * float("nan")'
-mk half 'return torch.relu(x).half()'
-mk narrow 'return torch.relu(x)[:, :100]'
-mk huge 'return torch.relu(x).repeat(8, 1)'
-mk tuple 'return torch.relu(x), x'
-mk notensor 'return 3'
-printf 'import torch.nn as nn\n\n\nclass Model2(nn.Module):\n    pass\n' >"$TMP/nomodelnew.py"
-for case in "nan:incorrect:NaN" "half:incorrect:dtype F16 != expected F32" "narrow:incorrect:shape [4096, 100] != expected [4096, 4096]" \
-	    "huge:runtime_error:output_too_large" "tuple:incorrect:returned 2 outputs, the reference 1" \
-	    "notensor:runtime_error:not a tensor or a tuple of tensors" "nomodelnew:format_error:defines no ModelNew"; do
-	IFS=: read -r name status why <<<"$case"
-	run_sb eval "$TMP/$name.py" --problem L1/2 "${SANDBOX[@]}"
-	if grep -qF ": $status" <<<"$OUT_TXT" && grep -qF -- "$why" <<<"$OUT_TXT"; then _report ok "$name: $status ($why)"; else
-		_report fail "$name: $status ($why)" "$OUT_TXT"; fi
+mk 0 'return torch.relu(x) * float("nan")'
+mk 1 'return torch.relu(x).half()'
+mk 2 'return torch.relu(x)[:, :100]'
+# past the outputs' limit (twice the reference's bytes + 16 MiB): 80 copies of a 256 KiB output
+mk 3 'return torch.relu(x).repeat(80, 1)'
+mk 4 'return torch.relu(x), x'
+mk 5 'return 3'
+printf 'import torch.nn as nn\n\n\nclass Model2(nn.Module):\n    pass\n' >"$wrong/level_1_problem_2_sample_6_kernel.py"
+run_sb eval --samples "$wrong" -o "$TMP/wrong.jsonl" "${SANDBOX[@]}"
+check_out "the batch judges all seven" "7 judged: 0 pass, 4 incorrect, 0 compile_error, 2 runtime_error"
+for i in "${!cases[@]}"; do
+	IFS=: read -r name status why <<<"${cases[$i]}"
+	got=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    if v["candidate"]["path"].endswith("_sample_%s_kernel.py" % sys.argv[2]):
+        print(v["status"], "|", v["message"], "|", json.dumps(v.get("detail")))' "$TMP/wrong.jsonl" "$i" 2>&1)
+	if [[ "$got" == "$status |"* ]] && grep -qF -- "$why" <<<"$got"; then _report ok "$name: $status ($why)"; else
+		_report fail "$name: $status ($why)" "$got"; fi
 done
 
 run_sb eval "$TMP/missing.py" --problem L1/2 --device cpu

@@ -3,7 +3,7 @@
 # worker starts, with its findings in the verdict; policy and checks.static change what happens.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FAST=(--device cpu --trials 2 --perf-trials 0) # no timing: the checks come before it
 verdict() { python3 -c "import json,sys; v=json.load(sys.stdin); $1" <<<"$OUT_TXT" 2>&1; }
 

@@ -7,7 +7,7 @@
 # incorrect; and the runtime hacks whose checks compare outputs (H11, H12, H18, H19) are still caught.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FAST=(--device cpu --trials 2 --perf-trials 3 --json)
 
 # what must agree between the two modes: status, message, every trial's statistics, the runtime checks
@@ -36,11 +36,11 @@ for cand in relu_cpp_ok relu_cpp_wrong; do
 shared: ${b:0:600}"; fi
 done
 status=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v["status"], v["trials"][0]["outputs"][0]["worst_index"])' "$TMP/relu_cpp_wrong-shared.json" 2>&1)
-if [ "$status" = "incorrect 12305" ]; then _report ok "the wrong candidate is incorrect at index 12305 when shared"; else
-	_report fail "the wrong candidate is incorrect at index 12305 when shared" "$status"; fi
+if [ "$status" = "incorrect 785" ]; then _report ok "the wrong candidate is incorrect at index 785 (3 * 256 + 17) when shared"; else
+	_report fail "the wrong candidate is incorrect at index 785 (3 * 256 + 17) when shared" "$status"; fi
 # the reference cache holds what the problem is, never outputs: every evaluation's seeds are its own
-n=$(find "$STITCHBENCH_CACHE/ref" -name 'meta.json' | wc -l)
-files=$(find "$STITCHBENCH_CACHE/ref" -name '*.safetensors' | wc -l)
+n=$(find "$STITCHBENCH_CACHE/ref/" -name 'meta.json' | wc -l)
+files=$(find "$STITCHBENCH_CACHE/ref/" -name '*.safetensors' | wc -l)
 if [ "$n" -ge 1 ] && [ "$files" -eq 0 ]; then _report ok "the reference cache holds the problem's facts in either mode, no outputs"; else
 	_report fail "the reference cache holds the problem's facts in either mode, no outputs" "entries $n, output files $files"; fi
 

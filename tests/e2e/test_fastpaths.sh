@@ -7,7 +7,7 @@
 # agree on all but times, seconds and host details.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 gen="$TMP/gen"; mkdir -p "$gen"
 cp "$FIX/relu_cpp_ok.py" "$gen/level_1_problem_2_sample_0_kernel.py"
 cp "$FIX/relu_cpp_wrong.py" "$gen/level_1_problem_2_sample_1_kernel.py"
@@ -43,35 +43,9 @@ print(sorted({x["settings"]["exchange"] for x in v if x["status"] in ("pass", "i
       any(x["candidate_worker_forked"] for x in v))' "$TMP/fast.jsonl" 2>&1)
 check_eq "the fast run took the fast paths (shared outputs, forked workers)" "$got" "['shared'] True"
 
-# What a verdict decides, without times, seconds and host details: its status, findings, every trial's
-# comparison (the inputs' seeds are each evaluation's own, so only what they cannot change), the robust
-# trials and the settings (but the exchange, an internal key reported as applied).
-cat >"$TMP/same.py" <<'PY'
-import json, sys
-
-def decided(v):
-    trials = [(t.get("pass"), t.get("inputs_mutated"),
-               [(o.get("pass"), o.get("shape_mismatch"), o.get("dtype_mismatch"), o.get("mismatched"),
-                 o.get("worst_index"), round(o.get("max_abs_error") or 0, 3)) for o in t.get("outputs") or []])
-              for t in v.get("trials") or []]
-    r = v.get("robust") or {}
-    settings = {k: x for k, x in v["settings"].items() if k != "exchange"}
-    return {"status": v["status"], "findings": sorted((f["id"], f["severity"]) for f in v["findings"]),
-            "trials": trials, "robust": (r.get("trials"), r.get("passed")), "settings": settings,
-            "timed": v.get("timing") is not None}
-
-def load(path):
-    out = {}
-    for line in open(path):
-        v = json.loads(line)
-        out[(v["problem"]["ref"], v["candidate"]["path"])] = decided(v)
-    return out
-
-a, b = load(sys.argv[1]), load(sys.argv[2])
-diff = [f"{k}: {a.get(k)} vs {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-print("\n".join(diff) if diff else f"{len(a)} verdicts agree")
-PY
-got=$(python3 "$TMP/same.py" "$TMP/fast.jsonl" "$TMP/plain.jsonl" 2>&1)
+# What a verdict decides must agree: tests/e2e/same_verdicts.py says what that is.
+SAME="$SB_ROOT/tests/e2e/same_verdicts.py"
+got=$(python3 "$SAME" "$TMP/fast.jsonl" "$TMP/plain.jsonl" 2>&1)
 check_eq "the fast and the plain paths give the same verdicts" "$got" "6 verdicts agree"
 
 # The comparison can fail: one finding's severity changed in a copy is a difference.
@@ -83,5 +57,5 @@ for v in lines:
         v["findings"][0]["severity"] = "flag" if v["findings"][0]["severity"] == "reject" else "reject"
         break
 print("\n".join(json.dumps(v) for v in lines))' "$TMP/plain.jsonl" >"$TMP/changed.jsonl"
-got=$(python3 "$TMP/same.py" "$TMP/fast.jsonl" "$TMP/changed.jsonl" 2>&1 | wc -l)
+got=$(python3 "$SAME" "$TMP/fast.jsonl" "$TMP/changed.jsonl" 2>&1 | wc -l)
 check_eq "a verdict that differs in one finding's severity is told apart" "$got" 1

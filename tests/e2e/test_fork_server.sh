@@ -7,7 +7,7 @@
 # or one that dies at its start) workers are exec'd as before.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FAST=(--device cpu --trials 2 --perf-trials 3 --json)
 # the probe opens a socket on purpose: the static checks, which would reject it first, are off
 PROBE=("${FAST[@]}" --set checks.static=false)

@@ -4,7 +4,7 @@
 # its own failure for them), and a correct candidate evaluated right after still passes.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 QUICK=(--device cpu --trials 1 --perf-trials 0 --set checks.static=false --json)
 
 verdict() { python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], "|", v["message"])' <<<"$OUT_TXT" 2>&1; }

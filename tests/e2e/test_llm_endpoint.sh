@@ -2,8 +2,9 @@
 # test_llm_endpoint.sh - a run against endpoints that cannot help: a closed port (each call fails at once,
 # and the run stops after three in a row, saying how to continue) and answers cut at the token limit
 # (the attempt's message says which limit to raise).
+# tier: fast (no evaluation: tests/README.md)
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 R="$TMP/results"
 experiment() { # file api_base samples

@@ -4,6 +4,7 @@
 # compiler answers -print-file-name as gcc does, from that folder only. The link must find them the
 # first time, so the paths are looked up when the link runs, not when make reads the Makefile, and the
 # build waits for setup under -j.
+# tier: fast (no evaluation: tests/README.md)
 source "$(dirname "$0")/lib.sh"
 P="$TMP/proj"
 L="$TMP/libs"

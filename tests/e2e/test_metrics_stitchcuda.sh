@@ -3,6 +3,7 @@
 # made from a fixture and imported: a fast pass, a slow pass, a flagged pass, a wrong answer and a
 # problem without a verdict, with rewards. The numbers are worked by hand below; the table appears with
 # --protocol stitchcuda, or by itself for runs whose verdicts name the stitchcuda preset.
+# tier: fast (no evaluation: tests/README.md)
 source "$(dirname "$0")/lib.sh"
 R="$TMP/results"
 

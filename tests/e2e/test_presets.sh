@@ -4,7 +4,7 @@
 # is refused). The timing method is checked by arithmetic on the verdict's own samples: the speedup must be
 # the median of the pair ratios under stitchbench and the mean over the mean under kernelbench.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 OK="$SB_ROOT/tests/fixtures/candidates/relu_cpp_ok.py"
 # relu_cpp_ok.py's kernel run on what torch.relu already computed: a PyTorch op in forward beside a kernel of
 # its own, which stitchbench's policy rejects (H01) and KernelBench's static checker only warns about; the

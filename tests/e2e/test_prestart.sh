@@ -5,7 +5,7 @@
 # are reported), every evaluation after the first must get one, and nothing may be left behind: no
 # worker process, no work folder, also when the batch ends on a candidate that never needed its worker.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FIX="$SB_ROOT/tests/fixtures/candidates"
 OPTS=(--device cpu --trials 2 --perf-trials 3 --set checks.static=false --set eval.warmup_ms=0)
 verdicts() { python3 -c '
@@ -46,9 +46,9 @@ if [ "$got" = "pass False rejected False " ]; then _report ok "a worker prestart
 else _report fail "a worker prestarted for a candidate the static checks reject goes unused" "$got"; fi
 # (kept reference workers exit when stitchbench's end closes their channel: give them a moment)
 left=1
-for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "$SB_ROOT/harness/worker/[w]orker.py" >/dev/null || { left=0; break; }; sleep 0.5; done
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -z "$(own_workers)" ] && { left=0; break; }; sleep 0.5; done
 if [ "$left" = 0 ]; then _report ok "it was stopped: no worker left after the batch"
-else _report fail "it was stopped: no worker left after the batch" "$(pgrep -fa "$SB_ROOT/harness/worker/[w]orker.py")"; fi
+else _report fail "it was stopped: no worker left after the batch" "$(for p in $(own_workers); do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done)"; fi
 check_true "and no work folder is left" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/work' 2>/dev/null)\" ]"
 
 # The candidate's worker is told to quit at the end of its evaluation and reaped later, so that its
@@ -68,7 +68,7 @@ if [[ "$order" =~ ^reaped\ [0-9.]+\ timed ]]; then
 	_report ok "the first candidate's worker was killed before the second was timed ($order)"
 else _report fail "the first candidate's worker was killed before the second was timed" "$order"; fi
 left=1
-for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -f "$SB_ROOT/harness/worker/[w]orker.py" >/dev/null || { left=0; break; }; sleep 0.5; done
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -z "$(own_workers)" ] && { left=0; break; }; sleep 0.5; done
 check_true "no worker is left after a batch with a worker that would not exit" test "$left" = 0
 check_true "and no work folder" bash -c "[ -z \"\$(ls -A '$STITCHBENCH_CACHE/work' 2>/dev/null)\" ]"
 

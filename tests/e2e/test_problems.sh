@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_problems.sh - `stitchbench problems` on the bundled suite, on a generated upstream-style
 # checkout of 100/100/50/20 problems with broken files mixed in, and with bad selectors and roots.
+# tier: fast (no evaluation: tests/README.md)
 source "$(dirname "$0")/lib.sh"
 
 nfiles=$(ls "$SB_ROOT"/kernelbench/suite/level*/[0-9]*_*.py | wc -l)

@@ -4,7 +4,7 @@
 # the verdict's speedup vs eager is the uncorrected one divided by that factor, the intervals combined;
 # and the candidate, imported after, finds nothing of the reference in its process.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FIX="$SB_ROOT/tests/fixtures/candidates"
 FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 20 --json --set checks.static=false
 	--set eval.warmup_ms=0 --set eval.warmup_calls=1)

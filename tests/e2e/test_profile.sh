@@ -4,7 +4,7 @@
 # The GPU path is scripts/gpu-check.sh's section `prof`.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 
 run_sb profile --help
 check_rc "profile --help exits 0" 0

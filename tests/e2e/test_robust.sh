@@ -8,7 +8,7 @@
 # counts in correct %, not in correct_robust %.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FAST=(--device cpu --trials 2 --perf-trials 3)
 
 # what a verdict says about its robust trials, on one line

@@ -7,7 +7,7 @@
 # judge call has its own transcript in the run, and a resume asks the judge nothing again. The verdict's
 # reward follows the scores and the speedup; it is null where no score or no speedup exists.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 export no_proxy=127.0.0.1 NO_PROXY=127.0.0.1 SBTEST_JUDGE_KEY=sk-judge-test
 
 answer='{\"scores\": [{\"criterion\": \"own_kernels\", \"score\": 0, \"reason\": \"torch.relu does the work\"}, {\"criterion\": \"readable\", \"score\": 1, \"reason\": \"two lines\"}]}'

@@ -4,7 +4,7 @@
 # the concurrency limit, Ctrl-C and resume, and SIGKILL at two moments followed by resumes that lose no
 # attempt and send no recorded call again (counted by the server).
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 FIX="$SB_ROOT/tests/fixtures"
 CASS="$FIX/cassettes/loop"
@@ -134,12 +134,13 @@ check_eq "at most max_concurrent (2) requests were in flight, and 2 were" \
 	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["max_in_flight"])' "$TMP/c.log") $(requests c)" "2 4"
 
 # Ctrl-C: the call in flight finishes and is kept, nothing new starts; --resume does not ask it again
-python3 -c 'import json; print(json.dumps([{"content": "no code today", "delay": 2, "repeat": 8}]))' >"$TMP/i.script"
+# the first call is long enough (6 s) for the poll below to see it in flight on a busy machine
+python3 -c 'import json; print(json.dumps([{"content": "no code today", "delay": 6}, {"content": "no code today", "delay": 1, "repeat": 7}]))' >"$TMP/i.script"
 start_fake i "$TMP/i.script"
 fake_config "$TMP/int.yaml" "$(model i "$PORT_i" 1)" "  - {name: one, kind: oneshot, model: i, samples: 3}"
 "$SB" run -c "$TMP/int.yaml" --run-id int --jobs 1 >"$TMP/int.out" 2>"$TMP/int.err" &
 pid=$!
-for _ in $(seq 100); do [ "$(requests i 2>/dev/null)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(requests i 2>/dev/null)" = 1 ] && break; sleep 0.1; done
 kill -INT "$pid"
 wait "$pid"
 RC=$?

@@ -5,7 +5,7 @@
 # narrowed resume, a problem whose reference raises, two processes on one run, what a process killed
 # with SIGKILL leaves in the cache, and output.report.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
 R="$TMP/results"
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }

@@ -3,7 +3,7 @@
 # the other and merged equal one unsharded run (same items, same statuses), each shard's id and items,
 # a shard's resume keeping its shard and selection, RUN/complete, and the errors of both options.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 R="$TMP/results"
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
 # only the samples agent: one candidate file (L1/2 sample 0), every other item a format_error without

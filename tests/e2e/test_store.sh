@@ -4,6 +4,8 @@
 # import, metrics (problems whose reference failed among them), eval --run.
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/verdicts"
+# the fixture verdicts name the bundled suite's problems by their hashes: that suite, not its small twin
+export STITCHBENCH_TEST_SUITE=
 R="$TMP/results"
 verdicts_in() { "$SB" export "$1" | wc -l; }
 # The verdicts of an export, each as the exact text stored: the row's last member, "verdict".
@@ -225,7 +227,8 @@ for cmd in import merge metrics export; do
 done
 
 # eval --samples --run: verdicts go to the run's store as well as to the JSONL (a quick CPU evaluation).
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
+export STITCHBENCH_TEST_SUITE="$SMALL_SUITE"
 gen="$TMP/gen"; mkdir -p "$gen"
 printf 'import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n' \
 	>"$gen/level_1_problem_2_sample_0_kernel.py"

@@ -4,7 +4,7 @@
 # CPU only, so the checked timed outputs (H12: the first pinned call is wrong) say from inside the sandbox
 # whether the pin happened, independently of what the worker reports in timing.pinned.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 PROBE="$SB_ROOT/tests/fixtures/candidates/pin_probe.py"
 FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 3 --json --set checks.static=false
 	--set eval.warmup_ms=0 --set eval.warmup_calls=1)

@@ -6,7 +6,7 @@
 # inside the sandboxed candidate (tests/fixtures/candidates/{gc,hash}_probe.py), not from what the
 # worker says it did.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 FIX="$SB_ROOT/tests/fixtures/candidates"
 FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 3 --json --set checks.static=false
 	--set eval.warmup_ms=0 --set eval.warmup_calls=1)

@@ -5,7 +5,7 @@
 # torch that has torch.compile the same run must run it instead. Nothing is faked: the machine's own
 # torch decides which half applies.
 source "$(dirname "$0")/lib.sh"
-export STITCHBENCH_CACHE="${STITCHBENCH_TEST_CACHE:-$TMP/cache}"
+use_cache
 R="$TMP/results"
 sql() { python3 -c 'import sqlite3, sys; print("\n".join("|".join(map(str, r)) for r in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])))' "$@"; }
 

@@ -1,6 +1,7 @@
 # test_pin.py - Worker.pin (eval.timing_cpu): every thread of the worker, those started before the pin
 # included, lands on the one CPU; new threads inherit it; cpu -1 puts them all back. Runs in a fresh
 # interpreter so the test process's own affinity is never touched.
+# tier: fast (no evaluation: tests/README.md)
 import json
 import os
 import subprocess
