@@ -15,6 +15,11 @@
 #             eval.exchange mode of SB_BENCH_LARGE_EXCHANGE (default "shared files")
 #             (98304: 1.6 GB in and out; KernelBench's level-1 sizes are 4x that), the reference as the
 #             candidate, reference uncached then cached: where the output files cost (about 12 GB of disk)
+#     cpucall (only when named, with SB_BENCH_CPU=1) one CPU evaluation at the bundled suite's real size:
+#             `eval relu_cpp_ok.py --problem L1/2` (4096 x 4096 fp32), build and reference cached, three
+#             times: the verdict's total, the command's wall time, and the seconds the workers' `run`
+#             calls spent on the inputs' fingerprints (from the trace); then relu_cpp_wrong.py with the
+#             outputs shared (eval.exchange=shared), where the reference worker compares them
 #   SB_BENCH_PROBLEMS=L1/2,L2/1   only these bundled problems (span, batch); default: all
 #   SB_BENCH_QUICK=1              build: only the defaults' builds, not those they are compared with (as
 #                                 written, lean, load_inline's own defaults: ~2.5 min more on a GPU node)
@@ -160,6 +165,39 @@ if want stages; then
 	say ""
 	say "Each run's \`STITCHBENCH_TRACE=1\` output: \`bench-stages-trace-{1..6}.log\` beside this file."
 	say ""
+fi
+
+# --- one CPU evaluation at the real size (only when named) ---------------------------------------
+if want cpucall; then
+	say "### One CPU evaluation of L1/2 at 4096 x 4096"
+	say ""
+	say "\`STITCHBENCH_TRACE=1 stitchbench eval tests/fixtures/candidates/CAND.py --problem L1/2 --device cpu --trials 2 --perf-trials 3 --set eval.exchange=MODE --json\`, its own cache warmed by a first run. \"fingerprint\": the seconds the workers' \`run\` calls spent on the inputs' checksums, summed over both workers (the trace's \`run\` lines). A wrong candidate with the outputs shared has the reference worker compare 16 M elements that differ in their bits (\`exchange.compare_one\`'s whole path)."
+	say ""
+	say "| candidate | exchange | run | status | verdict total s | wall s | run calls | fingerprint s |"
+	say "|---|---|---|---|---|---|---|---|"
+	export STITCHBENCH_CACHE="$work/cache-cpucall"
+	for pair in relu_cpp_ok:files relu_cpp_wrong:shared; do
+		cand=${pair%%:*} mode=${pair#*:}
+		cpu_eval() { STITCHBENCH_TRACE=1 $SB eval "tests/fixtures/candidates/$cand.py" --problem L1/2 --device cpu \
+			--trials 2 --perf-trials 3 --set eval.exchange="$mode" --json >"$work/v.json" 2>"$work/cpucall.log"; }
+		cpu_eval
+		for k in 1 2 3; do
+			t=$(now)
+			cpu_eval
+			w=$(since "$t")
+			cp "$work/cpucall.log" "$outdir/bench-cpucall-$cand-$mode-$k.log"
+			"$py" - "$cand $mode $k" "$work/v.json" "$w" "$work/cpucall.log" <<'PY' | tee -a "$md"
+import json, re, sys
+k, path, wall, log = sys.argv[1:]
+v = json.load(open(path))
+fp = [float(x) for x in re.findall(r"run took [0-9.]+ s \(.*?fingerprint ([0-9.]+)", open(log).read())]
+print("| %s | %s | %.2f | %s | %d | %.2f |" % (" | ".join(k.split()), v["status"], v["seconds"]["total"], wall, len(fp),
+                                             sum(fp)))
+PY
+		done
+	done
+	say ""
+	unset STITCHBENCH_CACHE
 fi
 
 # --- a large output (only when named) -----------------------------------------------------------
