@@ -181,11 +181,12 @@ static int ll_allow_at(struct ll *l, const char *path, __u64 access, int follow)
 	if (fd < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -1;
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+	int have = fstat(fd, &st) == 0;
+	if (have && S_ISLNK(st.st_mode)) {
 		close(fd);
 		return 0;
 	}
-	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+	if (have && !S_ISDIR(st.st_mode))
 		access &= LL_FILE_BITS | LANDLOCK_ACCESS_FS_TRUNCATE; /* only file rights apply to a file */
 	access &= LL_READ | l->write_bits;
 	struct landlock_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
