@@ -17,8 +17,9 @@
 #include <unistd.h>
 
 #define MIN_PAIRS 20
-/* Kept rounds before the loop may stop early: the parent's clock (trusted_summarise) needs a few rounds
- * to measure its own noise. */
+/* Kept rounds before the loop may stop early, and before the parent's clock (trusted_summarise) is judged:
+ * its interval is a bootstrap over rounds, and over two rounds that is little more than the two rounds
+ * themselves, so one slow harness step in each of the candidate's two blocks reads as a lie. */
 #define MIN_ROUNDS 3
 
 struct side {
@@ -365,8 +366,9 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 	if (lead_us != 0)
 		snprintf(tc->note, sizeof(tc->note), "a device-side lead (%s us) runs before each start event: the host's "
 			 "clock holds it on both sides, so the bound is not judged", lead_us < 0 ? "auto" : "fixed");
-	else if (n < 2)
-		snprintf(tc->note, sizeof(tc->note), "%d round kept: too few to measure the clock's noise", n);
+	else if (n < MIN_ROUNDS)
+		snprintf(tc->note, sizeof(tc->note), "%d round%s kept, %d needed to measure the clock's noise (more "
+			 "timed calls: --perf-trials)", n, n == 1 ? "" : "s", MIN_ROUNDS);
 	else
 		tc->judged = 1;
 }

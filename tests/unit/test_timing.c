@@ -275,6 +275,20 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 	free_timing(&t);
 	stop_pair(&p);
 
+	/* two kept rounds: the bootstrap over rounds has no noise to measure, so the bound is not judged and
+	 * the note says what would make it so */
+	start_pair_spinning(&p, "40000", "8000", 0, "40000", "40000");
+	memset(&t, 0, sizeof(t));
+	pl = plan(2, 1, 0);
+	run_ok(&p, &pl, &t);
+	assert_true(t.trusted.measured);
+	assert_int_equal(t.trusted.rounds, 2);
+	assert_false(t.trusted.judged);
+	assert_non_null(strstr(t.trusted.note, "2 rounds kept, 3 needed"));
+	free_timing(&t);
+	stop_pair(&p);
+	pl = plan(12, 2, 0);
+
 	start_pair_spinning(&p, "40000", "20000", 0, "40000", "20000");
 	memset(&t, 0, sizeof(t));
 	run_ok(&p, &pl, &t);
