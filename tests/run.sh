@@ -162,13 +162,14 @@ counts() { # name log rc
 # The shared cache, warmed once: the probe, the small suite's L1/2 reference and the builds of the C++
 # fixtures most files judge. Unit tests run meanwhile (they need none of it).
 warm() {
-	local gen="$logdir/warm-gen"
+	local gen="$logdir/warm-gen" small
+	small=$(python3 tests/fixtures/suite_small.py) || return 1
 	mkdir -p "$gen"
 	local i=0 f
 	for f in relu_cpp_ok relu_cpp_wrong null_deref; do
 		cp "tests/fixtures/candidates/$f.py" "$gen/level_1_problem_2_sample_${i}_kernel.py"; i=$((i + 1))
 	done
-	STITCHBENCH_CACHE="$STITCHBENCH_TEST_CACHE" STITCHBENCH_TEST_SUITE="$PWD/tests/fixtures/suite_small" \
+	STITCHBENCH_CACHE="$STITCHBENCH_TEST_CACHE" STITCHBENCH_TEST_SUITE="$small" \
 		bin/stitchbench eval --samples "$gen" -o "$logdir/warm.jsonl" --device cpu --trials 1 --perf-trials 1 \
 		--set eval.build_jobs=2 >"$logdir/warm.log" 2>&1
 }

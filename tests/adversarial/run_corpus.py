@@ -4,7 +4,7 @@ Every file names its problem on its first line ("- L1/2:"), and may say `# devic
 `# static: off` (the static checks would reject it first; the runtime check is under test) and
 `# suite: traps` (a problem of tests/fixtures/suite_traps) and `# shapes: real` (the hack needs the bundled
 problem at its real sizes: a constant of its shape written in, a speed only a large input shows; the tests
-judge the rest at the small shapes of tests/fixtures/suite_small). Hack files list the ids they must produce
+judge the rest at the small shapes that tests/fixtures/suite_small.py writes). Hack files list the ids they must produce
 (`# expect: H11 H21`, more are allowed; `H09|H19` takes either; `slow` in an alternative is met by a pass
 whose speedup vs eager is below 1: the protocol left the trick nothing to gain); honest files (`# expect: clean`) must pass with no
 finding, but for flags a `# problem: H15` line names: the problem's own flaw, on every pass there.

@@ -14,10 +14,10 @@ export -f python3
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# The problems: the bundled suite's small-shape twin (tests/fixtures/suite_small), so that a CPU evaluation
-# moves kilobytes. A test about size itself runs a command with STITCHBENCH_TEST_SUITE= (the real suite);
-# `STITCHBENCH_TEST_SUITE= make test` runs every test at the real sizes.
-SMALL_SUITE="$SB_ROOT/tests/fixtures/suite_small"
+# The problems: the bundled suite at small shapes (written by tests/fixtures/suite_small.py), so that a CPU
+# evaluation moves kilobytes. A test about size itself runs a command with STITCHBENCH_TEST_SUITE= (the
+# real suite); `STITCHBENCH_TEST_SUITE= make test` runs every test at the real sizes.
+SMALL_SUITE=$(python3 "$SB_ROOT/tests/fixtures/suite_small.py") || { echo "Bail out! the small suite: see above"; exit 1; }
 export STITCHBENCH_TEST_SUITE="${STITCHBENCH_TEST_SUITE-$SMALL_SUITE}"
 
 # use_cache [private]: this file's STITCHBENCH_CACHE. Its work, lock and kept-worker folders are its own;

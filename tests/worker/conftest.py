@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# The bundled suite's small-shape twin (tests/fixtures/suite_small): what the worker tests load where a
-# problem's size is not what they test.
-SMALL_SUITE = ROOT / "tests" / "fixtures" / "suite_small"
+# The bundled suite at small shapes (tests/fixtures/suite_small.py writes it): what the worker tests load
+# where a problem's size is not what they test.
+sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+import suite_small  # noqa: E402
+
+SMALL_SUITE = suite_small.build()
 
 
 def start_on_channel(argv, **popen):

@@ -16,6 +16,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "harness" / "worker"))
 import profiler  # noqa: E402
+from conftest import SMALL_SUITE  # noqa: E402
 
 LIB = ROOT / "lib" / "libstitchprof.so"
 
@@ -83,7 +84,7 @@ def test_trials_are_numbered_but_not_tagged_without_a_session():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only answer")
 def test_the_worker_answers_profile_requests_on_the_cpu(tmp_path, worker):
-    problem = ROOT / "tests" / "fixtures" / "suite_small" / "level1" / "2_ReLU.py"
+    problem = SMALL_SUITE / "level1" / "2_ReLU.py"
     replies = worker([
         {"cmd": "load", "problem": str(problem), "device": "cpu", "seed": 42},
         {"cmd": "timing_setup", "seeds": [1, 2]},
@@ -104,6 +105,6 @@ def test_the_ncu_target_runs_its_calls_on_the_cpu():
     asked for timed calls in a form the worker had dropped, and exited 1 under ncu on the GPU."""
     import subprocess
     r = subprocess.run([sys.executable, str(ROOT / "harness" / "worker" / "ncu_target.py"),
-                        "--problem", str(ROOT / "tests" / "fixtures" / "suite_small" / "level1" / "2_ReLU.py"),
+                        "--problem", str(SMALL_SUITE / "level1" / "2_ReLU.py"),
                         "--device", "cpu", "--calls", "3"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -194,18 +194,20 @@ def test_declared_traps_are_real(modules):
         assert not torch.equal(model(x), model(x))
 
 
-SMALL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "suite_small"
 CONSTANT = re.compile(r"^([A-Z][A-Z0-9_]*) = ([0-9]+)$")
 
 
-def test_the_small_suite_is_the_bundled_one_at_smaller_shapes():
-    """tests/fixtures/suite_small, which the end-to-end tests judge: the same files, line for line, but for
-    integer size constants that are no larger (and, in all but a problem that is small already, smaller)."""
-    small = sorted(p.relative_to(SMALL) for p in SMALL.glob("level*/*.py"))
-    assert small == sorted(p.relative_to(SUITE) for p in PROBLEMS)
+def test_the_small_suite_is_the_bundled_one_at_smaller_shapes(tmp_path):
+    """tests/fixtures/suite_small.py, whose output the end-to-end tests judge: the same files, line for line,
+    but for integer size constants that are smaller (in all but a problem that is small already)."""
+    from conftest import suite_small
+
+    small = suite_small.build(tmp_path / "small")
+    got = sorted(p.relative_to(small) for p in small.glob("level*/*.py"))
+    assert got == sorted(p.relative_to(SUITE) for p in PROBLEMS)
     shrunk = 0
-    for rel in small:
-        a, b = (SUITE / rel).read_text().splitlines(), (SMALL / rel).read_text().splitlines()
+    for rel in got:
+        a, b = (SUITE / rel).read_text().splitlines(), (small / rel).read_text().splitlines()
         assert len(a) == len(b), rel
         for x, y in zip(a, b):
             if x == y:
@@ -214,4 +216,24 @@ def test_the_small_suite_is_the_bundled_one_at_smaller_shapes():
             assert mx and my and mx.group(1) == my.group(1), f"{rel}: '{x}' became '{y}'"
             assert 0 < int(my.group(2)) < int(mx.group(2)), f"{rel}: {mx.group(1)} must shrink"
         shrunk += a != b
-    assert shrunk >= len(small) - 1
+    assert shrunk >= len(got) - 1
+
+
+def test_the_small_suite_refuses_a_table_the_suite_no_longer_matches(tmp_path):
+    """A bundled problem renamed or a constant gone: the generator says which, rather than leave the tests a
+    problem at its real size."""
+    from conftest import suite_small
+
+    with pytest.raises(ValueError, match="no module-level 'WIDTH = <integer>'"):
+        suite_small.shrink("level1/6_Conv2d.py", "BATCH = 16\nIN_CHANNELS = 32\nOUT_CHANNELS = 64\nHEIGHT = 128\n")
+    with pytest.raises(ValueError, match="would not shrink"):
+        suite_small.shrink("level1/1_Square_GEMM.py", "N = 64\n")
+    with pytest.raises(ValueError, match="defined twice"):
+        suite_small.shrink("level1/1_Square_GEMM.py", "N = 960\nN = 960\n")
+    # a current folder is left alone; a stale one is replaced whole
+    small = suite_small.build(tmp_path / "small")
+    (small / "level1" / "1_Square_GEMM.py").write_text("stale\n")
+    assert suite_small.build(small) == small and (small / "level1" / "1_Square_GEMM.py").read_text() == "stale\n"
+    (small / ".stamp").write_text("old")
+    suite_small.build(small)
+    assert "N = 128" in (small / "level1" / "1_Square_GEMM.py").read_text()

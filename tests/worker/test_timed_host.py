@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "harness" / "worker"))
 import worker as worker_mod  # noqa: E402
-SUITE = ROOT / "tests" / "fixtures" / "suite_small"  # conftest.SMALL_SUITE
+from conftest import SMALL_SUITE as SUITE  # noqa: E402
 
 
 def test_time_reply_has_the_hosts_time_per_call(worker):

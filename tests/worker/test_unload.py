@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE = ROOT / "tests" / "fixtures" / "suite_small"  # conftest.SMALL_SUITE
 sys.path.insert(0, str(ROOT / "harness" / "worker"))
 import worker as worker_mod  # noqa: E402
+from conftest import SMALL_SUITE as SUITE  # noqa: E402
 
 
 def test_unload_forgets_the_reference_and_the_next_load_runs(worker, tmp_path):
