@@ -32,8 +32,10 @@ run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${QUICK[@]}" --seeds 1234
 check_rc "a malformed secret is a usage error" 2
 check_err "it says what a secret is" "32 hex digits"
 
-# the parent's clock: a candidate whose worker reports a quarter of each timed call's time
-run_sb eval "$FIX/forge_channel.py" --problem L1/1 --device cpu --trials 1 --perf-trials 30 --json "${OFF[@]}"
+# the parent's clock: a candidate whose worker reports a quarter of each timed call's time. At the real
+# size (960x960, about 0.4 s a call here) what it leaves out is hundreds of times the harness's own work
+# per call, whose spread between two processes on a loaded machine is what this clock cannot see below.
+STITCHBENCH_TEST_SUITE= run_sb eval "$FIX/forge_channel.py" --problem L1/1 --device cpu --trials 1 --perf-trials 30 --json "${OFF[@]}"
 got=$(field 'v["status"], [f["id"] for f in v["findings"]], round(v["timing"]["trusted_clock"]["reported"], 1) if v["timing"] else None')
 if [[ "$got" == "rejected ['H08'] "* ]]; then _report ok "reported times below what the parent's clock saw are H08 ($got)"; else
 	_report fail "reported times below what the parent's clock saw are H08" "$got; $(field 'v["timing"] and v["timing"]["trusted_clock"]')"; fi
