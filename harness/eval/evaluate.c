@@ -544,6 +544,20 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		return 0;
 	}
 	double build_s = proc_now() - b0;
+	/* what the build imports, before any of its code runs */
+	if (build_dir && eval_build_published(build_dir)) {
+		int brc = static_judge_build(cfg, build_dir, v, err);
+		if (brc) {
+			if (builds)
+				eval_keep_builds(v, builds);
+			json_decref(builds);
+			free(build_dir);
+			v->seconds.build = build_s;
+			candidate_source_release(&src);
+			v->seconds.total = proc_now() - t0;
+			return brc < 0 ? -1 : 0;
+		}
+	}
 	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
 	evalctx_env(&c, 0);

@@ -13,4 +13,9 @@
 int static_judge(const struct config *cfg, const char *problem_path, const struct candidate_source *cand,
 		 struct verdict *v);
 
+/* The same for the build the trusted builder published in build_dir: the imports of its shared objects
+ * (checks/imports.h), which no spelling in the source can hide. Returns 1 when one rejects the candidate,
+ * 0 to go on, -1 when the build cannot be read (err). With checks.static off it does nothing. */
+int static_judge_build(const struct config *cfg, const char *build_dir, struct verdict *v, struct sb_error *err);
+
 #endif
