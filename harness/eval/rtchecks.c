@@ -161,7 +161,11 @@ void rt_observe_process(struct rt_session *s, pid_t pid, pid_t ref_pid, const ch
 		return;
 	if (ref_pid > 0)
 		procwatch_read(ref_pid, &ref, 0);
-	uint64_t added = now.caught & ~s->base.caught & ~(ref.known ? ref.caught : 0);
+	/* glibc installs its own handlers for its internal signals 32 and 33 (SIGCANCEL, SIGSETXID) when a
+	 * process starts its first thread, and its sigaction refuses them to programs: an honest OpenMP or
+	 * joined-thread kernel adds them, so they are never the candidate's */
+	uint64_t libc = (1ULL << (32 - 1)) | (1ULL << (33 - 1));
+	uint64_t added = now.caught & ~s->base.caught & ~(ref.known ? ref.caught : 0) & ~libc;
 	char names[256];
 	if (added)
 		procwatch_signal_names(added, names, sizeof(names));

@@ -54,20 +54,6 @@ def start_cuda_early():
 
 CUDA_STARTING = start_cuda_early()
 
-
-def start_first_thread():
-    """glibc installs its own handler for an internal signal (33, SIGSETXID) when a process starts its first
-    thread. Started here, before any problem or candidate loads (fork server children inherit it), that
-    handler is in every worker's baseline of caught signals (H06 reads the kernel's view of them), so an
-    honest candidate's first thread (OpenMP, a joined std::thread) adds none."""
-    import threading
-    thread = threading.Thread(target=lambda: None, name="sb-first-thread")
-    thread.start()
-    thread.join()
-
-
-start_first_thread()
-
 import torch  # noqa: E402
 
 IMPORTS_S = time.perf_counter() - _T0  # reported in the first `load` reply's phases
