@@ -13,8 +13,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "procwatch.h"
 
 #define MIN_PAIRS 20
 /* Kept rounds before the loop may stop early, and before the parent's clock (trusted_summarise) is judged:
@@ -214,6 +217,29 @@ static int ask(struct side *s, json_t *req, int fd, json_t **reply, double deadl
 	}
 	*reply = r;
 	return 0;
+}
+
+/* The candidate's process stops while another side times: SIGSTOP to its process group and to the worker
+ * itself (which may have left the group), and a wait of at most 20 ms until the kernel shows it stopped.
+ * A thread it left running then cannot take the CPU or the memory bandwidth from the reference's calls,
+ * nor work ahead while they run. Returns whether it was stopped (then freeze(w, 0) continues it). */
+static int freeze(struct worker *w, int on)
+{
+	struct proc_view v;
+	if (!w->started || w->finished || w->h.pid <= 0)
+		return 0;
+	procwatch_read(w->h.pid, &v, 0);
+	int sig = on ? SIGSTOP : SIGCONT;
+	kill(-w->h.pid, sig); /* a worker that leads its group; the process itself either way */
+	kill(w->h.pid, sig);
+	if (v.known && v.worker > 0 && v.worker != w->h.pid)
+		kill(v.worker, sig);
+	for (double t0 = proc_now(); on && proc_now() - t0 < 0.02; usleep(100)) {
+		procwatch_read(w->h.pid, &v, 0);
+		if (!v.known || v.state == 'T' || v.state == 't')
+			break;
+	}
+	return on;
 }
 
 /* The seed of timing slot k's first draw, and of timed call `call` (its fresh inputs and forward's own
@@ -580,7 +606,11 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_object_set_new(req, "snapshot", json_string(keep_name(keep)));
 				json_object_set_new(req, "max_output_bytes", json_integer(p->max_output_bytes));
 			}
-			if (ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg)) {
+			int frozen = !s->is_cand && freeze(cand, 1);
+			int arc = ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg);
+			if (frozen)
+				freeze(cand, 0);
+			if (arc) {
 				json_decref(cand_reply);
 				json_decref(ref_reply);
 				json_decref(shipped);

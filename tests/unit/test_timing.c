@@ -33,6 +33,8 @@ struct pair {
 
 static void start_pair_spinning(struct pair *p, const char *ref_us, const char *cand_us, int penalty, const char *ref_spin,
 				const char *cand_spin);
+/* One more NAME=VALUE for the candidate's environment in the next start_pair_spinning (NULL: none). */
+static char *cand_extra_env;
 
 static void start_pair(struct pair *p, const char *ref_us, const char *cand_us, int penalty)
 {
@@ -54,6 +56,8 @@ static void start_pair_spinning(struct pair *p, const char *ref_us, const char *
 	strvec_push(&p->env_cand, "FAKE_NAME=cand");
 	strvec_pushf(&p->env_ref, "FAKE_SPIN_US=%s", ref_spin);
 	strvec_pushf(&p->env_cand, "FAKE_SPIN_US=%s", cand_spin);
+	if (cand_extra_env)
+		strvec_push(&p->env_cand, cand_extra_env);
 	/* worker_start runs `python -u script`; arguments ride in the script path's argv via a wrapper */
 	char *ref_script = xstrfmt("%s/ref.py", p->dir), *cand_script = xstrfmt("%s/cand.py", p->dir);
 	FILE *f = fopen(ref_script, "w");
@@ -303,6 +307,41 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 
 /* The rule's guards: no finding for a candidate that claims no speedup, nor for an excess within a tenth of
  * the reference's own overhead, however far the reported speedup is from the bound. */
+/* While the reference times its block, the candidate's process is stopped: a thread it keeps running
+ * beside its worker gets to run in its own blocks, not in the reference's. Each round the reference's
+ * block and the candidate's take about as long (40 ms), so a candidate left running would be alive for
+ * nearly all of the time between its replies, and a stopped one about half of it. */
+static void the_candidate_is_stopped_while_the_reference_times(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	char *dir = tmpdir_make(), *ticks = xstrfmt("%s/ticks", dir);
+	cand_extra_env = xstrfmt("FAKE_TICKER=%s", ticks);
+	start_pair_spinning(&p, "20000", "20000", 0, "20000", "20000");
+	free(cand_extra_env);
+	cand_extra_env = NULL;
+	struct timing_plan pl = plan(16, 2, 0);
+	run_ok(&p, &pl, &t);
+	FILE *f = fopen(ticks, "r");
+	assert_non_null(f);
+	/* over every interval but the first (the worker's start): the rounds' order alternates, so one
+	 * interval may hold two of the reference's blocks and the next none */
+	double alive, wall, sa = 0, sw = 0;
+	int n = 0;
+	while (fscanf(f, "%lf %lf", &alive, &wall) == 2)
+		if (n++ > 0)
+			sa += alive, sw += wall;
+	fclose(f);
+	assert_true(n >= 6);
+	if (!(sa < 0.75 * sw) || !(sa > 0.2 * sw))
+		fail_msg("the candidate's thread was alive for %.0f of the %.0f ms between its replies", sa * 1e3, sw * 1e3);
+	free(ticks);
+	tmpdir_remove(dir);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
 static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
 {
 	(void)state;
@@ -449,6 +488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(repeats_are_judged_within_their_round),
+		cmocka_unit_test(the_candidate_is_stopped_while_the_reference_times),
 		cmocka_unit_test(alternates_and_discards_the_first_round),
 		cmocka_unit_test(order_bias_exposes_a_second_call_penalty),
 		cmocka_unit_test(blocks_pair_call_by_call_and_absorb_a_switch_penalty),
