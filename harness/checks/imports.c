@@ -114,7 +114,8 @@ static const char *const dispatch_names[] = { "findSchema", "findSchemaOrThrow",
 					      "getAllOperators", "getOperatorsFor", NULL };
 /* The interpreter's frames, their variables, raw attribute access, and running code: how an extension
  * reaches the worker's live objects. The functions pybind11's own glue imports (attribute lookup by
- * string, the builtins, a frame's back link for tracebacks) are not here: every extension has them. */
+ * string, the builtins, a frame's back link for tracebacks, PyObject_GenericGetDict) are not here:
+ * every extension has them. */
 static const char *const python_prefixes[] = { "PyImport_", "PyRun_", "PyEval_EvalCode", "_PyEval_", "_PyFrame_",
 					       NULL };
 static const char *const python_names[] = { "PyEval_GetFrame", "PyThreadState_GetFrame", "PyFrame_GetLocals",
@@ -122,7 +123,7 @@ static const char *const python_names[] = { "PyEval_GetFrame", "PyThreadState_Ge
 					    "PyFrame_GetVarString", "PyEval_GetLocals", "PyEval_GetGlobals",
 					    "PyEval_GetFrameLocals", "PyEval_GetFrameGlobals", "PyFrame_FastToLocals",
 					    "PyFrame_FastToLocalsWithError", "PyFrame_LocalsToFast",
-					    "PyObject_GenericGetAttr", "PyObject_GenericSetAttr", "PyObject_GenericGetDict",
+					    "PyObject_GenericGetAttr", "PyObject_GenericSetAttr",
 					    "PySys_GetObject", "PyModule_GetDict", "PyGC_Collect", "Py_CompileString",
 					    "PyEval_SetProfile", "PyEval_SetTrace", NULL };
 /* Signals, timers and new processes: work that runs outside the call that started it. Threads are not

@@ -62,7 +62,7 @@ static void the_other_ways_out_and_the_glue(void **state)
 	assert_string_equal(judged("dl_iterate_phdr", &f), "import-tamper");
 	/* the glue of pybind11, and what the CUDA runtime (linked into every nvcc-built extension) imports */
 	const char *glue[] = { "PyObject_GetAttrString", "PyEval_GetBuiltins", "PyFrame_GetBack", "PyObject_CallObject",
-			       "_PyThreadState_UncheckedGet", "pthread_create", "memcpy", "GOMP_parallel", "syscall",
+			       "_PyThreadState_UncheckedGet", "PyObject_GenericGetDict", "pthread_create", "memcpy", "GOMP_parallel", "syscall",
 			       "dlopen", "dlsym", "dlvsym", "dlmopen", "mprotect", "kill", "pthread_kill",
 			       "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs", "cudaLaunchKernel", "cublasSgemm_v2", NULL };
 	for (int i = 0; glue[i]; i++)
