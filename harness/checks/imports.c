@@ -73,13 +73,7 @@ int elf_imports(const char *path, struct strvec *out, struct sb_error *err)
 	close(fd);
 	if (m == MAP_FAILED)
 		return sb_error_set(err, SB_EIO, "cannot map %s: %s", path, strerror(errno));
-	int rc = 1;
-	if (!memcmp(m, ELFMAG, SELFMAG)) {
-		rc = read_imports(m, n, out);
-		if (rc < 0)
-			sb_error_set(err, SB_EINPUT, "%s: its dynamic symbol table cannot be read from its section headers",
-				     path);
-	}
+	int rc = memcmp(m, ELFMAG, SELFMAG) ? 1 : read_imports(m, n, out);
 	munmap(m, n);
 	return rc;
 }
@@ -257,21 +251,19 @@ static int walk(const char *dir, const char *root, int depth, struct findings *o
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		char *path = xstrfmt("%s/%s", dir, de->d_name);
+		const char *rel = path + strlen(root) + 1;
 		struct stat st;
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4) {
-			rc = walk(path, root, depth + 1, out, err);
-		} else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-			struct strvec syms = STRVEC_INIT;
-			struct sb_error e = { 0 };
-			const char *rel = path + strlen(root) + 1;
-			int r = elf_imports(path, &syms, &e);
-			if (r < 0)
-				add(out, "H13", "import-unreadable", "the built extension %s %s: an object the loader can "
-				    "read and the checks cannot is refused", rel, "hides its dynamic symbol table");
-			for (size_t i = 0; r == 0 && i < syms.nr; i++)
-				imports_judge(rel, syms.v[i], out);
-			strvec_clear(&syms);
-		}
+		struct strvec syms = STRVEC_INIT;
+		int r = lstat(path, &st) ? 1 : S_ISDIR(st.st_mode) && depth < 4 ? walk(path, root, depth + 1, out, err)
+					     : S_ISREG(st.st_mode) ? elf_imports(path, &syms, err) : 1;
+		if (r == -1)
+			add(out, "H13", "import-unreadable", "the built extension %s %s: an object the loader can read and "
+			    "the checks cannot is refused", rel, "hides its dynamic symbol table");
+		else if (r < 0)
+			rc = r;
+		for (size_t i = 0; i < syms.nr; i++)
+			imports_judge(rel, syms.v[i], out);
+		strvec_clear(&syms);
 		free(path);
 	}
 	closedir(d);

@@ -12,8 +12,9 @@
 
 /* The names of the undefined dynamic symbols of the ELF file at path, appended to out (without symbol
  * versions). Returns 1 when the file is not an ELF shared object (nothing appended), 0 on success, -1 when
- * it is one whose dynamic symbol table cannot be read (err says why): the dynamic linker reads the same
- * table through the program headers, so an object whose sections hide it is refused, not passed. */
+ * it is one whose dynamic symbol table cannot be read (the dynamic linker reads the same table through
+ * the program headers, so an object whose sections hide it is refused, not passed), or SB_EIO when the
+ * file cannot be read (err says why). */
 int elf_imports(const char *path, struct strvec *out, struct sb_error *err);
 
 /* Judges one imported symbol name; adds a finding to out when a rule matches. `object` names the file in

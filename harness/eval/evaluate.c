@@ -537,26 +537,18 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		verdict_fail(v, bstatus, "%s", bmsg ? bmsg : "build failed");
 		v->detail = bdetail;
 		free(bmsg);
-		free(build_dir);
 		v->seconds.build = proc_now() - b0;
-		candidate_source_release(&src);
-		v->seconds.total = proc_now() - t0;
-		return 0;
+		goto judged_by_build;
 	}
 	double build_s = proc_now() - b0;
 	/* what the build imports, before any of its code runs */
-	if (build_dir && eval_build_published(build_dir)) {
-		int brc = static_judge_build(cfg, build_dir, v, err);
-		if (brc) {
-			if (builds)
-				eval_keep_builds(v, builds);
-			json_decref(builds);
-			free(build_dir);
-			v->seconds.build = build_s;
-			candidate_source_release(&src);
-			v->seconds.total = proc_now() - t0;
-			return brc < 0 ? -1 : 0;
-		}
+	int brc = build_dir && eval_build_published(build_dir) ? static_judge_build(cfg, build_dir, v, err) : 0;
+	if (brc) {
+		if (builds)
+			eval_keep_builds(v, builds);
+		v->seconds.build = build_s;
+		rc = brc < 0 ? -1 : 0;
+		goto judged_by_build;
 	}
 	if ((rc = evalctx_dirs(&c, 1, err)))
 		goto out;
@@ -733,5 +725,12 @@ out:
 	v->seconds.finish = proc_now() - f0;
 	v->seconds.total = proc_now() - t0;
 	sb_trace("eval: done, %.3f s", v->seconds.total);
+	return rc;
+
+judged_by_build: /* a verdict from the build alone: no worker of this evaluation started */
+	json_decref(builds);
+	free(build_dir);
+	candidate_source_release(&src);
+	v->seconds.total = proc_now() - t0;
 	return rc;
 }

@@ -222,24 +222,35 @@ static int ask(struct side *s, json_t *req, int fd, json_t **reply, double deadl
 /* The candidate's process stops while another side times: SIGSTOP to its process group and to the worker
  * itself (which may have left the group), and a wait of at most 20 ms until the kernel shows it stopped.
  * A thread it left running then cannot take the CPU or the memory bandwidth from the reference's calls,
- * nor work ahead while they run. Returns whether it was stopped (then freeze(w, 0) continues it). */
-static int freeze(struct worker *w, int on)
+ * nor work ahead while they run. The worker's pid (below a namespace's relay) is found once per loop. */
+struct frozen {
+	pid_t group, worker; /* 0: nothing to stop */
+};
+
+static struct frozen freeze_target(const struct worker *w)
 {
 	struct proc_view v;
 	if (!w->started || w->finished || w->h.pid <= 0)
-		return 0;
+		return (struct frozen){ 0, 0 };
 	procwatch_read(w->h.pid, &v, 0);
+	return (struct frozen){ w->h.pid, v.known && v.worker > 0 ? v.worker : w->h.pid };
+}
+
+static void freeze(const struct frozen *f, int on)
+{
 	int sig = on ? SIGSTOP : SIGCONT;
-	kill(-w->h.pid, sig); /* a worker that leads its group; the process itself either way */
-	kill(w->h.pid, sig);
-	if (v.known && v.worker > 0 && v.worker != w->h.pid)
-		kill(v.worker, sig);
+	if (!f->group)
+		return;
+	kill(-f->group, sig); /* a worker that leads its group; the processes themselves either way */
+	kill(f->group, sig);
+	if (f->worker != f->group)
+		kill(f->worker, sig);
+	struct proc_view v;
 	for (double t0 = proc_now(); on && proc_now() - t0 < 0.02; usleep(100)) {
-		procwatch_read(w->h.pid, &v, 0);
+		procwatch_read(f->worker, &v, 0);
 		if (!v.known || v.state == 'T' || v.state == 't')
 			break;
 	}
-	return on;
 }
 
 /* The seed of timing slot k's first draw, and of timed call `call` (its fresh inputs and forward's own
@@ -535,6 +546,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	for (int s = 0; s < nsides; s++)
 		json_decref(replies[s]);
 
+	struct frozen stop = freeze_target(cand);
 	int block = p->block > 0 ? p->block : 1;
 	if (block > TIMING_MAX_BLOCK)
 		block = TIMING_MAX_BLOCK;
@@ -606,10 +618,11 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_object_set_new(req, "snapshot", json_string(keep_name(keep)));
 				json_object_set_new(req, "max_output_bytes", json_integer(p->max_output_bytes));
 			}
-			int frozen = !s->is_cand && freeze(cand, 1);
+			if (!s->is_cand)
+				freeze(&stop, 1);
 			int arc = ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg);
-			if (frozen)
-				freeze(cand, 0);
+			if (!s->is_cand)
+				freeze(&stop, 0);
 			if (arc) {
 				json_decref(cand_reply);
 				json_decref(ref_reply);
