@@ -221,7 +221,7 @@ static const struct field eval_fields[] = {
 
 static const struct field checks_fields[] = {
 	{ "static", FT_BOOL, F(checks_cfg, static_checks),
-	  .doc = "run the static hack rules on each candidate before its workers start (docs/checks.md)" },
+	  .doc = "run the static hack rules on each candidate, and on what its build imports, before its workers start (docs/checks.md)" },
 	{ "policy", FT_POLICY, F(checks_cfg, policy), .doc = "H01..H22 -> reject or flag" },
 	{ "runtime", FT_BOOL, F(checks_cfg, runtime_checks),
 	  .doc = "run the runtime hack rules (output kinds, aliasing, threads, identity, rotation, second run, floor)" },
