@@ -283,20 +283,64 @@ static int calls_library(const struct cx_list *cx)
 	return 0;
 }
 
+/* A module's symbol view and the C++ it builds, for the facts candidate_source_load records. */
+struct module {
+	struct pyview v;
+	struct cx_list cx;
+	struct findings unused;
+};
+
+static void module_open(const struct pytok_list *t, struct module *m)
+{
+	memset(m, 0, sizeof(*m));
+	pyview_build(t, &m->v);
+	struct static_ctx c = { t, &m->v, &m->cx, NULL, &m->unused };
+	static_sources(&c, &m->cx);
+}
+
+static void module_close(struct module *m)
+{
+	findings_release(&m->unused);
+	cx_list_release(&m->cx);
+	pyview_release(&m->v);
+}
+
 /* Whether the module's C++ calls a library's API: over the tokens as written, main blocks included. */
 static int tokens_call_library(const struct pytok_list *t)
 {
-	struct pyview v;
-	struct cx_list cx = { 0 };
-	struct findings unused = { 0 };
-	pyview_build(t, &v);
-	struct static_ctx c = { t, &v, &cx, NULL, &unused };
-	static_sources(&c, &cx);
-	int found = calls_library(&cx);
-	findings_release(&unused);
-	cx_list_release(&cx);
-	pyview_release(&v);
+	struct module m;
+	module_open(t, &m);
+	int found = calls_library(&m.cx);
+	module_close(&m);
 	return found;
+}
+
+/* What in the module can only run on a GPU, into s->needs_gpu (the first such place): a __global__
+ * function in the C++ it builds, a CUDA source given to load_inline, a Triton kernel, a CuPy or jiterator
+ * kernel. Over the tokens that run (main blocks left out). */
+static void find_gpu_code(const struct pytok_list *t, struct candidate_source *s)
+{
+	struct module m;
+	module_open(t, &m);
+	int line = 0;
+	const char *what = NULL;
+	for (size_t i = 0; i < m.cx.n && !what; i++)
+		if (cx_is(&m.cx, i, CX_IDENT, "__global__"))
+			line = m.cx.v[i].line, what = "a __global__ CUDA kernel";
+	for (size_t f = 0; f < m.v.nfuncs && !what; f++)
+		if (m.v.funcs[f].triton)
+			line = t->v[m.v.funcs[f].def].line, what = "a Triton kernel";
+	for (size_t i = 0; i + 1 < t->n && !what; i++) {
+		struct pv_ref r;
+		if (pytok_is_name(t, i, "cuda_sources") && pytok_is_op(t, i + 1, "="))
+			line = t->v[i].line, what = "a CUDA source (cuda_sources=)";
+		else if (t->v[i].kind == PT_NAME && pv_ref_at(&m.v, i, &r) &&
+			 (path_under(r.path, "cupy") || path_under(r.path, "torch.cuda.jiterator")))
+			line = t->v[i].line, what = "a CuPy or jiterator kernel";
+	}
+	if (what)
+		snprintf(s->needs_gpu, sizeof(s->needs_gpu), "%s (line %d)", what, line);
+	module_close(&m);
 }
 
 void candidate_source_load(struct candidate_source *s, const char *path)
@@ -323,6 +367,7 @@ void candidate_source_load(struct candidate_source *s, const char *path)
 	s->tokenised = 1;
 	s->calls_library = tokens_call_library(&s->tokens);
 	drop_main_blocks(&s->tokens);
+	find_gpu_code(&s->tokens, s);
 }
 
 void candidate_source_release(struct candidate_source *s)

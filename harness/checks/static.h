@@ -25,6 +25,8 @@ struct candidate_source {
 	struct sb_error err;
 	struct pytok_list tokens;    /* `if __name__ == "__main__":` blocks left out: they never run */
 	int calls_library;           /* its C++ calls a CUDA library's API itself (static_file_calls_library) */
+	char needs_gpu[96];          /* what in it runs only on a GPU and where ("a __global__ CUDA kernel
+				      * (line 12)"); "" for code a CPU can run */
 };
 
 /* Reads and tokenises path into s. Never fails: what could not be done is in s (read_errno, tokenised). */

@@ -89,9 +89,13 @@ const char cmd_eval_help[] =
 	"folders, named with their process's pid; those of a process that died are removed when the next\n"
 	"one starts), locks/ (who owns which folders, who times on which GPU: a second process timing on\n"
 	"the same GPU gets a warning that the timings of both will interfere).\n"
+	"A candidate whose code only a GPU runs (a __global__ kernel, cuda_sources, Triton), evaluated on the\n"
+	"CPU, is cannot_judge: nothing is built or run, it is not counted for or against anyone, a rerun with\n"
+	"the same output file judges it again, and neither --run nor `import` stores it.\n"
 	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass (--samples:\n"
 	"a file ended as harness_error, the harness's failure, which a rerun tries again),\n"
-	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked).\n";
+	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked, a\n"
+	"cannot_judge candidate).\n";
 
 struct eval_args {
 	struct config_opts cfg;
@@ -248,7 +252,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		fputs(out.buf, stdout);
 		strbuf_release(&out);
 	}
-	rc = v.status == V_PASS ? SB_EXIT_OK : SB_EXIT_FAILED;
+	rc = v.status == V_PASS ? SB_EXIT_OK : v.status == V_CANNOT_JUDGE ? SB_EXIT_ENV : SB_EXIT_FAILED;
 	verdict_release(&v);
 	eval_claim_release(&claim);
 	eval_env_release(&env);
@@ -370,8 +374,8 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 	return n;
 }
 
-/* What the JSONL file judged already, read once: "REF SHA256" of each verdict line. A harness_error judged
- * nothing, so its file is tried again. */
+/* What the JSONL file judged already, read once: "REF SHA256" of each verdict line. A harness_error or a
+ * cannot_judge line judged nothing, so its file is tried again (on another machine, for the latter). */
 static void judged_in_file(const char *jsonl, struct strvec *out)
 {
 	FILE *f = fopen(jsonl, "r");
@@ -384,7 +388,7 @@ static void judged_in_file(const char *jsonl, struct strvec *out)
 		const char *p = json_string_value(json_object_get(json_object_get(j, "problem"), "ref"));
 		const char *c = json_string_value(json_object_get(json_object_get(j, "candidate"), "sha256"));
 		const char *st = json_string_value(json_object_get(j, "status"));
-		if (p && c && !(st && !strcmp(st, "harness_error")))
+		if (p && c && !(st && (!strcmp(st, "harness_error") || !strcmp(st, "cannot_judge"))))
 			strvec_pushf(out, "%s %s", p, c);
 		json_decref(j);
 	}
@@ -573,7 +577,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		/* a compile error the prebuild already saw is not paid for twice */
 		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
 			/* the trusted side failed: a harness_error line accounts for the file (a later run tries it
-			 * again); the run store keeps verdicts on candidates only */
+			 * again); the run store keeps verdicts on candidates only, so neither it nor a cannot_judge
+			 * line goes there */
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
 			judge_failure(&env, cfg, x->problem, x->path, V_HARNESS_ERROR,
@@ -592,7 +597,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			rc = cli_fail(ctx, &err);
 			break;
 		}
-		if (v.status != V_HARNESS_ERROR && run_store_put(run, x, &v, vj, &err)) {
+		if (v.status != V_HARNESS_ERROR && v.status != V_CANNOT_JUDGE && run_store_put(run, x, &v, vj, &err)) {
 			json_decref(vj);
 			verdict_release(&v);
 			rc = cli_fail(ctx, &err);
@@ -618,17 +623,23 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	free(th);
 	if (!rc)
 		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected, "
-		       "%zu format_error, %zu harness_error; verdicts in %s\n", np - counts[V_HARNESS_ERROR], counts[V_PASS],
-		       counts[V_INCORRECT], counts[V_COMPILE_ERROR], counts[V_RUNTIME_ERROR], counts[V_TIMEOUT],
-		       counts[V_REJECTED], counts[V_FORMAT_ERROR], counts[V_HARNESS_ERROR], output);
-	if (!rc && counts[V_HARNESS_ERROR]) {
+		       "%zu format_error, %zu cannot_judge, %zu harness_error; verdicts in %s\n",
+		       np - counts[V_HARNESS_ERROR] - counts[V_CANNOT_JUDGE], counts[V_PASS], counts[V_INCORRECT],
+		       counts[V_COMPILE_ERROR], counts[V_RUNTIME_ERROR], counts[V_TIMEOUT], counts[V_REJECTED],
+		       counts[V_FORMAT_ERROR], counts[V_CANNOT_JUDGE], counts[V_HARNESS_ERROR], output);
+	if (!rc && counts[V_CANNOT_JUDGE])
+		sb_warn(ctx, "%zu file%s not judged (cannot_judge: code this machine cannot run, e.g. CUDA without a "
+			"GPU); the same command with the same output file on a machine with a GPU judges %s",
+			counts[V_CANNOT_JUDGE], counts[V_CANNOT_JUDGE] == 1 ? " was" : "s were",
+			counts[V_CANNOT_JUDGE] == 1 ? "it" : "them");
+	if (!rc && counts[V_HARNESS_ERROR])
 		sb_warn(ctx, "%zu file%s not judged (harness_error: the harness failed, not the candidate); running the "
 			"same command again tries %s again", counts[V_HARNESS_ERROR], counts[V_HARNESS_ERROR] == 1 ? " was" : "s were",
 			counts[V_HARNESS_ERROR] == 1 ? "it" : "them");
-		rc = 1;
-	}
 	if (!rc && run)
 		printf("stored in run %s: %s/%s/%s\n", cfg->output.run_id, cfg->output.dir, cfg->output.run_id, STORE_FILE);
+	if (!rc) /* the harness's failure first: a rerun here may fix it, not so a missing GPU */
+		rc = counts[V_HARNESS_ERROR] ? SB_EXIT_FAILED : counts[V_CANNOT_JUDGE] ? SB_EXIT_ENV : SB_EXIT_OK;
 	store_close(run);
 	judge_close(&judge);
 	for (size_t i = 0; i < n; i++)

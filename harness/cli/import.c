@@ -30,7 +30,8 @@ const char cmd_import_help[] =
 	"      agent new to the store is recorded with kind imported, one already there keeps its kind.\n"
 	"A key already stored is counted as already there and left as it was, so importing a file twice\n"
 	"changes nothing. A harness_error line (the harness failed, nothing was judged) is counted and left\n"
-	"out.\n\n"
+	"out; a cannot_judge line (code the judging machine could not run, CUDA without a GPU) is left out\n"
+	"and listed apart, problem and file, to be judged where it can run.\n\n"
 	"The run's settings that change numbers (eval.trials, perf_trials, seed, tolerance, device, GPU,\n"
 	"torch) are taken from the first verdict; a verdict made with other settings, or for a problem whose\n"
 	"file hash differs from the run's, is refused with FILE:LINE. checks.policy is recorded from the\n"
@@ -97,6 +98,7 @@ struct importer {
 	const struct suite *suite;
 	struct store *s;
 	size_t added, present, harness_errors;
+	struct strvec cannot_judge;   /* "PROBLEM PATH" of each cannot_judge line */
 	struct strvec agents;         /* the agents stored or checked by this import */
 };
 
@@ -215,12 +217,21 @@ static int import_one(struct importer *im, json_t *v, struct sb_error *err)
 	return store_one(im, &put, v, ref, sha, err);
 }
 
-/* A line eval --samples wrote for a file it could not judge: no verdict on the candidate to store. */
-static int is_harness_error(json_t *line)
+/* A line eval --samples wrote for a file it could not judge (harness_error, cannot_judge): no verdict on
+ * the candidate to store. Returns the status, or NULL for a verdict. */
+static const char *unjudged_status(json_t *line)
 {
 	json_t *v = json_is_object(json_object_get(line, "verdict")) ? json_object_get(line, "verdict") : line;
 	const char *st = json_string_value(json_object_get(v, "status"));
-	return st && !strcmp(st, "harness_error");
+	return st && (!strcmp(st, "harness_error") || !strcmp(st, "cannot_judge")) ? st : NULL;
+}
+
+static void note_cannot_judge(struct importer *im, json_t *line)
+{
+	json_t *v = json_is_object(json_object_get(line, "verdict")) ? json_object_get(line, "verdict") : line;
+	const char *p = json_string_value(json_object_get(json_object_get(v, "problem"), "ref"));
+	const char *c = json_string_value(json_object_get(json_object_get(v, "candidate"), "path"));
+	strvec_pushf(&im->cannot_judge, "%.32s %.400s", p ? p : "?", c ? c : "?");
 }
 
 static int import_file(struct importer *im, const char *file, struct sb_error *err)
@@ -241,8 +252,10 @@ static int import_file(struct importer *im, const char *file, struct sb_error *e
 		else if (!json_is_object(v))
 			rc = sb_error_set(err, SB_EINPUT, "%s:%ld: not a JSON object: a line is a verdict or a row of "
 					  "'export --format jsonl'", file, lineno);
-		else if (is_harness_error(v))
+		else if (unjudged_status(v) && !strcmp(unjudged_status(v), "harness_error"))
 			im->harness_errors++;
+		else if (unjudged_status(v))
+			note_cannot_judge(im, v);
 		else if ((rc = json_is_object(json_object_get(v, "verdict")) ? import_row(im, v, err)
 									      : import_one(im, v, err)))
 			sb_error_prefix(err, "%s:%ld", file, lineno);
@@ -269,7 +282,7 @@ int cmd_import(int argc, char **argv, struct sb_ctx *ctx)
 	}
 	if (rc || (rc = config_resolve(&a.cfg, &cfg, &err)))
 		goto out;
-	struct importer im = { &a, &cfg, NULL, NULL, 0, 0, 0, STRVEC_INIT };
+	struct importer im = { &a, &cfg, NULL, NULL, 0, 0, 0, STRVEC_INIT, STRVEC_INIT };
 	struct sb_error serr = { 0 };
 	if (suite_load(&suite, ctx->home, cfg.problems.root, &serr) == 0)
 		im.suite = &suite;
@@ -285,8 +298,16 @@ int cmd_import(int argc, char **argv, struct sb_ctx *ctx)
 	if (rc == 0 && im.harness_errors)
 		printf("left out %zu harness_error line%s: nothing was judged there (run eval --samples again to judge "
 		       "%s)\n", im.harness_errors, im.harness_errors == 1 ? "" : "s", im.harness_errors == 1 ? "it" : "them");
+	if (rc == 0 && im.cannot_judge.nr) {
+		printf("left out %zu cannot_judge line%s: code the judging machine could not run; judge %s where it "
+		       "can run (eval --samples on a GPU) and import that:\n", im.cannot_judge.nr,
+		       im.cannot_judge.nr == 1 ? "" : "s", im.cannot_judge.nr == 1 ? "it" : "them");
+		for (size_t i = 0; i < im.cannot_judge.nr; i++)
+			printf("  %s\n", im.cannot_judge.v[i]);
+	}
 	store_close(im.s);
 	strvec_clear(&im.agents);
+	strvec_clear(&im.cannot_judge);
 out:
 	suite_release(&suite);
 	config_release(&cfg);

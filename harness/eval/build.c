@@ -149,7 +149,8 @@ int eval_prebuild(const struct eval_env *e, const struct config *cfg, const stru
 	verdict_init(&v);
 	struct candidate_source src;
 	candidate_source_load(&src, candidate_path);
-	int rc = 0, rejected = eval_format_check(&src, &v) || static_judge(cfg, p->path, &src, &v);
+	int rc = 0, rejected = eval_format_check(e, &src, &v) || static_judge(cfg, p->path, &src, &v) ||
+				  eval_device_check(e, cfg, &src, &v);
 	verdict_release(&v);
 	if (rejected) {
 		*ok = 1; /* rejected before any build: the evaluation proper reports it */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../core/fs.h"
+#include "../core/proc.h"
 #include "../core/sha256.h"
 #include "eval_int.h"
 #include "refcache.h"
@@ -146,7 +147,56 @@ void eval_keep_builds(struct verdict *v, json_t *builds)
 
 /* ---------- the candidate file ---------- */
 
-int eval_format_check(const struct candidate_source *s, struct verdict *v)
+/* Python's parser over the file: compile to an AST only (nothing runs), in the interpreter that would
+ * import it. Exit 3 and "LINE:COL:MESSAGE" then the line's text when it cannot be parsed. */
+static const char parse_script[] =
+	"import sys\n"
+	"try:\n"
+	"    compile(sys.stdin.buffer.read(), 'candidate.py', 'exec', 1024, dont_inherit=True)\n"
+	"except SyntaxError as x:\n"
+	"    print('%s:%s:%s: %s' % (x.lineno or 0, x.offset or 0, type(x).__name__, x.msg))\n"
+	"    print((x.text or '').rstrip()[:200])\n"
+	"    sys.exit(3)\n"
+	"except (ValueError, MemoryError, RecursionError) as x:\n"
+	"    print('0:0:%s: %s' % (type(x).__name__, x))\n"
+	"    sys.exit(3)\n";
+
+/* A file the parser rejects is format_error with its message (1). A parser that could not run says
+ * nothing here: the worker that imports the file reports what it finds. */
+static int syntax_check(const struct eval_env *e, const struct candidate_source *s, struct verdict *v)
+{
+	if (!e || !e->python)
+		return 0;
+	const char *argv[] = { e->python, "-I", "-S", "-c", parse_script, NULL };
+	struct proc_opts o = { .argv = argv, .stdin_path = s->path, .timeout_ms = 30000, .out_cap = 4096,
+			       .err_cap = 4096 };
+	struct proc_result r;
+	proc_result_init(&r);
+	int bad = proc_run(&o, &r) == 0 && r.exited && r.exit_code == 3;
+	if (bad) {
+		int line = 0, col = 0, used = 0;
+		char *nl = strchr(r.out.buf, '\n');
+		if (nl)
+			*nl = '\0';
+		sscanf(r.out.buf, "%d:%d:%n", &line, &col, &used);
+		const char *msg = used ? r.out.buf + used : r.out.buf;
+		if (line > 0)
+			verdict_fail(v, V_FORMAT_ERROR, "the candidate is not valid Python: %.300s (line %d, column %d)", msg,
+				     line, col);
+		else
+			verdict_fail(v, V_FORMAT_ERROR, "the candidate is not valid Python: %.300s", msg);
+		const char *text = nl ? nl + 1 : "";
+		if (*text && line > 0)
+			v->detail = xstrfmt("line %d: %.*s", line, (int)strcspn(text, "\n"), text);
+	} else if (!r.exited || (r.exit_code != 0 && r.exit_code != 3)) {
+		sb_trace("syntax check of %s: the parser did not run (%s); the worker's import judges it", s->path,
+			 r.timed_out ? "timed out" : r.err.len ? r.err.buf : "no exit");
+	}
+	proc_result_release(&r);
+	return bad;
+}
+
+int eval_format_check(const struct eval_env *e, const struct candidate_source *s, struct verdict *v)
 {
 	int code = 0;
 	if (s->read_errno) {
@@ -167,7 +217,20 @@ int eval_format_check(const struct candidate_source *s, struct verdict *v)
 	else if (!strstr(s->text.buf, "ModelNew"))
 		verdict_fail(v, V_FORMAT_ERROR, "the candidate defines no ModelNew: an answer must be one Python file "
 			     "defining class ModelNew");
+	else
+		syntax_check(e, s, v);
 	return v->status == V_FORMAT_ERROR;
+}
+
+int eval_device_check(const struct eval_env *e, const struct config *cfg, const struct candidate_source *s,
+		      struct verdict *v)
+{
+	if (!s->needs_gpu[0] || strcmp(e->device, "cpu"))
+		return 0;
+	verdict_fail(v, V_CANNOT_JUDGE, "not judged: the candidate has %s and this evaluation runs on the CPU "
+		     "(eval.device %s%s); judge it on a machine where torch sees a GPU", s->needs_gpu, cfg->eval.device,
+		     strcmp(cfg->eval.device, "auto") ? "" : ": torch sees no GPU here");
+	return 1;
 }
 
 /* ---------- the candidate worker ---------- */

@@ -42,6 +42,8 @@
 #include "worker_client.h"
 
 struct eval_ctx;
+struct eval_env;
+struct config;
 
 /* Starts the candidate's worker in its sandbox, in c->cand_dir (file-size limit from c->out_bytes). */
 int evalctx_start_cand(struct eval_ctx *c, struct sb_error *err);
@@ -55,10 +57,17 @@ long long evalctx_max_output(const struct eval_ctx *c);
  * changed since it was checked) or cannot be copied. */
 char *evalctx_candidate_copy(struct eval_ctx *c, const char *candidate_path, const char *sha256, struct sb_error *err);
 
-/* An answer that is not a candidate at all: an empty file (blank lines and comments only) or one that never
- * names ModelNew is format_error in v (1), before any check or worker; 0 otherwise. A file Python cannot
- * parse is format_error too, from the worker that imports it. Not a hack: there is nothing to judge. */
-int eval_format_check(const struct candidate_source *s, struct verdict *v);
+/* An answer that is not a candidate at all is format_error in v (1), before any check or worker; 0
+ * otherwise: an empty file (blank lines and comments only), one that never names ModelNew, and one that
+ * Python's parser (the workers' interpreter, which only parses it: nothing in it runs) rejects, with the
+ * SyntaxError's message and line. Not a hack, whatever the static rules would say of the text: there is
+ * no program to judge. */
+int eval_format_check(const struct eval_env *e, const struct candidate_source *s, struct verdict *v);
+/* A candidate whose code runs only on a GPU (candidate_source.needs_gpu) while evaluations here run on the
+ * CPU: cannot_judge in v (1), nothing built or run. Not the candidate's failure: a machine with a GPU
+ * judges it. 0 otherwise. */
+int eval_device_check(const struct eval_env *e, const struct config *cfg, const struct candidate_source *s,
+		      struct verdict *v);
 
 /* Sends req (stolen) to the candidate; on a fault, a timeout or an error reply fills the verdict (status,
  * message, detail) and returns -1; else 0 with *reply. `stage` says what was going on ("running trial 2"). */

@@ -515,7 +515,8 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 	candidate_source_load(&src, candidate_path);
 	if (!src.read_errno)
 		sha256_hex(src.text.buf, src.text.len, v->candidate_sha256);
-	int rejected = eval_format_check(&src, v) || static_judge(cfg, p->path, &src, v);
+	int rejected = eval_format_check(e, &src, v) || static_judge(cfg, p->path, &src, v) ||
+		       eval_device_check(e, cfg, &src, v);
 	v->seconds.static_checks = proc_now() - t0;
 	if (rejected) {
 		candidate_source_release(&src);

@@ -13,7 +13,8 @@
 #include "rtchecks.h"
 
 static const char *const status_names[] = {
-	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error", "harness_error",
+	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error", "cannot_judge",
+	"harness_error",
 };
 
 const char *verdict_status_name(enum verdict_status s)

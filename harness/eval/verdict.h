@@ -17,6 +17,8 @@
 
 enum verdict_status {
 	V_PASS, V_INCORRECT, V_COMPILE_ERROR, V_RUNTIME_ERROR, V_TIMEOUT, V_REJECTED, V_FORMAT_ERROR,
+	V_CANNOT_JUDGE,  /* this machine cannot run the candidate (CUDA code, no GPU here): nothing was judged,
+			  * nothing counts for or against it; another machine judges it */
 	V_HARNESS_ERROR, /* the trusted side failed (the reference, the cache, the exchange): no verdict on the
 			  * candidate; written by eval --samples so the file is accounted for, never stored */
 };

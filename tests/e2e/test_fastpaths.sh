@@ -27,7 +27,7 @@ EVAL=(--samples "$gen" --device cpu --trials 2 --perf-trials 3 --set eval.warmup
 
 run_sb eval "${EVAL[@]}" --set eval.exchange=shared --set eval.build_jobs=2 -o "$TMP/fast.jsonl"
 check_rc "the folder is judged with the fast paths" 0
-check_out "every verdict is there" "6 judged: 1 pass, 1 incorrect, 1 compile_error, 0 runtime_error, 0 timeout, 3 rejected, 0 format_error, 0 harness_error"
+check_out "every verdict is there" "6 judged: 1 pass, 1 incorrect, 1 compile_error, 0 runtime_error, 0 timeout, 2 rejected, 1 format_error, 0 cannot_judge, 0 harness_error"
 STITCHBENCH_TEST_PLAIN_PATHS=1 run_sb eval "${EVAL[@]}" --set eval.exchange=shared --set eval.build_jobs=2 -o "$TMP/plain.jsonl"
 check_rc "and with the plain paths" 0
 got=$(python3 -c '
