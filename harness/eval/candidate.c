@@ -271,7 +271,7 @@ static int under_tmp(const char *path)
 static int tmp_can_be_private(const struct eval_ctx *c)
 {
 	if (under_tmp(c->e->cache_root) || under_tmp(c->e->worker_script) || under_tmp(c->e->python) ||
-	    under_tmp(c->e->home) || under_tmp(c->p->path))
+	    under_tmp(c->e->home) || (c->p && under_tmp(c->p->path)))
 		return 0;
 	for (int k = 0; k < EVAL_AHEAD; k++)
 		if (c->e->next_problems[k] && under_tmp(c->e->next_problems[k]->path))
@@ -419,6 +419,7 @@ static struct eval_ctx *spare_start(const struct eval_ctx *c, const struct probl
 	struct eval_ctx *n = xcalloc(1, sizeof(*n));
 	n->e = c->e;
 	n->cfg = c->cfg;
+	n->p = next; /* its sandbox must see the problem it is started for */
 	n->out_bytes = spare_out_bytes(c, next);
 	/* A first evaluation of its problem has no known output size (the reference runs later): the spare
 	 * starts with room for outputs of up to SPARE_FILE_BYTES, and its `load` lowers the limit to the

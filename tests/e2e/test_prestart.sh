@@ -131,3 +131,15 @@ else _report fail "a worker started before its problem's output size is known is
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${OPTS[@]}" --json
 got=$(python3 -c 'import json,sys; v=json.loads(sys.stdin.read()); print(v["status"], v["candidate_worker_prestarted"])' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "pass False" ]; then _report ok "a single evaluation prestarts nothing"; else _report fail "a single evaluation prestarts nothing" "$got"; fi
+
+# A cache outside /tmp, as a user's ~/.cache is: the prestarted worker may then get a private /tmp, which
+# is decided from the problem it is started for (the tests' caches under /tmp never reach that question).
+out_cache="$SB_ROOT/build/tests/cache-outside-tmp.$$"
+rm -rf "$out_cache"
+mkdir -p "$out_cache"
+STITCHBENCH_CACHE="$out_cache" run_sb eval --samples "$gen3" -o "$TMP/outside.jsonl" "${NEXT[@]}"
+check_rc "a batch with its cache outside /tmp is judged" 0
+got=$(verdicts "$TMP/outside.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')
+if [ "$got" = "pass False pass True " ]; then _report ok "and its prestarted worker is used ($got)"
+else _report fail "and its prestarted worker is used" "$got; exit $RC; ${ERR_TXT: -400}"; fi
+rm -rf "$out_cache"
