@@ -34,8 +34,13 @@ const char cmd_doctor_help[] =
 	"Options:\n"
 	"   -c, --config FILE       validate FILE, probe each model's endpoint (GET /models latency; replay\n"
 	"                           cassettes are counted) and print the resolved configuration (YAML;\n"
-	"                           a secret-looking header's value is shown as [REDACTED])\n"
-	"   --offline               do not contact the endpoints (their lines say skip)\n"
+	"                           a secret-looking header's value is shown as [REDACTED]). A model fails\n"
+	"                           when the variable its api_key_env or headers_env names is not set (give\n"
+	"                           api_key_env: null for an endpoint that takes no key) or when nothing\n"
+	"                           listens at its api_base (refused, unknown host); any other probe\n"
+	"                           failure (HTTP error, timeout, missing cassette) is a warning\n"
+	"   --offline               do not contact the endpoints (their lines say skip); the key\n"
+	"                           variables are still checked\n"
 	"   --set KEY=VALUE         override one config key (repeatable), e.g. --set eval.trials=10\n"
 	"   --python PATH           use this interpreter for the workers (same as --set python=PATH)\n"
 	"   --kernelbench-root PATH check this suite or KernelBench checkout instead of the bundled one\n\n"
@@ -261,30 +266,39 @@ static void check_suite(struct tally *t, const struct sb_ctx *ctx, const struct 
 	suite_release(&s);
 }
 
-/* One line per configured model. An unreachable endpoint is a warning, not a failure: the run may
- * replay recordings, or the server may be started later (a vLLM on the GPU node). */
+/* One line per configured model. What stops a run with it is a fail: an API key variable that is not
+ * set (a run refuses to start; --offline still checks it, as it needs no network), a headers_env
+ * variable that is not set, and nothing listening at the endpoint (a run's calls fail at once and it
+ * stops). Any other probe failure is a warning: a slow server, a gateway without GET /models, or a
+ * cassette a later step makes. */
 static void check_llm(struct tally *t, const struct config *cfg, int offline)
 {
 	for (size_t i = 0; i < cfg->nmodels; i++) {
 		const struct model_cfg *m = &cfg->models[i];
+		struct sb_error err = { 0 };
+		if (llm_check_key(m, &err)) {
+			line(t, "fail", "llm", "%s: %s", m->name, err.msg);
+			continue;
+		}
 		if (offline && strcmp(m->provider, "replay")) {
 			printf("%-5s %-9s %s: %s not probed (--offline)\n", "skip", "llm", m->name, m->api_base);
 			continue;
 		}
-		struct strbuf d = STRBUF_INIT, nokey = STRBUF_INIT;
-		struct sb_error err = { 0 };
+		struct strbuf d = STRBUF_INIT;
 		double lat;
-		if (llm_missing_key_env(m))
-			strbuf_addf(&nokey, "; $%s (its API key variable) is not set", llm_missing_key_env(m));
-		if (llm_check_endpoint(m, &lat, &d, &err))
-			line(t, "warn", "llm", "%s: %s%s", m->name, err.msg, nokey.buf);
+		int down, rc = llm_check_reach(m, &lat, &down, &d, &err);
+		if (rc && down)
+			line(t, "fail", "llm", "%s: %s; nothing answers there (a run's calls would fail at once): start "
+			     "the server, or point models.%s.api_base at one that answers", m->name, err.msg, m->name);
+		else if (rc == SB_EINPUT && strcmp(m->provider, "replay"))
+			line(t, "fail", "llm", "%s: %s", m->name, err.msg);
+		else if (rc)
+			line(t, "warn", "llm", "%s: %s", m->name, err.msg);
 		else if (!strcmp(m->provider, "replay"))
 			line(t, "ok", "llm", "%s: %s", m->name, d.buf);
 		else
-			line(t, nokey.len ? "warn" : "ok", "llm", "%s: %s %.0f ms, %s%s", m->name, m->api_base,
-			     lat * 1e3, d.buf, nokey.buf);
+			line(t, "ok", "llm", "%s: %s %.0f ms, %s", m->name, m->api_base, lat * 1e3, d.buf);
 		strbuf_release(&d);
-		strbuf_release(&nokey);
 	}
 }
 

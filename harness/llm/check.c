@@ -1,5 +1,6 @@
 /* check.c - the endpoint probe behind `stitchbench doctor`: is each configured model reachable,
- * how fast, and does it serve the configured model, before a run spends hours finding out. */
+ * how fast, and does it serve the configured model, before a run spends hours finding out; and the
+ * API key check that doctor and every client make. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "http.h"
 #include "provider.h"
 #include "replay.h"
+#include "retry.h"
 #include "secret.h"
 #include "transcript.h"
 
@@ -18,6 +20,17 @@ const char *llm_missing_key_env(const struct model_cfg *m)
 		return NULL;
 	const char *v = getenv(m->api_key_env);
 	return v && *v ? NULL : m->api_key_env;
+}
+
+int llm_check_key(const struct model_cfg *m, struct sb_error *err)
+{
+	const char *var = llm_missing_key_env(m);
+	if (!var)
+		return 0;
+	const char *name = m->name ? m->name : "?";
+	return sb_error_set(err, SB_EENV, "model %s: $%s (its api_key_env) is not set or empty: export the API key in it, "
+			    "or set models.%s.api_key_env to null if %s takes no key", name, var, name,
+			    m->api_base ? m->api_base : "the endpoint");
 }
 
 /* "N models listed, including M" from an OpenAI or Anthropic /models answer ({"data": [{"id"}]}). */
@@ -52,9 +65,11 @@ static int check_replay(const struct model_cfg *m, struct strbuf *detail, struct
 	return 0;
 }
 
-int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strbuf *detail, struct sb_error *err)
+int llm_check_reach(const struct model_cfg *m, double *latency_s, int *unreachable, struct strbuf *detail,
+		    struct sb_error *err)
 {
 	*latency_s = 0;
+	*unreachable = 0;
 	if (m->provider && !strcmp(m->provider, "replay"))
 		return check_replay(m, detail, err);
 	const struct llm_provider *p = provider_find(m->provider);
@@ -79,6 +94,7 @@ int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strb
 	secrets_scrub_buf(&sec, res.curl_msg, sizeof(res.curl_msg));
 	*latency_s = res.latency_s;
 	if (res.curl_code) {
+		*unreachable = !res.too_large && retry_curl_unreachable(res.curl_code);
 		rc = sb_error_set(err, SB_EENV, "GET %s: %s", url,
 				  res.too_large ? "the answer is too large" : res.curl_msg);
 	} else if (res.status != 200) {
@@ -97,4 +113,10 @@ int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strb
 	free(url);
 	secrets_release(&sec);
 	return rc;
+}
+
+int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strbuf *detail, struct sb_error *err)
+{
+	int unreachable;
+	return llm_check_reach(m, latency_s, &unreachable, detail, err);
 }

@@ -95,7 +95,11 @@ int llm_client_new(const struct model_cfg *m, const char *run_dir, const struct 
 			return rc;
 		}
 	} else {
-		int rc = secrets_read(m, &c->secrets, err);
+		/* a key variable the config names but the environment lacks is found here, before a run does any
+		 * work, not as a 401 on each of its calls */
+		int rc = llm_check_key(m, err);
+		if (!rc)
+			rc = secrets_read(m, &c->secrets, err);
 		if (rc) {
 			free(c);
 			return rc;
@@ -181,8 +185,8 @@ static enum llm_errkind judge_attempt(struct llm_client *c, struct http_res *res
 	*retry = retry_status_is_transient(res->status);
 	strbuf_addf(detail, "HTTP %ld: ", res->status);
 	transcript_add_snippet(detail, res->body.buf, res->body.len, 300);
-	if ((res->status == 401 || res->status == 403) && c->m->api_key_env)
-		strbuf_addf(detail, " (check the key in $%s%s)", c->m->api_key_env, c->secrets.key ? "" : ", which is not set");
+	if ((res->status == 401 || res->status == 403) && c->m->api_key_env && *c->m->api_key_env)
+		strbuf_addf(detail, " (check the key in $%s)", c->m->api_key_env);
 	return LLM_ERR_HTTP;
 }
 

@@ -86,8 +86,10 @@ struct llm_client;
 
 /* Creates a client for one configured model. m must outlive the client. run_dir receives
  * transcripts/ (NULL: calls are not persisted; only for probes, never for a run). The API key is
- * read from m->api_key_env now; it is never written anywhere. A replay client opens its cassette
- * here, so a missing or malformed cassette fails early. opts NULL = LLM_OPTS_INIT. */
+ * read from m->api_key_env now; it is never written anywhere. A variable api_key_env names that is
+ * unset or empty is SB_EENV (llm_check_key), so a run refuses to start rather than fail every call;
+ * api_key_env NULL means the endpoint takes no key. A replay client opens its cassette here, so a
+ * missing or malformed cassette fails early. opts NULL = LLM_OPTS_INIT. */
 int llm_client_new(const struct model_cfg *m, const char *run_dir, const struct llm_opts *opts,
 		   struct llm_client **out, struct sb_error *err);
 void llm_client_free(struct llm_client *c);
@@ -108,8 +110,15 @@ void llm_request_hash(const struct llm_request *req, char out[65]);
  * checks the cassette and counts its recorded calls. detail receives a short description. */
 int llm_check_endpoint(const struct model_cfg *m, double *latency_s, struct strbuf *detail,
 		       struct sb_error *err);
+/* llm_check_endpoint that also sets *unreachable when the probe failed because nothing listens at the
+ * endpoint (connection refused, unknown host): a run's calls there fail at once, so doctor fails it. */
+int llm_check_reach(const struct model_cfg *m, double *latency_s, int *unreachable, struct strbuf *detail,
+		    struct sb_error *err);
 /* The name of the model's API key variable when the model needs one and it is unset; else NULL. */
 const char *llm_missing_key_env(const struct model_cfg *m);
+/* SB_EENV when llm_missing_key_env(m) names a variable, with a message naming the model and the variable
+ * and saying what to do (export it, or api_key_env null for an endpoint that takes no key); else 0. */
+int llm_check_key(const struct model_cfg *m, struct sb_error *err);
 
 /* Writes every transcript of a run directory as one JSONL cassette (one call per line, sorted by
  * key path), the format `provider: replay` reads besides run directories. */

@@ -474,6 +474,12 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		rc = select_agents(st, saved, err);
 	if (!rc)
 		rc = select_problems(st, saved, err);
+	/* the LLM clients before anything else is done or made: a missing cassette or an unset API key
+	 * variable must not leave a half-made run, nor wait for the Python probe to be found */
+	if (!rc)
+		rc = open_clients(st, err);
+	if (!rc) /* likewise a missing rubric file; the judge's transcripts go to the run like the agents' */
+		rc = judge_open(&st->judge, rq->cfg, rq->ctx->home, st->run_dir, err);
 	if (!rc && (rc = eval_env_init(&st->env, rq->cfg, rq->ctx->home, err)) == 0) {
 		st->env.profile = prof_candidate; /* copied into each GPU's environment (gpus_resolve) */
 		st->env_ready = 1;
@@ -483,10 +489,6 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		use_first_gpu(st);
 	if (!rc)
 		rc = claim_cache(st, err);
-	if (!rc) /* before the run directory exists: a missing cassette must not leave a half-made run */
-		rc = open_clients(st, err);
-	if (!rc) /* likewise a missing rubric file; the judge's transcripts go to the run like the agents' */
-		rc = judge_open(&st->judge, rq->cfg, rq->ctx->home, st->run_dir, err);
 	if (!rc && !rq->resume) /* a new run's folder is made by rundir_open, just below */
 		rc = lock_run(st, err);
 	if (!rc) {

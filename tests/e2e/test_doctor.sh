@@ -23,7 +23,13 @@ check_out_re "it reports the sandbox's network isolation" "^(ok|warn) +netns"
 check_out_re "it reports Landlock" "^(ok|warn) +landlock"
 check_out_re "it checks the suite" "^ok +suite +.*problems"
 
-# --offline: the example names real endpoints, and tests talk to 127.0.0.1 only
+# --offline: the example names real endpoints, and tests talk to 127.0.0.1 only. Its models name their
+# API key variables, which --offline checks too (test_llm_doctor.sh probes endpoints on 127.0.0.1).
+env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY "$SB" doctor --offline --config "$SB_ROOT/configs/example.yaml" >"$TMP/out" 2>"$TMP/err"
+RC=$? OUT_TXT=$(cat "$TMP/out") ERR_TXT=$(cat "$TMP/err")
+check_rc "its models' API key variables unset: an environment failure even offline" 3
+check_out_re "the line names the model and the variable" "^fail +llm +claude: model claude: \\\$ANTHROPIC_API_KEY \(its api_key_env\) is not set"
+export OPENAI_API_KEY=sk-doctor-test ANTHROPIC_API_KEY=sk-doctor-test
 run_sb doctor --offline --config "$SB_ROOT/configs/example.yaml"
 check_rc "the example config is valid" 0
 check_out_re "endpoints are not contacted offline" "^skip +llm +claude: https://api.anthropic.com/v1 not probed"
@@ -39,6 +45,7 @@ else _report ok "hidden and internal keys the file does not give are not printed
 sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2 >"$TMP/resolved.yaml"
 first=$(sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2)
 run_sb doctor --offline --config "$TMP/resolved.yaml"
+unset OPENAI_API_KEY ANTHROPIC_API_KEY
 second=$(sed -n '/^# resolved configuration/,$p' <<<"$OUT_TXT" | tail -n +2)
 if [ "$first" = "$second" ] && [ -n "$first" ]; then _report ok "the printed configuration round-trips"; else
 	_report fail "the printed configuration round-trips" "$(diff <(echo "$first") <(echo "$second") | head)"; fi

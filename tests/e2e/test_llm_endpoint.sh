@@ -12,7 +12,7 @@ experiment() { # file api_base samples
 name: endpoint
 problems: {levels: [1], select: [L1/2]}
 models:
-  - {name: m, provider: openai, api_base: "$2", model: fake-model, api_key_env: SB_TEST_NO_KEY, max_concurrent: 1, max_tokens: 300}
+  - {name: m, provider: openai, api_base: "$2", model: fake-model, api_key_env: null, max_concurrent: 1, max_tokens: 300}
 agents:
   - {name: one, kind: oneshot, model: m, samples: $3}
 eval: {device: cpu, trials: 2, perf_trials: 3, warmup_ms: 10, timing_cap_s: 10}

@@ -100,7 +100,7 @@ output: {dir: $R}
 EOF
 }
 model() { # name port max_concurrent
-	printf '  - {name: %s, provider: openai, api_base: "http://127.0.0.1:%s/v1", model: fake-model, api_key_env: SB_TEST_NO_KEY, max_concurrent: %s, timeout_s: 30}\n' "$1" "$2" "$3"
+	printf '  - {name: %s, provider: openai, api_base: "http://127.0.0.1:%s/v1", model: fake-model, api_key_env: null, max_concurrent: %s, timeout_s: 30}\n' "$1" "$2" "$3"
 }
 
 # stitchcuda and oneshot, each on its own server, in one run
@@ -123,6 +123,30 @@ check_eq "tokens and the model are stored per call" "$(sql "$R/fake/results.db" 
 	"one|0|b|100|50
 sc|0|a|100|50
 sc|1|a|100|50"
+
+# An agent whose model names an API key variable that is not set: the run refuses to start (exit 3) before
+# it makes a folder or a call; an agent without an LLM is not held up by a model it does not use.
+python3 -c 'import json; print(json.dumps([{"content": "no code today"}]))' >"$TMP/k.script"
+start_fake k "$TMP/k.script"
+fake_config "$TMP/key.yaml" "  - {name: mk, provider: openai, api_base: \"http://127.0.0.1:$PORT_k/v1\", model: fake-model, api_key_env: SB_TEST_RUN_KEY, max_concurrent: 1, timeout_s: 30}" \
+	"  - {name: one, kind: oneshot, model: mk}
+  - {name: eager, kind: torch-eager}"
+kreq() { if [ -f "$TMP/k.log" ]; then requests k; else echo 0; fi; }
+unset SB_TEST_RUN_KEY
+run_sb run -c "$TMP/key.yaml" --run-id nokey
+check_rc "a run whose agent's API key variable is unset refuses to start: exit 3" 3
+check_err "it names the agent, the model, the variable and what to do" \
+	"agent one: model mk: \$SB_TEST_RUN_KEY (its api_key_env) is not set or empty: export the API key in it, or set models.mk.api_key_env to null if http://127.0.0.1:$PORT_k/v1 takes no key"
+check_true "it made no run folder" test ! -e "$R/nokey"
+check_eq "and sent no request" "$(kreq)" 0
+run_sb run -c "$TMP/key.yaml" --run-id nokey-eager --agents eager
+check_rc "torch-eager alone runs: the model it does not use needs no key" 0
+check_eq "it sent no request either" "$(kreq)" 0
+key="sk-run-$$-$RANDOM$RANDOM"
+SB_TEST_RUN_KEY=$key run_sb run -c "$TMP/key.yaml" --run-id withkey --agents one
+check_rc "with the variable set the run goes on (an answer without code: format_error)" 0
+check_eq "and its call carries the key" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"][0]["headers"].get("Authorization"))' "$TMP/k.log")" "Bearer $key"
 
 # the concurrency limit: four oneshot samples, answers without code (no evaluation), 1 s each
 python3 -c 'import json; print(json.dumps([{"content": "no code today", "delay": 1, "repeat": 8}]))' >"$TMP/c.script"

@@ -47,7 +47,7 @@ oneshot_config() { # file port samples
 name: o
 problems: {levels: [1], select: [L1/2]}
 models:
-  - {name: m, provider: openai, api_base: "http://127.0.0.1:$2/v1", model: fake-model, api_key_env: SB_TEST_NO_KEY, max_concurrent: 1, timeout_s: 30}
+  - {name: m, provider: openai, api_base: "http://127.0.0.1:$2/v1", model: fake-model, api_key_env: null, max_concurrent: 1, timeout_s: 30}
 agents:
   - {name: one, kind: oneshot, model: m, samples: $3}
 eval: {device: cpu}
@@ -201,7 +201,7 @@ STITCHBENCH_CACHE="$TMP/cache-rf" run_sb eval --samples "$gen" -o "$TMP/rf.jsonl
 check_rc "eval --samples with a reference that fails ends with exit 1" 1
 check_eq "files that never name the extension loader cost the builder nothing: no build published" \
 	"$(find "$TMP/cache-rf/ext" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" 0
-check_out "its summary counts the harness's failure apart" "1 judged: 1 pass, 0 incorrect, 0 compile_error, 0 runtime_error, 0 timeout, 0 rejected, 0 format_error, 1 harness_error"
+check_out "its summary counts the harness's failure apart" "1 judged: 1 pass, 0 incorrect, 0 compile_error, 0 runtime_error, 0 timeout, 0 rejected, 0 format_error, 0 cannot_judge, 1 harness_error"
 check_err "and says a rerun tries it again" "1 file was not judged (harness_error"
 check_eq "the JSONL holds a line for each file, the failed one harness_error with the reference's error" \
 	"$(python3 -c 'import json, sys
