@@ -70,16 +70,32 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 	} else {
 		if (sh->prebuild) {
 			take_build_slot(sh, 1);
-			prebuild_run(sh->env, cfg, s->t.problem, path, &pb, err); /* a failure here is retried inside */
+			if (!atomic_load(sh->stop))
+				prebuild_run(sh->env, cfg, s->t.problem, path, &pb, err); /* a failure is retried inside */
 			take_build_slot(sh, 0);
 		}
 		int slot = slot_take(&sh->devices);
+		/* a stop that came while this evaluation waited for its build or its device: it does not start,
+		 * and the attempt is judged on --resume */
+		if (atomic_load(sh->stop)) {
+			slot_put(&sh->devices, slot);
+			prebuild_release(&pb);
+			free(abs);
+			return AGENT_ESTOPPED;
+		}
 		atomic_fetch_add(&sh->evaluating, 1);
 		*err = (struct sb_error){ 0 }; /* what a failure sets, below, is this evaluation's alone */
 		rc = judge_candidate(&sh->slot_env[slot], cfg, s->t.problem, path, &pb, &v, err);
 		atomic_fetch_sub(&sh->evaluating, 1);
 		slot_put(&sh->devices, slot);
 		prebuild_release(&pb);
+		/* Ctrl-C kills the processes of the evaluations in flight (harness/run/run.c), so what this one
+		 * ended with says nothing about the candidate: it is not stored, and --resume judges it again */
+		if (atomic_load(sh->stop) & RUN_STOP_SIGNAL) {
+			verdict_release(&v);
+			free(abs);
+			return AGENT_ESTOPPED;
+		}
 		if (!rc && !reference)
 			score_rubric(s, idx, &v);
 	}

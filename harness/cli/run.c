@@ -14,6 +14,7 @@
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../report/report.h"
+#include "../run/halt.h"
 #include "../run/run.h"
 #include "cli.h"
 
@@ -33,10 +34,17 @@ const char cmd_run_help[] =
 	"'stitchbench report' writes it.\n"
 	"With checks.rubric and checks.judge_model set, a judge model also scores each attempt that has\n"
 	"code against the rubric (verdict fields rubric and reward; transcripts/judge.AGENT/; docs/checks.md).\n\n"
-	"Ctrl-C or SIGTERM stops cleanly: calls and evaluations in flight finish and are stored, nothing new\n"
-	"starts (a second Ctrl-C ends at once). --resume continues a stopped or killed run: finished samples\n"
-	"are skipped, every LLM call the run recorded is served from its transcript (never sent again) and\n"
-	"every stored attempt is read back, not judged again.\n\n"
+	"Ctrl-C or SIGTERM stops within seconds: no sample starts an LLM call or an evaluation after it, the\n"
+	"evaluations in flight are killed and their attempts left unjudged, LLM calls in flight finish and\n"
+	"their answers are kept; the progress line says what the run waits for. A second Ctrl-C ends at once:\n"
+	"the answers of calls still in flight are lost (--resume asks again). --resume continues a stopped or\n"
+	"killed run: finished samples are skipped, every LLM call the run recorded is served from its\n"
+	"transcript (never sent again), every stored attempt is read back, not judged again, and an attempt\n"
+	"left unjudged is judged.\n\n"
+	"A run refuses to start (exit 3, before it makes a folder or a call) when a model that a selected agent\n"
+	"or the rubric judge uses names an API key variable (api_key_env) that is not set or empty; give\n"
+	"api_key_env: null for an endpoint that takes no key. Agents without an LLM (torch-eager,\n"
+	"torch-compile, samples) and replay models need no key.\n\n"
 	"An agent this environment cannot run (torch-compile under a torch without torch.compile, < 2.0) is\n"
 	"skipped with one line: its samples end as \"unavailable\" with no attempts, and metrics and report\n"
 	"show it as unavailable, not as 0%.\n\n"
@@ -73,7 +81,7 @@ const char cmd_run_help[] =
 	"after 3 such calls in a row the run stops cleanly and says how to continue once it answers.\n"
 	"Exit codes: 0 every sample ended (whatever its results), 1 some samples are unfinished (stopped, the\n"
 	"LLM gave no answer, or the reference failed: --resume continues them), 2 usage or input error, 3\n"
-	"environment error.\n"
+	"environment error (an unset API key variable, no usable Python).\n"
 	"A run that ends with every sample ended writes RUN/complete (scripts/slurm/submit.sh skips those); after\n"
 	"a narrowed resume (--agents, --problems, --samples) only when the samples outside it have ended too.\n"
 	"On --resume a sample has ended when its summary.json exists and results.db holds its attempts; a\n"
@@ -165,7 +173,9 @@ static int parse_args(int argc, char **argv, struct run_args *a, struct sb_error
 	return 0;
 }
 
-/* The first SIGINT/SIGTERM asks for a clean stop; the second ends the process the default way. */
+/* The first SIGINT/SIGTERM asks for a clean stop (run.c ends the evaluations in flight); the second ends
+ * the process the default way, after killing the processes below it, which would otherwise finish what
+ * they were doing before they noticed. */
 struct sigwatch {
 	sigset_t set;
 	atomic_int *stop;
@@ -182,11 +192,13 @@ static void *signal_thread(void *arg)
 		if (sig == SIGUSR1) /* run_execute returned: nothing left to stop */
 			return NULL;
 		if (!(atomic_fetch_or(w->stop, RUN_STOP_SIGNAL) & RUN_STOP_SIGNAL)) {
-			sb_warn(w->ctx, "%s: stopping cleanly: LLM calls and evaluations in flight finish and are stored; "
-				"signal again to end at once (their results are lost; --resume repeats them)",
+			sb_warn(w->ctx, "%s: stopping: nothing new starts; evaluations in flight are killed (--resume judges "
+				"their attempts again); LLM calls in flight finish and their answers are kept; signal "
+				"again to end at once (the answers of calls still in flight are lost; --resume asks again)",
 				sig == SIGINT ? "interrupt" : "terminated");
 			continue;
 		}
+		halt_descendants(NULL);
 		signal(sig, SIG_DFL);
 		pthread_sigmask(SIG_UNBLOCK, &w->set, NULL);
 		raise(sig);

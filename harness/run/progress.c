@@ -21,6 +21,7 @@ struct progress {
 	double t0, t_done;               /* the start, and when the last sample of this process ended */
 	int drawn;
 	int evaluating, llm;
+	char *stopping;                  /* what a stopping run waits for (progress_stopping); NULL before */
 };
 
 static double now(void)
@@ -54,6 +55,7 @@ void progress_free(struct progress *p)
 	if (!p)
 		return;
 	pthread_mutex_destroy(&p->mu);
+	free(p->stopping);
 	free(p->best);
 	free(p);
 }
@@ -105,14 +107,18 @@ static void draw(struct progress *p)
 	struct strbuf sb = STRBUF_INIT;
 	char eta[32];
 	eta_text(p, eta, sizeof(eta));
-	strbuf_addf(&sb, "[%zu/%zu samples] %zu attempts, %zu pass, %zu hack |", p->done, p->total, p->attempts, p->pass,
-		    p->hacks);
-	for (size_t i = 0; i < p->nagents; i++)
-		if (isfinite(p->best[i]))
-			strbuf_addf(&sb, " %s %.2fx", p->agents[i], p->best[i]);
-		else
-			strbuf_addf(&sb, " %s -", p->agents[i]);
-	strbuf_addf(&sb, " | eval %d, LLM %d | %s", p->evaluating, p->llm, eta);
+	if (p->stopping) { /* the counts wait for the final line; what the run waits for needs the room */
+		strbuf_addf(&sb, "[%zu/%zu samples] %s", p->done, p->total, p->stopping);
+	} else {
+		strbuf_addf(&sb, "[%zu/%zu samples] %zu attempts, %zu pass, %zu hack |", p->done, p->total, p->attempts,
+			    p->pass, p->hacks);
+		for (size_t i = 0; i < p->nagents; i++)
+			if (isfinite(p->best[i]))
+				strbuf_addf(&sb, " %s %.2fx", p->agents[i], p->best[i]);
+			else
+				strbuf_addf(&sb, " %s -", p->agents[i]);
+		strbuf_addf(&sb, " | eval %d, LLM %d | %s", p->evaluating, p->llm, eta);
+	}
 	if (sb.len > 200)
 		strbuf_setlen(&sb, 200);
 	fprintf(p->tty, "\r\033[K%s", sb.buf);
@@ -201,6 +207,19 @@ void progress_tick(struct progress *p, int evaluating, int llm_in_flight)
 	p->evaluating = evaluating;
 	p->llm = llm_in_flight;
 	draw(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void progress_stopping(struct progress *p, const char *text)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->stopping && !strcmp(p->stopping, text)) {
+		draw(p);
+	} else {
+		free(p->stopping);
+		p->stopping = xstrdup(text);
+		emit(p, text, 0);
+	}
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -29,6 +29,9 @@ __attribute__((format(printf, 2, 3)))
 void progress_line(struct progress *p, const char *fmt, ...);
 /* Redraws the terminal line with what is in flight now. */
 void progress_tick(struct progress *p, int evaluating, int llm_in_flight);
+/* The run is stopping: text (what it waits for) takes the place of what is in flight and the ETA on the
+ * terminal line, and goes to the log and run.log as a line of its own each time it changes. */
+void progress_stopping(struct progress *p, const char *text);
 /* Clears the terminal line for good (the run ended). */
 void progress_end(struct progress *p);
 

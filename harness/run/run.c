@@ -12,6 +12,7 @@
 #include "../agents/session.h"
 #include "../core/fs.h"
 #include "../store/store.h"
+#include "halt.h"
 #include "run_int.h"
 
 void run_result_release(struct run_result *r)
@@ -146,9 +147,15 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 	progress_sample(st->prog, ai, t->ref, t->sample, outcome, sample_best(s), ended);
 }
 
+struct sample_worker {
+	struct run_state *st;
+	size_t k; /* its entry in st->running */
+};
+
 static void *sample_thread(void *arg)
 {
-	struct run_state *st = arg;
+	struct sample_worker *w = arg;
+	struct run_state *st = w->st;
 	for (;;) {
 		pthread_mutex_lock(&st->mu);
 		int stop = atomic_load(st->rq->stop) != 0;
@@ -157,6 +164,8 @@ static void *sample_thread(void *arg)
 			st->next++;
 		const char *bad = !stop && i < st->ntasks ? badref_why(st, st->tasks[i].problem) : NULL;
 		char *why = bad ? xstrdup(bad) : NULL;
+		if (!stop && i < st->ntasks && !why)
+			st->running[w->k] = &st->tasks[i];
 		pthread_mutex_unlock(&st->mu);
 		if (stop || i >= st->ntasks)
 			return NULL;
@@ -170,7 +179,42 @@ static void *sample_thread(void *arg)
 		int rc = st->tasks[i].kind->run(s, &err);
 		sample_done(st, s, rc, &err);
 		session_free(s);
+		pthread_mutex_lock(&st->mu);
+		st->running[w->k] = NULL;
+		pthread_mutex_unlock(&st->mu);
 	}
+}
+
+/* What a stopping run still waits for: "stopping: waiting for 1 evaluation to end (...) and 1 LLM call to
+ * answer (...); samples at work: one L1/2 s0, one L1/2 s3". The counts are the run's; which sample holds
+ * which is the session's alone to know, so the samples still at work are listed together. */
+static void stopping_text(struct run_state *st, int stop, struct strbuf *out)
+{
+	int ev = atomic_load(&st->sh.evaluating), llm = atomic_load(&st->sh.llm_in_flight);
+	struct strbuf who = STRBUF_INIT;
+	size_t n = 0;
+	pthread_mutex_lock(&st->mu);
+	for (size_t k = 0; k < st->nrunning; k++) {
+		const struct agent_task *t = st->running[k];
+		if (t && ++n <= 6)
+			strbuf_addf(&who, "%s%s %s s%d", n > 1 ? ", " : "", t->agent->name, t->ref, t->sample);
+	}
+	pthread_mutex_unlock(&st->mu);
+	if (n > 6)
+		strbuf_addf(&who, " and %zu more", n - 6);
+	strbuf_addstr(out, "stopping: waiting for ");
+	if (ev)
+		strbuf_addf(out, "%d evaluation%s to end%s", ev, ev == 1 ? "" : "s",
+			    stop & RUN_STOP_SIGNAL ? " (killed: --resume judges again)" : "");
+	if (ev && llm)
+		strbuf_addstr(out, " and ");
+	if (llm)
+		strbuf_addf(out, "%d LLM call%s to answer (kept for --resume)", llm, llm == 1 ? "" : "s");
+	if (!ev && !llm)
+		strbuf_addf(out, "%zu sample%s to end", n, n == 1 ? "" : "s");
+	if (n)
+		strbuf_addf(out, "; samples at work: %s", who.buf);
+	strbuf_release(&who);
 }
 
 struct ticker {
@@ -180,22 +224,44 @@ struct ticker {
 	int done;
 };
 
+/* The progress line's clock. Once the run stops it also says what the run waits for, and after Ctrl-C it
+ * kills every process below the run on each tick: the workers of the evaluations in flight (and any an
+ * evaluation starts while it ends) and builds. An evaluation can last minutes, and its workers do not see
+ * the Ctrl-C (each runs in a session of its own); what it would have found is judged again on --resume.
+ * The fork server (harness/worker/template.py, evalenv.c) is spared: it only forks, and killed it would
+ * be reported as a failure; the evaluation environment stops it at the end. */
 static void *tick_thread(void *arg)
 {
 	struct ticker *tk = arg;
+	struct run_state *st = tk->st;
+	char *fork_server = xstrfmt("%s/harness/worker/template.py", st->env.home ? st->env.home : st->rq->ctx->home);
 	pthread_mutex_lock(&tk->mu);
 	while (!tk->done) {
+		int stop = atomic_load(st->rq->stop);
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 500 * 1000000L;
+		ts.tv_nsec += (stop ? 200 : 500) * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
 		pthread_cond_timedwait(&tk->cv, &tk->mu, &ts);
-		progress_tick(tk->st->prog, atomic_load(&tk->st->sh.evaluating), atomic_load(&tk->st->sh.llm_in_flight));
+		if (tk->done)
+			break;
+		stop = atomic_load(st->rq->stop);
+		if (stop) { /* said before the kill, so that the line names the evaluations it ends */
+			struct strbuf sb = STRBUF_INIT;
+			stopping_text(st, stop, &sb);
+			progress_stopping(st->prog, sb.buf);
+			strbuf_release(&sb);
+		} else {
+			progress_tick(st->prog, atomic_load(&st->sh.evaluating), atomic_load(&st->sh.llm_in_flight));
+		}
+		if (stop & RUN_STOP_SIGNAL)
+			halt_descendants(fork_server);
 	}
 	pthread_mutex_unlock(&tk->mu);
+	free(fork_server);
 	return NULL;
 }
 
@@ -252,6 +318,7 @@ static void state_release(struct run_state *st)
 	free(st->tasks);
 	free(st->skipped);
 	free(st->seed_best);
+	free(st->running);
 	for (size_t i = 0; i < st->nbadref; i++)
 		free(st->badref[i].why);
 	free(st->badref);
@@ -374,11 +441,16 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	if ((size_t)nthreads > st.ntasks)
 		nthreads = (int)st.ntasks;
 	pthread_t *th = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*th));
+	struct sample_worker *workers = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*workers));
+	st.running = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*st.running));
+	st.nrunning = (size_t)nthreads;
 	struct ticker tk = { &st, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
 	pthread_t ticker;
 	pthread_create(&ticker, NULL, tick_thread, &tk);
-	for (int i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, sample_thread, &st);
+	for (int i = 0; i < nthreads; i++) {
+		workers[i] = (struct sample_worker){ &st, (size_t)i };
+		pthread_create(&th[i], NULL, sample_thread, &workers[i]);
+	}
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	pthread_mutex_lock(&tk.mu);
@@ -387,6 +459,7 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	pthread_mutex_unlock(&tk.mu);
 	pthread_join(ticker, NULL);
 	free(th);
+	free(workers);
 
 	struct progress_counts c;
 	progress_counts(st.prog, &c);

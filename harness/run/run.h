@@ -29,7 +29,9 @@ struct run_request {
 	struct strvec problems;        /* selectors; empty = problems.select */
 	int samples;                   /* > 0: every agent's samples */
 	int jobs;                      /* sample threads; 0 = each model's max_concurrent summed, plus one */
-	atomic_int *stop;              /* set to stop cleanly: no new call or evaluation starts */
+	atomic_int *stop;              /* RUN_STOP_* bits (agents/session.h), set to stop: no new call or
+	                                  evaluation starts; RUN_STOP_SIGNAL also kills the evaluations in
+	                                  flight, whose attempts are left for --resume */
 	struct shard shard;            /* count > 0: only this shard's items (docs/scaleout.md); on resume
 	                                  the run's own shard from run.json */
 	const char *gpus;              /* "0,1,3" or "all": one evaluation slot per GPU; NULL: eval.device */

@@ -58,7 +58,10 @@ struct run_state {
 	int store_new;                     /* resume: results.db was missing or empty and is made anew */
 	struct { size_t agent; double best; } *seed_best;
 	size_t nseed;
-	pthread_mutex_t mu;                /* next, the counts below, fatal, badref */
+	pthread_mutex_t mu;                /* next, running, the counts below, fatal, badref */
+	const struct agent_task **running; /* per sample thread, the sample it works on (NULL: none), for
+	                                      the line that says what a stopping run waits for */
+	size_t nrunning;
 	size_t finished, unfinished, llm_failed;
 	size_t ref_failed;                 /* samples left unfinished because their problem's reference failed */
 	struct run_badref { const struct problem *problem; char *why; } *badref; /* problems whose reference

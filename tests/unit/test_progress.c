@@ -1,5 +1,6 @@
 /* test_progress.c - the progress line of a run (harness/run/progress.c): the ETA counts down between
- * samples instead of growing with every tick, and says by how much it is overdue. */
+ * samples instead of growing with every tick, and says by how much it is overdue; a stopping run's line
+ * says what it waits for, and the log gets it once per change. */
 #include "testutil.h"
 
 #include <math.h>
@@ -79,11 +80,56 @@ static void a_late_estimate_says_overdue(void **state)
 	free(buf);
 }
 
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void a_stopping_run_says_what_it_waits_for(void **state)
+{
+	(void)state;
+	char *tbuf = NULL, *lbuf = NULL;
+	size_t tlen = 0, llen = 0;
+	FILE *tty = open_memstream(&tbuf, &tlen), *log = open_memstream(&lbuf, &llen);
+	const char *agents[] = { "a" };
+	struct progress *t = progress_new(tty, NULL, NULL, agents, 1, 4, 1);
+	struct progress *l = progress_new(NULL, log, NULL, agents, 1, 4, 1);
+	const char *first = "stopping: waiting for 1 evaluation to end; samples at work: a L1/2 s0";
+	const char *then = "stopping: waiting for 1 sample to end; samples at work: a L1/2 s0";
+	for (int i = 0; i < 2; i++) {
+		progress_stopping(t, first);
+		progress_stopping(l, first);
+	}
+	progress_tick(t, 1, 0); /* a tick while stopping keeps the line */
+	progress_stopping(t, then);
+	progress_stopping(l, then);
+	fflush(tty);
+	fflush(log);
+	/* the terminal line: the samples, then what the run waits for in place of the in-flight counts and ETA */
+	char *last = strrchr(tbuf, '\r');
+	assert_non_null(last);
+	assert_non_null(strstr(last, "[1/4 samples] stopping: waiting for 1 sample to end; samples at work: a L1/2 s0"));
+	assert_null(strstr(last, "ETA"));
+	/* the log: one line per change, not one per tick */
+	assert_int_equal(count(lbuf, first), 1);
+	assert_int_equal(count(lbuf, then), 1);
+	progress_free(t);
+	progress_free(l);
+	fclose(tty);
+	fclose(log);
+	free(tbuf);
+	free(lbuf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(the_eta_counts_down_between_samples),
 		cmocka_unit_test(a_late_estimate_says_overdue),
+		cmocka_unit_test(a_stopping_run_says_what_it_waits_for),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
