@@ -96,6 +96,10 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 			free(abs);
 			return AGENT_ESTOPPED;
 		}
+		/* an attempt this machine cannot run (CUDA without a GPU) is not the agent's: no verdict is stored,
+		 * and the sample is left for a machine that can judge it (run.c) */
+		if (!rc && v.status == V_CANNOT_JUDGE)
+			rc = sb_error_set(err, SB_EENV, "%s", v.message ? v.message : "cannot_judge");
 		if (!rc && !reference)
 			score_rubric(s, idx, &v);
 	}

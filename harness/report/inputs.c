@@ -214,7 +214,7 @@ void run_inputs_coverage(const struct metrics *m, const struct run_input *v, siz
 			}
 			struct strbuf besides = STRBUF_INIT;
 			if (unjudged)
-				strbuf_addf(&besides, "; the %zu whose reference failed %s left out", unjudged,
+				strbuf_addf(&besides, "; the %zu not judged (reference failed, cannot_judge) %s left out", unjudged,
 					    unjudged == 1 ? "is" : "are");
 			if (m->denominator == METRICS_ALL)
 				strbuf_addf(out, "agent %s has verdicts for %zu of the %zu problems in %s; the %zu without one "

@@ -433,6 +433,30 @@ static struct metric_agent *agent_named(struct metrics *m, const char *name)
 	return NULL;
 }
 
+static int cmp_agent_name(const void *x, const void *y)
+{
+	return strcmp(((const struct metric_agent *)x)->name, ((const struct metric_agent *)y)->name);
+}
+
+/* An agent none of whose problems could be judged (every one's reference failed, or was cannot_judge) has
+ * no row, yet it ran: it gets empty cells, so that the table shows it and what was left out. */
+static void add_unjudged_agents(struct metrics *m)
+{
+	size_t before = m->nagents;
+	for (size_t i = 0; i < m->nunjudged; i++) {
+		if (agent_named(m, m->unjudged[i].agent))
+			continue;
+		m->agents = xrealloc(m->agents, (m->nagents + 1) * sizeof(*m->agents));
+		struct metric_agent *a = &m->agents[m->nagents++];
+		memset(a, 0, sizeof(*a));
+		a->name = xstrdup(m->unjudged[i].agent);
+		for (int level = 0; level <= METRICS_LEVELS; level++)
+			fill_cell(NULL, 0, &a->cells[level]);
+	}
+	if (m->nagents != before)
+		qsort(m->agents, m->nagents, sizeof(*m->agents), cmp_agent_name);
+}
+
 /* Problems left out of the cells are still counted there: those without a verdict with --denominator
  * judged, and those whose reference failed with either. */
 static void count_left_out(struct metrics *m)
@@ -508,6 +532,7 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 		compute_agent(r + i, j - i, c, ncalls, by, a);
 		i = j;
 	}
+	add_unjudged_agents(out);
 	count_left_out(out);
 	free(r);
 	free(c);

@@ -202,7 +202,7 @@ enum detail_row { D_PROBLEMS, D_MISSING, D_UNJUDGED, D_COMPILED, D_CORRECT, D_CO
 
 static void detail_label(const struct metrics *m, struct strbuf *out, int row)
 {
-	static const char *const labels[] = { "problems", "", "reference failed (left out)", "compiled %",
+	static const char *const labels[] = { "problems", "", "not judged (left out)", "compiled %",
 					      "correct % [95% CI]", "correct_robust % (no robust trial failed)",
 					      "flagged % (correct with a hack finding)", "hack %" };
 	if (row == D_MISSING)
@@ -432,8 +432,9 @@ void metrics_unjudged_note(const struct metrics *m, struct strbuf *out)
 	}
 	if (!nprob)
 		return;
-	strbuf_addf(out, "%zu problem%s could not be judged: %s reference failed (the harness's or the problem's, not "
-		    "the agent's), so %s left out of the rates of the agents without a verdict for %s:", nprob,
+	strbuf_addf(out, "%zu problem%s could not be judged: %s reference failed, or the machine could not run the "
+		    "candidate; the harness's, the problem's or the machine's failure, not the agent's, "
+		    "so %s left out of the rates of the agents without a verdict for %s:", nprob,
 		    nprob == 1 ? "" : "s", nprob == 1 ? "its" : "their", nprob == 1 ? "it is" : "they are",
 		    nprob == 1 ? "it" : "them");
 	for (size_t i = 0, shown = 0; i < m->nunjudged; i++) {

@@ -248,7 +248,10 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 	const char **probs;
 	size_t np = report_problems(d, &probs), na = m->nagents;
 	double lo = INFINITY, hi = 0;
-	if (!np) {
+	size_t judged = 0; /* an agent whose every problem was left out (not judged) has none */
+	for (size_t a = 0; a < na; a++)
+		judged += m->agents[a].nproblems;
+	if (!np || !judged) {
 		free(probs);
 		plot_omit(p, "Per-problem speedups: no verdicts in these runs.");
 		return;

@@ -147,7 +147,8 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 		      "when it is correct and timed. '(hack)': a finding rejected it; '(flagged H..)': it passes with a hack "
 		      "finding, so it counts as correct and nothing more (see \"Flagged passes\"); 'no verdict': the run "
 		      "selected the problem and the agent has no verdict for it; 'reference failed': the problem's "
-		      "reference failed, so it is left out of the agent's rates.");
+		      "reference failed, and 'not judged': the machine could not run the candidate (cannot_judge), so "
+		      "it is left out of the agent's rates.");
 	struct table *t = doc_table(doc, "problems-table", m->nagents + 2);
 	table_cell(t, "problem");
 	table_cell(t, "name");
@@ -165,7 +166,8 @@ void report_section_problems(const struct report_data *d, struct doc *doc)
 			if (k < ag->nproblems)
 				outcome(&cell, d, ag->problems[k].rep);
 			else if (unjudged_of(m, ag->name, probs[i]))
-				strbuf_addstr(&cell, "reference failed");
+				strbuf_addstr(&cell, starts_with(unjudged_of(m, ag->name, probs[i])->message, "not judged:")
+							     ? "not judged" : "reference failed");
 			else
 				strbuf_addch(&cell, '-');
 			table_text(t, cell.buf);

@@ -55,11 +55,11 @@ static const char *badref_why(const struct run_state *st, const struct problem *
 	return NULL;
 }
 
-/* A sample its problem's reference kept from being judged (ran: it got as far as an evaluation; else it
- * was not started). It is left unfinished, as the failure may pass (a resume tries it again), and it is
- * recorded in the store, so that metrics and reports count it as the problem's failure, not the
- * candidate's. The first one of a problem says so once; the run goes on with the other problems. */
-static void sample_ref_failed(struct run_state *st, const struct agent_task *t, const char *why, int ran, double best)
+/* A sample left unfinished because nothing could judge it, recorded in the store's reference_failures
+ * (why), which metrics and reports count as nobody's failure. The store failing is the harness's: every
+ * other sample would fail alike, so the run stops. Returns holding st->mu (taken after the store's lock
+ * is released: the two are never nested). */
+static void record_not_judged(struct run_state *st, const struct agent_task *t, const char *why)
 {
 	struct sb_error serr;
 	pthread_mutex_lock(&st->sh.store_mu);
@@ -67,17 +67,25 @@ static void sample_ref_failed(struct run_state *st, const struct agent_task *t, 
 	pthread_mutex_unlock(&st->sh.store_mu);
 	pthread_mutex_lock(&st->mu);
 	st->unfinished++;
+	if (src && !st->fatal_rc) {
+		st->fatal_rc = src;
+		st->fatal = serr;
+		atomic_fetch_or(st->rq->stop, RUN_STOP_FATAL);
+	}
+}
+
+/* A sample its problem's reference kept from being judged (ran: it got as far as an evaluation; else it
+ * was not started). It is left unfinished, as the failure may pass (a resume tries it again). The first
+ * one of a problem says so once; the run goes on with the other problems. */
+static void sample_ref_failed(struct run_state *st, const struct agent_task *t, const char *why, int ran, double best)
+{
+	record_not_judged(st, t, why);
 	st->ref_failed++;
 	int first = !badref_why(st, t->problem);
 	if (first) {
 		st->badref = xrealloc(st->badref, (st->nbadref + 1) * sizeof(*st->badref));
 		st->badref[st->nbadref].problem = t->problem;
 		st->badref[st->nbadref++].why = xstrdup(why);
-	}
-	if (src && !st->fatal_rc) { /* the store failing is the harness's: every other sample would fail alike */
-		st->fatal_rc = src;
-		st->fatal = serr;
-		atomic_fetch_or(st->rq->stop, RUN_STOP_FATAL);
 	}
 	pthread_mutex_unlock(&st->mu);
 	if (first)
@@ -86,6 +94,21 @@ static void sample_ref_failed(struct run_state *st, const struct agent_task *t, 
 	char outcome[SB_ERR_MAX + 96];
 	snprintf(outcome, sizeof(outcome), "unfinished: reference_failed: %s: the reference of %s failed",
 		 ran ? "not judged" : "not run", t->ref);
+	progress_sample(st->prog, agent_index(st, t->agent), t->ref, t->sample, outcome, best, 0);
+}
+
+/* A sample whose attempt this machine cannot run (cannot_judge: CUDA code, no GPU): left unfinished for
+ * --resume on a machine that can run it. Its problem stays open to other samples. */
+static void sample_cannot_judge(struct run_state *st, const struct agent_task *t, const char *why, double best)
+{
+	record_not_judged(st, t, why);
+	int first = !st->cannot_judge++;
+	pthread_mutex_unlock(&st->mu);
+	if (first)
+		progress_line(st->prog, "%s %s s%d: %s; such samples are left unfinished (--resume on a machine that can "
+			      "run them judges them)", t->agent->name, t->ref, t->sample, why);
+	char outcome[SB_ERR_MAX + 64];
+	snprintf(outcome, sizeof(outcome), "unfinished: cannot_judge: %.900s", why);
 	progress_sample(st->prog, agent_index(st, t->agent), t->ref, t->sample, outcome, best, 0);
 }
 
@@ -108,6 +131,9 @@ static void sample_done(struct run_state *st, struct agent_session *s, int rc, s
 		snprintf(outcome, sizeof(outcome), "stopped before it ended; --resume continues it");
 	} else if (k == LLM_OK && session_eval_failure(s) == SB_EINPUT) {
 		sample_ref_failed(st, t, err->msg, 1, sample_best(s));
+		return;
+	} else if (k == LLM_OK && session_eval_failure(s) == SB_EENV) {
+		sample_cannot_judge(st, t, err->msg, sample_best(s));
 		return;
 	} else if (k != LLM_OK && !session_llm_kind_retryable(k)) {
 		struct sb_error ferr;
@@ -486,6 +512,8 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	strbuf_reset(&why);
 	if (st.ref_failed)
 		strbuf_addf(&why, " (%zu because the reference of %s failed)", st.ref_failed, r->ref_failed_problems);
+	if (st.cannot_judge)
+		strbuf_addf(&why, " (%zu with an attempt this machine cannot judge: cannot_judge)", st.cannot_judge);
 	progress_line(st.prog, "%s: %zu of %zu samples ended%s, %zu unfinished%s; %zu attempts in this session, %zu pass",
 		      r->stopped ? "stopped" : "finished", r->finished, r->samples, unavail, r->unfinished, why.buf, c.attempts,
 		      c.pass);

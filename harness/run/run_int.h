@@ -64,6 +64,7 @@ struct run_state {
 	size_t nrunning;
 	size_t finished, unfinished, llm_failed;
 	size_t ref_failed;                 /* samples left unfinished because their problem's reference failed */
+	size_t cannot_judge;               /* samples left unfinished: an attempt this machine cannot run */
 	struct run_badref { const struct problem *problem; char *why; } *badref; /* problems whose reference
 	                                      failed in this process: their other samples are not run */
 	size_t nbadref;

@@ -95,3 +95,41 @@ check_rc "import of a file with cannot_judge lines succeeds" 0
 check_out "import stores the judged verdict" "imported 1 verdict"
 check_out "and lists the cannot_judge lines apart, with their files" "left out 2 cannot_judge lines"
 check_out "naming the problem and the file" "L1/2 $gen/level_1_problem_2_sample_1_kernel.py"
+
+# In a run: the samples agent's CUDA answer is left unfinished and recorded as not judged; metrics leave
+# the problem out of the agent's rates (counted for nobody) and the report says "not judged" for it.
+sgen="$TMP/sgen"; mkdir -p "$sgen"
+cp "$FIX/cuda/relu_cuda_ok.py" "$sgen/level_1_problem_2_sample_0_kernel.py"
+cat >"$TMP/cj.yaml" <<YAML
+name: cj
+problems:
+  select: [L1/2]
+agents:
+  - name: theirs
+    kind: samples
+    samples: 1
+    samples_dir: $sgen
+eval:
+  device: cpu
+  trials: 2
+  perf_trials: 3
+output:
+  dir: $R
+  report: false
+YAML
+run_sb run -c "$TMP/cj.yaml" --run-id cjrun
+check_rc "a run with an attempt it cannot judge exits 1 (a sample is unfinished)" 1
+check_err "it says why the sample is unfinished" "1 with an attempt this machine cannot judge: cannot_judge"
+check_err "and names what cannot run here" "theirs L1/2 s0: not judged: the candidate has a __global__ CUDA kernel"
+got=$(python3 -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("select count(*) from verdicts").fetchone()[0], "|",
+      db.execute("select count(*) from reference_failures where message like \"not judged:%\"").fetchone()[0])' "$R/cjrun/results.db" 2>&1)
+check_eq "no verdict is stored; the sample is recorded as not judged" "$got" "0 | 1"
+run_sb metrics "$R/cjrun"
+check_rc "metrics over it" 0
+check_out "the problem is left out of the agent's rates" "| not judged (left out) | 1 | 1 |"
+check_out "and named with the reason" "L1/2 (theirs: not judged: the candidate has a \\_\\_global\\_\\_ CUDA kernel"
+run_sb report "$R/cjrun" -o "$TMP/rep"
+check_true "the report's outcome table says not judged" grep -q "| L1/2 | ReLU | not judged |" "$TMP/rep/report.md"

@@ -204,12 +204,12 @@ PY
 run_sb metrics "$R/reffail"
 check_rc "metrics of a run with a reference failure" 0
 check_out "says which problem could not be judged, and why, in a line of its own" \
-	"1 problem could not be judged: its reference failed (the harness's or the problem's, not the agent's), so it is left out of the rates of the agents without a verdict for it: L1/5 (base, samples: the reference raised ZeroDivisionError)."
+	"1 problem could not be judged: its reference failed, or the machine could not run the candidate; the harness's, the problem's or the machine's failure, not the agent's, so it is left out of the rates of the agents without a verdict for it: L1/5 (base, samples: the reference raised ZeroDivisionError)."
 check_out "the rates stay those over the 7 problems judged or without a verdict" \
 	"| base | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |"
-check_out "the problem is counted apart" "| reference failed (left out) | 1 | 0 | 1 |"
+check_out "the problem is counted apart" "| not judged (left out) | 1 | 0 | 1 |"
 check_err "the coverage warning counts it apart" \
-	"agent base has verdicts for 3 of the 8 problems in $R/reffail; the 4 without one count as failures (--denominator judged leaves them out); the 1 whose reference failed is left out"
+	"agent base has verdicts for 3 of the 8 problems in $R/reffail; the 4 without one count as failures (--denominator judged leaves them out); the 1 not judged (reference failed, cannot_judge) is left out"
 run_sb metrics "$R/reffail" --denominator judged --json
 check_eq "--denominator judged leaves it out too, and --json lists it" \
 	"$(python3 -c 'import json,sys; j=json.load(sys.stdin); c=j["agents"][0]["levels"]["all"]; print(c["problems"], c["problems_reference_failed"], [(f["agent"], f["problem"]) for f in j["reference_failures"]])' <<<"$OUT_TXT" 2>&1)" \

@@ -488,7 +488,7 @@ static void reference_failures(void **state)
 	assert_non_null(strstr(out.buf, "\n1 problem could not be judged: its reference failed (the harness's or the "
 				       "problem's, not the agent's), so it is left out of the rates of the agents without a "
 				       "verdict for it: L1/2 (a, b: the reference raised RuntimeError: boom...).\n"));
-	assert_non_null(strstr(out.buf, "| reference failed (left out) | 1 | 0 | 1 |"));
+	assert_non_null(strstr(out.buf, "| not judged (left out) | 1 | 0 | 1 |"));
 	strbuf_release(&out);
 	json_t *j = metrics_json(&m), *rf = json_object_get(j, "reference_failures");
 	assert_int_equal(json_array_size(rf), 2);

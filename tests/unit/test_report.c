@@ -798,8 +798,9 @@ static void flagged_and_reference_failed(void **state)
 		fail_msg("%s", err.msg);
 	char *md = read_all(res.md_path);
 	assert_non_null(strstr(md, "| a | 100.0 / 50.0 / 2.000x (1 flagged) |"));
-	assert_non_null(strstr(md, "\n1 problem could not be judged: its reference failed (the harness's or the problem's, "
-				   "not the agent's), so it is left out of the rates of the agents without a verdict for it: "
+	assert_non_null(strstr(md, "\n1 problem could not be judged: its reference failed, or the machine could not run "
+				   "the candidate; the harness's, the problem's or the machine's failure, not "
+				   "the agent's, so it is left out of the rates of the agents without a verdict for it: "
 				   "L1/3 (a: the reference raised ZeroDivisionError).\n"));
 	assert_non_null(strstr(md, "| L1/1 |  | pass 15.00x (flagged H21) | pass 1.10x |"));
 	assert_non_null(strstr(md, "| L1/3 |  | reference failed | no verdict |"));
