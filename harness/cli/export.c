@@ -10,9 +10,10 @@
 
 #include "../store/store.h"
 #include "cli.h"
+#include "export.h"
 
 const char cmd_export_help[] =
-	"usage: stitchbench export RUN [--format jsonl|csv] [-o FILE]\n\n"
+	"usage: stitchbench export RUN [--format jsonl|csv|kernelbench] [--agent NAME] [--level L] [-o FILE]\n\n"
 	"Writes every verdict of a run, ordered by agent, level, problem, sample and attempt. RUN is a run\n"
 	"directory (results/RUN_ID) or its results.db file.\n\n"
 	"   jsonl   one JSON object per verdict and line: its key and stage, then the verdict exactly as\n"
@@ -22,23 +23,34 @@ const char cmd_export_help[] =
 	"           verdict: run_id, agent, agent_kind, model, problem, level, sample, attempt, stage,\n"
 	"           status, compiled, correct, hack (0/1), speedup_eager, speedup_eager_ci95_lo,\n"
 	"           speedup_eager_ci95_hi, speedup_compiled, speedup_eager_mean_method, candidate_sha256,\n"
-	"           problem_sha256, created, message. Missing numbers are empty fields.\n\n"
+	"           problem_sha256, created, message. Missing numbers are empty fields.\n"
+	"   kernelbench\n"
+	"           one agent's verdicts on one level as KernelBench's eval_results.json, which its analysis\n"
+	"           script reads with a baseline timing file ('stitchbench baseline' writes one):\n"
+	"           {\"PROBLEM_ID\": [{\"sample_id\", \"compiled\", \"correctness\", \"metadata\", \"runtime\",\n"
+	"           \"runtime_stats\"}]}, times in ms (the candidate's mean per call and its spread). A sample is\n"
+	"           its best attempt, ranked as 'metrics' ranks them. KernelBench has no hack verdict: a\n"
+	"           candidate with a hack finding (rejected or flagged) is exported as not correct, metadata\n"
+	"           saying why; metadata also names the GPU, the status, the attempt and its stage\n\n"
 	"Options:\n"
-	"   --format jsonl|csv   the format (default jsonl)\n"
+	"   --format jsonl|csv|kernelbench   the format (default jsonl)\n"
+	"   --agent NAME         kernelbench: the agent (needed when the run has several)\n"
+	"   --level L            kernelbench: the level (needed when the agent's verdicts span several)\n"
 	"   -o, --output FILE    write to FILE instead of standard output\n\n"
 	"Exit codes: 0 written, 2 usage error or RUN is not a results store, 3 a read or write failed.\n";
 
 struct export_args {
-	const char *run, *output;
-	int csv, help;
+	const char *run, *output, *agent;
+	int csv, kernelbench, level, help;
 };
 
-enum { OPT_FORMAT = 1000 };
+enum { OPT_FORMAT = 1000, OPT_AGENT, OPT_LEVEL };
 
 static int parse_args(int argc, char **argv, struct export_args *a, struct sb_error *err)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT }, { "output", required_argument, NULL, 'o' },
+		{ "agent", required_argument, NULL, OPT_AGENT }, { "level", required_argument, NULL, OPT_LEVEL },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -50,16 +62,26 @@ static int parse_args(int argc, char **argv, struct export_args *a, struct sb_er
 			a->help = 1;
 		else if (c == 'o')
 			a->output = optarg;
-		else if (c == OPT_FORMAT && (!strcmp(optarg, "jsonl") || !strcmp(optarg, "csv")))
+		else if (c == OPT_FORMAT && (!strcmp(optarg, "jsonl") || !strcmp(optarg, "csv") || !strcmp(optarg, "kernelbench"))) {
 			a->csv = !strcmp(optarg, "csv");
-		else if (c == OPT_FORMAT)
-			return sb_error_set(err, SB_EINPUT, "export: --format %s: use jsonl or csv", optarg);
+			a->kernelbench = !strcmp(optarg, "kernelbench");
+		} else if (c == OPT_FORMAT)
+			return sb_error_set(err, SB_EINPUT, "export: --format %s: use jsonl, csv or kernelbench", optarg);
+		else if (c == OPT_AGENT)
+			a->agent = optarg;
+		else if (c == OPT_LEVEL && (a->level = atoi(optarg)) >= 1 && a->level <= 3 && !optarg[1])
+			;
+		else if (c == OPT_LEVEL)
+			return sb_error_set(err, SB_EINPUT, "export: --level %s: give 1, 2 or 3", optarg);
 		else
 			return sb_error_set(err, SB_EINPUT, "export: option '%s' %s; see 'stitchbench help export'",
 					    argv[optind - 1], c == ':' ? "needs a value" : "is not known");
 	}
 	if (a->help)
 		return 0;
+	if ((a->agent || a->level) && !a->kernelbench)
+		return sb_error_set(err, SB_EINPUT, "export: --agent and --level go with --format kernelbench (jsonl and csv "
+				    "hold every verdict)");
 	if (optind >= argc)
 		return sb_error_set(err, SB_EINPUT, "export: which run? give a run directory or a results.db file");
 	a->run = argv[optind++];
@@ -192,7 +214,9 @@ int cmd_export(int argc, char **argv, struct sb_ctx *ctx)
 		rc = sb_error_set(&err, SB_EIO, "cannot write %s: %s", a.output, strerror(errno));
 	if (!rc && a.csv && fputs(csv_header, x.f) < 0)
 		rc = sb_error_set(&err, SB_EIO, "writing the export: %s", strerror(errno));
-	if (!rc)
+	if (!rc && a.kernelbench)
+		rc = export_kernelbench(s, a.agent, a.level, x.f, &err);
+	else if (!rc)
 		rc = store_each_verdict(s, export_row, &x, &err);
 	if (x.f && x.f != stdout && fclose(x.f) != 0 && !rc)
 		rc = sb_error_set(&err, SB_EIO, "writing %s: %s", a.output, strerror(errno));

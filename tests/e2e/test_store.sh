@@ -128,6 +128,32 @@ if head -1 "$TMP/v.csv" | grep -q $'\r$'; then _report ok "CSV lines end in CRLF
 run_sb export "$R/merged" --format xml
 check_rc "an unknown format is a usage error" 2
 
+# KernelBench's eval_results.json: one agent and one level; ms; a hack is not correct there either.
+run_sb export "$R/merged" --format kernelbench
+check_rc "kernelbench: a run with two levels needs --level" 2
+check_err "it says why and what to add" "add --level 1, 2 or 3"
+run_sb export "$R/merged" --format kernelbench --level 1 -o "$TMP/eval_results.json"
+check_rc "export --format kernelbench --level 1" 0
+got=$(python3 - "$TMP/eval_results.json" <<'PY' 2>&1
+import json, sys
+r = json.load(open(sys.argv[1]))
+e = r["1"]
+print(sorted(r), [(x["sample_id"], x["correctness"], x["runtime"], x["runtime_stats"].get("num_trials")) for x in e],
+      e[0]["metadata"]["hardware"], r["3"][0]["correctness"], r["3"][0]["runtime"], r["4"][0]["compiled"],
+      sorted(e[0]) == ["compiled", "correctness", "metadata", "runtime", "runtime_stats", "sample_id"])
+PY
+)
+check_eq "its layout: problem ids, one entry per sample, ms, the GPU named, failures at -1" "$got" \
+	"['1', '2', '3', '4'] [(0, True, 0.1, 3), (1, True, 0.1, 3)] NVIDIA H200 False -1.0 False True"
+run_sb export "$R/merged" --format kernelbench --level 2
+got=$(python3 -c 'import json,sys; r=json.load(sys.stdin); x=r["2"][0]; print(x["correctness"], x["compiled"], x["runtime"], x["metadata"]["stitchbench_status"], x["metadata"]["stitchbench_findings"])' <<<"$OUT_TXT" 2>&1)
+check_eq "a rejected hack is not correct, with its status and finding in metadata" "$got" "False True -1.0 rejected H10"
+run_sb export "$R/merged" --format kernelbench --level 1 --agent nobody
+check_rc "an agent the run lacks is an input error" 2
+check_err "naming the agents it has" "no verdicts of agent 'nobody' (the run has samples)"
+run_sb export "$R/merged" --level 1
+check_rc "--level without --format kernelbench is a usage error" 2
+
 # Metrics, worked out by hand in tests/fixtures/verdicts/README.md.
 run_sb metrics "$R/merged"
 check_rc "metrics prints the table" 0
