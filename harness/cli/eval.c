@@ -53,7 +53,17 @@ const char cmd_eval_help[] =
 	"while the current one runs its trials; one verdict per\n"
 	"line goes to the JSONL file (-o; default <output.dir>/eval-<time>.jsonl). Files already judged in\n"
 	"that file (same candidate hash and problem) are skipped, so an interrupted run continues where it\n"
-	"stopped. With --run RUN_ID (or output.run_id) the verdicts also go to the run's store\n"
+	"stopped. Before judging, its lines are compared with this invocation's settings as `import` compares\n"
+	"a verdict with its run's (the eval keys that change verdicts or numbers, as a verdict's\n"
+	"settings.identity records them, the device's kind, the GPU, torch), and on the checks keys of the\n"
+	"identity too; checks.policy is in no verdict, so keep it the same. When the newest line of any file,\n"
+	"in DIR or not, differs, nothing is judged, and exit 2 names the first such line and each setting with\n"
+	"both values. Write to another file then, or pass --rejudge: the files of DIR whose newest line has\n"
+	"other settings are judged again and their new lines appended; the old lines stay, and the newest\n"
+	"line of a file is the one a rerun goes by (a file whose newest line has these settings is skipped).\n"
+	"Such a file mixes settings: `import` of it stores the lines before the first of other settings,\n"
+	"then refuses that one with FILE:LINE; for verdicts to import, judge into a new file instead.\n"
+	"With --run RUN_ID (or output.run_id) the verdicts also go to the run's store\n"
 	"<output.dir>/RUN_ID/results.db (docs/store.md; agent 'samples', sample from the file name, attempt\n"
 	"0), and files the run already holds are skipped.\n\n"
 	"Options:\n"
@@ -71,6 +81,8 @@ const char cmd_eval_help[] =
 	"   --json                   print the verdict JSON instead of the text\n"
 	"   -o, --output FILE        --samples: the JSONL file to append verdicts to\n"
 	"   --run RUN_ID             --samples: also store the verdicts in run RUN_ID (output.run_id)\n"
+	"   --rejudge                --samples: judge again the files whose newest line in the output file\n"
+	"                            was judged with other settings, appending new lines (otherwise exit 2)\n"
 	"   --keep-workdir           keep the work folders under the cache for inspection, with every output\n"
 	"                            file in them (otherwise each goes once it is compared; with outputs\n"
 	"                            shared on a GPU there are none)\n"
@@ -91,20 +103,22 @@ const char cmd_eval_help[] =
 	"the same GPU gets a warning that the timings of both will interfere).\n"
 	"A candidate whose code only a GPU runs (a __global__ kernel, cuda_sources, Triton), evaluated on the\n"
 	"CPU, is cannot_judge: nothing is built or run, it is not counted for or against anyone, a rerun with\n"
-	"the same output file judges it again, and neither --run nor `import` stores it.\n"
+	"the same output file judges it again (on a GPU with --rejudge when the file holds verdicts made on\n"
+	"the CPU, which are then judged again on the GPU), and neither --run nor `import` stores it.\n"
 	"Exit codes: 0 the candidate passed (--samples: every file was judged), 1 it did not pass (--samples:\n"
 	"a file ended as harness_error, the harness's failure, which a rerun tries again),\n"
-	"2 usage or input error, 3 environment error (no Python with torch, no GPU when one was asked, a\n"
-	"cannot_judge candidate).\n";
+	"2 usage or input error (--samples: the output file holds verdicts of other settings and no\n"
+	"--rejudge), 3 environment error (no Python with torch, no GPU when one was asked, a cannot_judge\n"
+	"candidate).\n";
 
 struct eval_args {
 	struct config_opts cfg;
 	const char *candidate, *problem, *samples, *output, *run, *seeds;
-	int json, keep, help;
+	int json, keep, help, rejudge;
 };
 
 enum { OPT_JSON = 1000, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
-       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN, OPT_SEEDS };
+       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN, OPT_SEEDS, OPT_REJUDGE };
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_error *err)
 {
@@ -117,7 +131,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		{ "samples", required_argument, NULL, OPT_SAMPLES }, { "output", required_argument, NULL, 'o' },
 		{ "keep-workdir", no_argument, NULL, OPT_KEEP }, { "no-compile", no_argument, NULL, OPT_NO_COMPILE },
 		{ "run", required_argument, NULL, OPT_RUN }, { "seeds", required_argument, NULL, OPT_SEEDS },
-		{ NULL, 0, NULL, 0 },
+		{ "rejudge", no_argument, NULL, OPT_REJUDGE }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 	memset(a, 0, sizeof(*a));
@@ -141,6 +155,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		case OPT_NO_COMPILE: strvec_push(&a->cfg.sets, "eval.compile=false"); break;
 		case OPT_RUN: a->run = optarg; strvec_pushf(&a->cfg.sets, "output.run_id=%s", optarg); break;
 		case OPT_SEEDS: a->seeds = optarg; break;
+		case OPT_REJUDGE: a->rejudge = 1; break;
 		default:
 			return sb_error_set(err, SB_EINPUT, "eval: option '%s' %s; see 'stitchbench help eval'", argv[optind - 1],
 					    c == ':' ? "needs a value" : "is not known");
@@ -159,6 +174,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 				    "printed (--json for JSON)");
 	if (a->candidate && !a->problem)
 		return sb_error_set(err, SB_EINPUT, "eval: which problem? add --problem L<level>/<id>, e.g. --problem L1/19");
+	if (a->rejudge && !a->samples)
+		return sb_error_set(err, SB_EINPUT, "eval: --rejudge judges the files of --samples DIR again; a single file "
+				    "is judged every time");
 	if (a->seeds && a->samples)
 		return sb_error_set(err, SB_EINPUT, "eval: --seeds replays one evaluation: give it with one CANDIDATE.py");
 	return 0;
@@ -374,36 +392,143 @@ static size_t collect_samples(struct sb_ctx *ctx, const char *dir, const struct 
 	return n;
 }
 
-/* What the JSONL file judged already, read once: "REF SHA256" of each verdict line. A harness_error or a
- * cannot_judge line judged nothing, so its file is tried again (on another machine, for the latter). */
-static void judged_in_file(const char *jsonl, struct strvec *out)
+/* What the JSONL file judged already: per problem and candidate hash, the newest line that judged it. */
+struct judged_line {
+	char *key;             /* "REF SHA256" */
+	long lineno;           /* of the newest such line: the one a rerun goes by */
+	char *diff;            /* how its settings differ from this invocation's, one per line; NULL: they agree */
+	int in_dir;            /* a file of the folder has its key */
+};
+
+struct judged {
+	struct judged_line *v;
+	size_t n;
+	size_t differ;         /* keys whose newest line has other settings */
+	const struct judged_line *first_differ; /* the first of them in the file */
+};
+
+/* How a line's settings differ from this invocation's, by the comparison `import` and a resumed run make:
+ * store_run_diff over what a verdict carries (the eval keys of its identity, the device's kind, the GPU,
+ * torch). Its checks keys are compared here too: store_run_from_verdict takes them from the configuration,
+ * as a run's reference agents are judged with the checks off, but every line of this file is a candidate's
+ * verdict, judged with the checks as configured. checks.policy is in no verdict, so no line can tell it.
+ * NULL when they agree. */
+static char *settings_diff(json_t *line, const struct store_run *mine, json_t *mine_identity, const struct config *cfg)
+{
+	struct store_run theirs;
+	struct strbuf out = STRBUF_INIT;
+	struct sb_error err = { 0 };
+	json_t *identity = json_object_get(json_object_get(line, "settings"), "identity"), *v;
+	const char *key;
+	if (store_run_from_verdict(&theirs, "samples", line, cfg, &err))
+		strbuf_addf(&out, "  settings: %s\n", err.msg);
+	else
+		store_run_diff(&theirs, "that line", mine, "this invocation", STORE_DIFF_VERDICT, &out);
+	store_run_release(&theirs);
+	json_object_foreach(mine_identity, key, v) {
+		json_t *was = json_object_get(identity, key);
+		if (strncmp(key, "checks.", 7) || !was || json_equal(was, v))
+			continue;
+		char *a = json_dumps(was, JSON_ENCODE_ANY), *b = json_dumps(v, JSON_ENCODE_ANY);
+		strbuf_addf(&out, "  %s: %s in that line vs %s in this invocation\n", key, a, b);
+		free(a);
+		free(b);
+	}
+	if (!out.len) {
+		strbuf_release(&out);
+		return NULL;
+	}
+	return strbuf_detach(&out, NULL);
+}
+
+static int cmp_judged(const void *x, const void *y)
+{
+	const struct judged_line *a = x, *b = y;
+	int c = strcmp(a->key, b->key);
+	return c ? c : (a->lineno > b->lineno) - (a->lineno < b->lineno);
+}
+
+static int cmp_judged_key(const void *key, const void *x)
+{
+	return strcmp(key, ((const struct judged_line *)x)->key);
+}
+
+/* Reads the JSONL file once, keeping the newest line of each key. A harness_error or a cannot_judge line
+ * judged nothing, so its file is tried again (on another machine, for the latter) and its settings do not
+ * matter. Consecutive lines mostly share their settings, so a line whose settings and env are the
+ * previous one's reuses its comparison. */
+static void judged_in_file(const char *jsonl, const struct store_run *mine, json_t *mine_identity,
+			   const struct config *cfg, struct judged *out)
 {
 	FILE *f = fopen(jsonl, "r");
-	char *line = NULL;
-	size_t cap = 0;
+	char *line = NULL, *last = NULL, *last_diff = NULL;
+	size_t cap = 0, alloc = 0;
+	memset(out, 0, sizeof(*out));
 	if (!f)
 		return;
-	while (getline(&line, &cap, f) > 0) {
+	for (long lineno = 1; getline(&line, &cap, f) > 0; lineno++) {
 		json_t *j = json_loads(line, 0, NULL);
 		const char *p = json_string_value(json_object_get(json_object_get(j, "problem"), "ref"));
 		const char *c = json_string_value(json_object_get(json_object_get(j, "candidate"), "sha256"));
 		const char *st = json_string_value(json_object_get(j, "status"));
-		if (p && c && !(st && (!strcmp(st, "harness_error") || !strcmp(st, "cannot_judge"))))
-			strvec_pushf(out, "%s %s", p, c);
+		if (p && c && !(st && (!strcmp(st, "harness_error") || !strcmp(st, "cannot_judge")))) {
+			json_t *both = json_pack("[O?, O?]", json_object_get(j, "settings"), json_object_get(j, "env"));
+			char *text = json_dumps(both, JSON_COMPACT | JSON_SORT_KEYS);
+			json_decref(both);
+			if (!last || !text || strcmp(text, last)) {
+				free(last_diff);
+				last_diff = settings_diff(j, mine, mine_identity, cfg);
+				free(last);
+				last = text;
+			} else {
+				free(text);
+			}
+			if (out->n == alloc)
+				out->v = xrealloc(out->v, (alloc = alloc ? 2 * alloc : 64) * sizeof(*out->v));
+			out->v[out->n++] = (struct judged_line){ xstrfmt("%s %s", p, c), lineno,
+								 last_diff ? xstrdup(last_diff) : NULL, 0 };
+		}
 		json_decref(j);
 	}
 	free(line);
+	free(last);
+	free(last_diff);
 	fclose(f);
+	/* by key, then line: the last of each run of a key is its newest */
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_judged);
+	size_t k = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		if (i + 1 < out->n && !strcmp(out->v[i].key, out->v[i + 1].key)) {
+			free(out->v[i].key);
+			free(out->v[i].diff);
+			continue;
+		}
+		out->v[k++] = out->v[i];
+	}
+	out->n = k;
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].diff && (out->differ++, !out->first_differ || out->v[i].lineno < out->first_differ->lineno))
+			out->first_differ = &out->v[i];
 }
 
-static int already_judged(const struct strvec *judged, const char *problem, const char *sha)
+static void judged_release(struct judged *j)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		free(j->v[i].key);
+		free(j->v[i].diff);
+	}
+	free(j->v);
+	memset(j, 0, sizeof(*j));
+}
+
+/* The newest line that judged the file, or NULL. */
+static struct judged_line *already_judged(struct judged *judged, const char *problem, const char *sha)
 {
 	char *key = xstrfmt("%s %s", problem, sha);
-	int found = 0;
-	for (size_t i = 0; i < judged->nr && !found; i++)
-		found = !strcmp(judged->v[i], key);
+	struct judged_line *x = judged->n ? bsearch(key, judged->v, judged->n, sizeof(*judged->v), cmp_judged_key) : NULL;
 	free(key);
-	return found;
+	return x;
 }
 
 /* One line, flushed and synced: a crash later never costs a verdict already written. */
@@ -495,6 +620,29 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		free(output);
 		return cli_fail(ctx, &err);
 	}
+	/* the settings this invocation's verdicts record, against those of the lines already in the file */
+	struct judged judged;
+	struct store_run mine;
+	json_t *mine_identity = config_identity(cfg);
+	store_run_from_config(&mine, "samples", cfg, env.device, env.gpu, env.sm, env.torch, s->root);
+	judged_in_file(output, &mine, mine_identity, cfg, &judged);
+	store_run_release(&mine);
+	json_decref(mine_identity);
+	if (judged.differ && !a->rejudge) {
+		const struct judged_line *x = judged.first_differ;
+		char more[80] = "";
+		if (judged.differ > 1)
+			snprintf(more, sizeof(more), " (the first of %zu such lines, one per file)", judged.differ);
+		sb_error_set(&err, SB_EINPUT, "eval --samples: %s:%ld was judged with other settings than this "
+			     "invocation's%s:\n%s  a verdict of other settings is neither reused nor mixed with new ones "
+			     "unasked: write to another file (-o), or pass --rejudge to judge such files again with these "
+			     "settings, appending new lines (the old lines stay, the newest line of a file is the one a rerun "
+			     "goes by, and `import` refuses a file that mixes settings)", output, x->lineno, more, x->diff);
+		judged_release(&judged);
+		free(output);
+		eval_env_release(&env);
+		return cli_fail(ctx, &err);
+	}
 	env.keep_workdirs = a->keep;
 	env.profile = prof_candidate;
 	struct eval_claim claim = EVAL_CLAIM_INIT;
@@ -503,6 +651,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	struct judge judge = { 0 };
 	char *run_dir = run_dir_of(cfg);
 	if (run_store_open(&run, cfg, &env, s, &err) || judge_open(&judge, cfg, ctx->home, run_dir, &err)) {
+		judged_release(&judged);
 		free(run_dir);
 		store_close(run);
 		free(output);
@@ -511,24 +660,36 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		return cli_fail(ctx, &err);
 	}
 	free(run_dir);
-	size_t todo = 0, unstored = 0;
-	struct strvec judged = STRVEC_INIT;
-	judged_in_file(output, &judged);
+	size_t todo = 0, unstored = 0, rejudged = 0, elsewhere = 0;
 	for (size_t i = 0; i < n; i++) {
 		char ref[16];
 		snprintf(ref, sizeof(ref), "L%d/%d", items[i].problem->level, items[i].problem->id);
-		int in_file = already_judged(&judged, ref, items[i].sha), in_run = run_store_has(ctx, run, &items[i], ref);
+		struct judged_line *line = already_judged(&judged, ref, items[i].sha);
+		/* with --rejudge, a line of other settings judged nothing this invocation can reuse */
+		int in_file = line && !line->diff, in_run = run_store_has(ctx, run, &items[i], ref);
+		if (line)
+			line->in_dir = 1;
+		rejudged += line && line->diff && !in_run;
 		unstored += run && in_file && !in_run;
 		if (in_file || in_run)
 			items[i].skip = 1;
 		else
 			todo++;
 	}
-	strvec_clear(&judged);
+	for (size_t i = 0; i < judged.n; i++)
+		elsewhere += judged.v[i].diff && !judged.v[i].in_dir;
+	judged_release(&judged);
 	if (unstored)
 		sb_warn(ctx, "%zu verdicts already in %s are not in run %s; 'stitchbench import %s/%s %s' adds them", unstored,
 			output, cfg->output.run_id, cfg->output.dir, cfg->output.run_id, output);
+	if (elsewhere)
+		sb_warn(ctx, "%zu file%s not in %s %s judged in %s with other settings; %s, and the file mixes "
+			"settings until %s judged again into it", elsewhere, elsewhere == 1 ? "" : "s", a->samples,
+			elsewhere == 1 ? "was" : "were", output, elsewhere == 1 ? "its line stays" : "their lines stay",
+			elsewhere == 1 ? "it is" : "they are");
 	sb_info(ctx, "%zu candidates in %s, %zu already judged in %s", n, a->samples, n - todo, output);
+	if (rejudged)
+		sb_info(ctx, "%zu judged before with other settings, judged again (--rejudge)", rejudged);
 
 	/* the workers below are forked from it: its import of torch starts now */
 	eval_fork_server(&env);
@@ -629,7 +790,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		       counts[V_FORMAT_ERROR], counts[V_CANNOT_JUDGE], counts[V_HARNESS_ERROR], output);
 	if (!rc && counts[V_CANNOT_JUDGE])
 		sb_warn(ctx, "%zu file%s not judged (cannot_judge: code this machine cannot run, e.g. CUDA without a "
-			"GPU); the same command with the same output file on a machine with a GPU judges %s",
+			"GPU); the same command on a machine with a GPU judges %s (with this output file, add --rejudge "
+			"when it holds verdicts made here: the files judged on this device are judged again on that one)",
 			counts[V_CANNOT_JUDGE], counts[V_CANNOT_JUDGE] == 1 ? " was" : "s were",
 			counts[V_CANNOT_JUDGE] == 1 ? "it" : "them");
 	if (!rc && counts[V_HARNESS_ERROR])
