@@ -547,6 +547,10 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		json_decref(replies[s]);
 
 	struct frozen stop = freeze_target(cand);
+	/* the machine's CPU time from here to the last round, less what the workers and this process took */
+	pid_t own[3] = { getpid(), ref->h.pid, stop.worker ? stop.worker : cand->h.pid };
+	struct noise_probe before, after;
+	noise_read(&before, own, 3);
 	int block = p->block > 0 ? p->block : 1;
 	if (block > TIMING_MAX_BLOCK)
 		block = TIMING_MAX_BLOCK;
@@ -743,6 +747,7 @@ out:
 		free(roundof);
 		return rc;
 	}
+	noise_read(&after, own, 3);
 	t->ran = 1;
 	t->cpu = p->cpu;
 	t->pinned = p->cpu >= 0 && pinned;
@@ -759,6 +764,7 @@ out:
 	}
 	t->trusted.nround = (size_t)rounds;
 	timing_repeat_summarise(&t->repeats, t->eager_us, t->candidate_us, repeat, roundof, n);
+	noise_judge(&before, &after, (int)sysconf(_SC_NPROCESSORS_ONLN), t->eager.us.cv, &t->noise);
 	free(rclock);
 	free(cclock);
 	free(repeat);

@@ -149,6 +149,13 @@ static json_t *compare_json(const struct output_check *oc)
 }
 
 /* null on the CPU; on a GPU the clock readings, or {"available": false, "note"} saying why there are none */
+static json_t *noise_json(const struct machine_noise *n)
+{
+	return json_pack("{s:b, s:b, s:i, s:o, s:o, s:o, s:s}", "measured", n->measured, "noisy", n->noisy, "cpus",
+			 n->cpus, "others_pct", jreal(n->others_pct), "steal_pct", jreal(n->steal_pct), "reference_cv",
+			 jreal(n->reference_cv), "why", n->why);
+}
+
 static json_t *gpu_clock_json(const struct timing_result *t)
 {
 	const struct gpu_clock *g = &t->gpu_clock;
@@ -290,6 +297,7 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "cpu", t->cpu >= 0 ? json_integer(t->cpu) : json_null());
 	json_object_set_new(o, "pinned", json_boolean(t->pinned));
 	json_object_set_new(o, "gpu_clock", gpu_clock_json(t));
+	json_object_set_new(o, "noise", noise_json(&t->noise));
 	json_t *raw = json_object(), *e = json_array(), *c = json_array(), *k = json_array();
 	for (size_t i = 0; i < t->pairs; i++) {
 		json_array_append_new(e, jreal(t->eager_us[i]));
@@ -527,6 +535,10 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 						   : "  warning: eval.timing_cpu = %d, but a worker's threads were not all on that CPU\n",
 				    t->cpu);
 		print_gpu_clock(out, t);
+		if (t->noise.noisy)
+			strbuf_addf(out, "  warning: timed on a busy machine (%s): the speedup's interval is wider than the "
+				    "code's own spread, and may not cover it; time it again on a quiet machine\n",
+				    t->noise.why);
 		print_host_bound(out, t);
 		print_factor(out, t);
 		print_launch_bound(out, t);

@@ -11,6 +11,7 @@
 #include "../core/strbuf.h"
 #include "compare.h"
 #include "sandbox.h"
+#include "noise.h"
 #include "stats.h"
 
 #define VERDICT_SCHEMA 1
@@ -154,6 +155,7 @@ struct timing_result {
 	int cpu;                     /* eval.timing_cpu; -1: not pinned */
 	int pinned;                  /* every block of both sides ran with its threads on exactly that CPU */
 	struct gpu_clock gpu_clock;
+	struct machine_noise noise;  /* how busy the machine was while timing */
 	double *eager_us, *candidate_us, *compiled_us; /* raw per-round samples */
 };
 
