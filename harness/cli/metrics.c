@@ -47,10 +47,13 @@ const char cmd_metrics_help[] =
 	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown; with\n"
 	"                StitchCUDA's protocol each cell has a key \"stitchcuda\"\n\n"
 	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
-	"columns ('(N flagged)' after a cell with flagged passes), saying which denominator it used, then\n"
-	"StitchCUDA's table (with its protocol), then one table of every metric per agent ('no verdict'\n"
-	"and 'reference failed' count the problems without one). A warning names agents that lack\n"
-	"verdicts for some problems of their run.\n"
+	"columns ('(N flagged)' after a cell with flagged passes, '(best)' after the overall geomean of an\n"
+	"agent faster than every other by the pairs' intervals), saying which denominator it used; with two\n"
+	"agents or more, the agents compared in pairs (over the problems both have: the geometric mean of\n"
+	"one's speedup over the other's, the correct % and fast_1 % differences, with paired bootstrap 95%\n"
+	"intervals and a sentence saying what they show); then StitchCUDA's table (with its protocol), then\n"
+	"one table of every metric per agent ('no verdict' and 'reference failed' count the problems\n"
+	"without one). A warning names agents that lack verdicts for some problems of their run.\n"
 	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store, 3 a read failed.\n";
 
 /* Each line of lines as one warning (the first one may be introduced by intro). */

@@ -182,43 +182,68 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Percentile bootstrap over problems: the same resampled problem sets for all three statistics. */
-static void bootstrap(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
+#define BOOT_STATS 3 /* statistics one bootstrap computes at most */
+
+/* The statistics of one resample: idx[0..n) are the drawn items (indices into arg's), out[k] gets statistic
+ * k, NAN where this resample has none (it is then left out of that interval). */
+typedef void (*resample_fn)(const void *arg, const size_t *idx, size_t n, double *out);
+
+/* Percentile bootstrap over n items (problems): METRICS_RESAMPLES resamples of n items drawn with
+ * replacement from METRICS_SEED, the same resamples for all nstat statistics of f; ci[k] is the 2.5th and
+ * 97.5th percentile of statistic k over the resamples that have it, NAN when none does. */
+static void bootstrap(const void *arg, size_t n, resample_fn f, size_t nstat, struct metric_ci *ci)
 {
-	double *corr = xcalloc(METRICS_RESAMPLES, sizeof(double)), *fast1 = xcalloc(METRICS_RESAMPLES, sizeof(double));
-	double *geo = xcalloc(METRICS_RESAMPLES, sizeof(double));
-	size_t ngeo = 0;
+	size_t *idx = xcalloc(n ? n : 1, sizeof(*idx)), nx[BOOT_STATS] = { 0 };
+	double *x[BOOT_STATS], v[BOOT_STATS];
 	struct sb_rng rng;
+	for (size_t s = 0; s < nstat; s++)
+		x[s] = xcalloc(METRICS_RESAMPLES, sizeof(double));
 	sb_rng_seed(&rng, METRICS_SEED);
 	for (int b = 0; b < METRICS_RESAMPLES; b++) {
-		size_t k_corr = 0, k_fast = 0, k_geo = 0;
-		double logsum = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct metric_row *p = v[(size_t)(sb_rng_uniform(&rng) * (double)n)]->rep;
-			k_corr += (size_t)p->correct;
-			k_fast += metrics_clean(p) && p->speedup_eager > 1;
-			if (metrics_clean(p) && usable(p->speedup_eager)) {
-				logsum += log(p->speedup_eager);
-				k_geo++;
-			}
+		for (size_t i = 0; i < n; i++)
+			idx[i] = (size_t)(sb_rng_uniform(&rng) * (double)n);
+		f(arg, idx, n, v);
+		for (size_t s = 0; s < nstat; s++)
+			if (!isnan(v[s]))
+				x[s][nx[s]++] = v[s];
+	}
+	for (size_t s = 0; s < nstat; s++) {
+		qsort(x[s], nx[s], sizeof(double), cmp_double);
+		ci[s].lo = nx[s] ? stats_percentile(x[s], nx[s], 2.5) : NAN;
+		ci[s].hi = nx[s] ? stats_percentile(x[s], nx[s], 97.5) : NAN;
+		free(x[s]);
+	}
+	free(idx);
+}
+
+/* A cell's resampled statistics: correct %, fast_1 % and the geometric mean of the clean passes' speedups
+ * (none in a resample without a clean timed pass). arg: the cell's problems. */
+static void cell_resample(const void *arg, const size_t *idx, size_t n, double *out)
+{
+	const struct metric_problem *const *v = arg;
+	size_t k_corr = 0, k_fast = 0, k_geo = 0;
+	double logsum = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_row *p = v[idx[i]]->rep;
+		k_corr += (size_t)p->correct;
+		k_fast += metrics_clean(p) && p->speedup_eager > 1;
+		if (metrics_clean(p) && usable(p->speedup_eager)) {
+			logsum += log(p->speedup_eager);
+			k_geo++;
 		}
-		corr[b] = pct(k_corr, n);
-		fast1[b] = pct(k_fast, n);
-		if (k_geo) /* a resample without a correct problem has no geometric mean: left out */
-			geo[ngeo++] = exp(logsum / (double)k_geo);
 	}
-	struct { double *x; size_t n; struct metric_ci *ci; } sets[] = {
-		{ corr, METRICS_RESAMPLES, &c->correct_ci }, { fast1, METRICS_RESAMPLES, &c->fast1_ci },
-		{ geo, ngeo, &c->geomean_eager_ci },
-	};
-	for (size_t s = 0; s < 3; s++) {
-		qsort(sets[s].x, sets[s].n, sizeof(double), cmp_double);
-		sets[s].ci->lo = sets[s].n ? stats_percentile(sets[s].x, sets[s].n, 2.5) : NAN;
-		sets[s].ci->hi = sets[s].n ? stats_percentile(sets[s].x, sets[s].n, 97.5) : NAN;
-	}
-	free(corr);
-	free(fast1);
-	free(geo);
+	out[0] = pct(k_corr, n);
+	out[1] = pct(k_fast, n);
+	out[2] = k_geo ? exp(logsum / (double)k_geo) : NAN;
+}
+
+static void cell_bootstrap(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
+{
+	struct metric_ci ci[3];
+	bootstrap(v, n, cell_resample, 3, ci);
+	c->correct_ci = ci[0];
+	c->fast1_ci = ci[1];
+	c->geomean_eager_ci = ci[2];
 }
 
 /* StitchCUDA's numbers of a cell whose counts fill_cell has made. */
@@ -303,7 +328,7 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 	c->tokens_to_correct = mean_or_nan(tokens, tok_n);
 	c->cost_usd = cost_known ? cost : NAN;
 	fill_stitchcuda(v, n, c);
-	bootstrap(v, n, c);
+	cell_bootstrap(v, n, c);
 }
 
 /* Reduces one agent's rows (a run of the sorted array) to problems, then fills its cells. */
@@ -457,6 +482,165 @@ static void add_unjudged_agents(struct metrics *m)
 		qsort(m->agents, m->nagents, sizeof(*m->agents), cmp_agent_name);
 }
 
+/* ---------- agents compared in pairs ----------
+ *
+ * Two agents' tables differ partly by which problems each has (a shard, a stopped run, another selection)
+ * and partly by chance, through which problems the suite happened to hold. Comparing them problem by
+ * problem removes the first; a bootstrap over those problems measures the second:
+ *   - the problems are those both agents have a representative for (each agent's overall cell);
+ *   - speed: exp(mean of ln(a's speedup vs eager / b's)) over the problems both pass cleanly with a
+ *     speedup, the geometric mean of a's speedup over b's (1 is no difference);
+ *   - correct % and fast_1 %: a's rate less b's over all the shared problems, in points (0 is none);
+ *   - 95% intervals: METRICS_RESAMPLES (2000) resamples of the shared problems drawn with replacement from
+ *     METRICS_SEED, paired (a drawn problem brings both agents' representatives), the 2.5th and 97.5th
+ *     percentiles of each statistic, as the cells' intervals.
+ * A difference is stated only when its interval leaves out "no difference". */
+
+/* One problem both agents of a pair have: their representatives, and ln(a's speedup / b's) when both are
+ * clean passes with a speedup (NAN otherwise: no speed to compare). */
+struct pair_item {
+	const struct metric_row *a, *b;
+	double log_ratio;
+};
+
+static int clean_timed(const struct metric_row *r)
+{
+	return metrics_clean(r) && usable(r->speedup_eager);
+}
+
+static int fast1(const struct metric_row *r)
+{
+	return metrics_clean(r) && r->speedup_eager > 1;
+}
+
+/* A pair's statistics over the drawn problems (paired: each problem brings both agents' representatives):
+ * out[0] the speed ratio, exp of the mean of ln(a's speedup / b's) over the problems both pass cleanly with a
+ * speedup (none without such a problem); out[1] and out[2] a's correct % and fast_1 % less b's, in points.
+ * A problem that only one agent solves moves the differences and not the ratio, which has no speed to
+ * compare there. */
+static void pair_resample(const void *arg, const size_t *idx, size_t n, double *out)
+{
+	const struct pair_item *v = arg;
+	long d_corr = 0, d_fast = 0;
+	size_t timed = 0;
+	double logsum = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct pair_item *p = &v[idx[i]];
+		d_corr += (long)p->a->correct - (long)p->b->correct;
+		d_fast += (long)fast1(p->a) - (long)fast1(p->b);
+		if (!isnan(p->log_ratio)) {
+			logsum += p->log_ratio;
+			timed++;
+		}
+	}
+	out[0] = timed ? exp(logsum / (double)timed) : NAN;
+	out[1] = n ? 100.0 * (double)d_corr / (double)n : NAN;
+	out[2] = n ? 100.0 * (double)d_fast / (double)n : NAN;
+}
+
+static int cmp_problem_of(const struct metric_row *x, const struct metric_row *y)
+{
+	return cmp_key("", x->level, x->problem, 0, 0, "", y->level, y->problem, 0, 0);
+}
+
+/* The problems both agents have, in their (shared) level and problem order; returns how many. */
+static size_t shared_problems(const struct metric_agent *a, const struct metric_agent *b, struct pair_item *out)
+{
+	size_t i = 0, j = 0, n = 0;
+	while (i < a->nproblems && j < b->nproblems) {
+		int c = cmp_problem_of(a->problems[i].rep, b->problems[j].rep);
+		if (!c) {
+			const struct metric_row *x = a->problems[i].rep, *y = b->problems[j].rep;
+			double lr = clean_timed(x) && clean_timed(y) ? log(x->speedup_eager / y->speedup_eager) : NAN;
+			out[n++] = (struct pair_item){ x, y, lr };
+		}
+		i += c <= 0;
+		j += c >= 0;
+	}
+	return n;
+}
+
+/* The differences between agents a and b: the point estimates are the statistics of the problems as they
+ * are (every one drawn once), the intervals those of the cells' bootstrap (same resamples, same seed)
+ * applied to the shared problems. Too few problems give no interval: every resample of one problem is that
+ * problem, a single point that says nothing about the spread. */
+static void compare_pair(const struct metrics *m, size_t a, size_t b, struct metric_pair *p)
+{
+	const struct metric_agent *x = &m->agents[a], *y = &m->agents[b];
+	size_t cap = x->nproblems < y->nproblems ? x->nproblems : y->nproblems;
+	struct pair_item *v = xcalloc(cap ? cap : 1, sizeof(*v));
+	size_t n = shared_problems(x, y, v), *all = xcalloc(n ? n : 1, sizeof(*all));
+	double point[3];
+	struct metric_ci ci[3];
+	memset(p, 0, sizeof(*p));
+	p->a = a;
+	p->b = b;
+	p->problems = n;
+	for (size_t i = 0; i < n; i++) {
+		all[i] = i;
+		p->timed += !isnan(v[i].log_ratio);
+	}
+	pair_resample(v, all, n, point);
+	bootstrap(v, n, pair_resample, 3, ci);
+	p->speed_ratio = point[0];
+	p->correct_diff = point[1];
+	p->fast1_diff = point[2];
+	p->speed_ci = p->timed >= METRICS_PAIR_MIN ? ci[0] : (struct metric_ci){ NAN, NAN };
+	p->correct_ci = p->fast1_ci = (struct metric_ci){ NAN, NAN };
+	if (n >= METRICS_PAIR_MIN) {
+		p->correct_ci = ci[1];
+		p->fast1_ci = ci[2];
+	}
+	free(all);
+	free(v);
+}
+
+static void compare_pairs(struct metrics *m)
+{
+	size_t n = m->nagents;
+	m->npairs = n > 1 ? n * (n - 1) / 2 : 0;
+	m->pairs = xcalloc(m->npairs ? m->npairs : 1, sizeof(*m->pairs));
+	for (size_t a = 0, k = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			compare_pair(m, a, b, &m->pairs[k++]);
+}
+
+enum metrics_outcome metrics_decide(const struct metric_ci *ci, double none)
+{
+	if (isnan(ci->lo) || isnan(ci->hi))
+		return METRICS_TOO_LITTLE;
+	return ci->lo > none ? METRICS_HIGHER : ci->hi < none ? METRICS_LOWER : METRICS_NO_DIFFERENCE;
+}
+
+/* 1 when agent a is faster than every other agent by the intervals of their pairs. */
+static int faster_than_all(const struct metrics *m, size_t a)
+{
+	for (size_t k = 0; k < m->npairs; k++) {
+		const struct metric_pair *p = &m->pairs[k];
+		enum metrics_outcome o = metrics_decide(&p->speed_ci, 1);
+		if ((p->a == a && o != METRICS_HIGHER) || (p->b == a && o != METRICS_LOWER))
+			return 0;
+	}
+	return 1;
+}
+
+int metrics_best_agent(const struct metrics *m)
+{
+	int best = -1, tie = 0;
+	for (size_t a = 0; a < m->nagents; a++) {
+		double g = m->agents[a].cells[0].geomean_eager;
+		if (isnan(g))
+			continue;
+		if (best >= 0 && g == m->agents[best].cells[0].geomean_eager)
+			tie = 1;
+		else if (best < 0 || g > m->agents[best].cells[0].geomean_eager) {
+			best = (int)a;
+			tie = 0;
+		}
+	}
+	return m->nagents < 2 || best < 0 || tie || !faster_than_all(m, (size_t)best) ? -1 : best;
+}
+
 /* Problems left out of the cells are still counted there: those without a verdict with --denominator
  * judged, and those whose reference failed with either. */
 static void count_left_out(struct metrics *m)
@@ -534,6 +718,7 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 	}
 	add_unjudged_agents(out);
 	count_left_out(out);
+	compare_pairs(out);
 	free(r);
 	free(c);
 	return 0;
@@ -557,6 +742,7 @@ void metrics_release(struct metrics *m)
 	free(m->unavailable);
 	free(m->missing);
 	free(m->unjudged);
+	free(m->pairs);
 	for (size_t i = 0; i < m->nagents; i++) {
 		free(m->agents[i].name);
 		free(m->agents[i].problems);

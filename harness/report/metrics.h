@@ -151,6 +151,25 @@ struct metric_agent {
 	size_t nproblems;
 };
 
+/* Two agents compared over the problems both have a representative for (docs/metrics.md, "Agents compared in
+ * pairs"), each difference a's number less b's (the speed a ratio, a's over b's). */
+#define METRICS_PAIR_MIN 2            /* problems an interval needs; with fewer there is too little data */
+struct metric_pair {
+	size_t a, b;                  /* indices into metrics.agents, a < b */
+	size_t problems;              /* problems both have a representative for */
+	size_t timed;                 /* of those, the ones both pass cleanly with a speedup vs eager */
+	double speed_ratio;           /* geometric mean over `timed` of a's speedup / b's; NAN: none */
+	double correct_diff;          /* a's correct % less b's over `problems`, in points; NAN: none */
+	double fast1_diff;            /* the same for fast_1 % */
+	struct metric_ci speed_ci, correct_ci, fast1_ci; /* NAN: fewer than METRICS_PAIR_MIN problems */
+};
+
+/* What an interval of a difference shows: no interval (too little data), nothing (it holds the value of no
+ * difference), or the first agent's number above or below the second's. */
+enum metrics_outcome { METRICS_TOO_LITTLE, METRICS_NO_DIFFERENCE, METRICS_HIGHER, METRICS_LOWER };
+/* The outcome of an interval against `none`, the value of no difference (1 for a ratio, 0 for points). */
+enum metrics_outcome metrics_decide(const struct metric_ci *ci, double none);
+
 /* An agent its run could not run at all (store_put_unavailable): it has no numbers, which is not 0%. */
 struct metric_unavailable {
 	const char *agent, *reason;
@@ -170,6 +189,8 @@ struct metrics {
 	 * order, owned (the strings are the scope's): left out of every denominator */
 	struct metric_reffail *unjudged;
 	size_t nunjudged;
+	struct metric_pair *pairs;    /* every two agents, (0, 1), (0, 2), ..., (1, 2), ...; owned */
+	size_t npairs;
 };
 
 /* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). The rows
@@ -219,12 +240,22 @@ int metrics_better(const struct metric_row *a, const struct metric_row *b);
 /* qsort comparator of const struct metric_row * by agent, level, problem number, sample, attempt. */
 int metrics_row_cmp(const void *a, const void *b);
 
-/* The table as Markdown: agents as rows, levels as columns (correct % / fast_1 % / geomean), StitchCUDA's
- * table when m->protocol asks for it, then the details of each agent with intervals. */
+/* The table as Markdown: agents as rows, levels as columns (correct % / fast_1 % / geomean, the best agent
+ * marked), the agents compared in pairs when there are two or more, StitchCUDA's table when m->protocol asks
+ * for it, then the details of each agent with intervals. */
 void metrics_table(const struct metrics *m, struct strbuf *out);
 /* The same tables as models, for other renderers (report HTML): the summary, and agent a's details. */
 void metrics_summary_table(const struct metrics *m, struct table *t);
 void metrics_detail_table(const struct metrics *m, size_t a, struct table *t);
+/* The agent the headline table marks best: the highest overall geometric mean, and faster than every other
+ * agent by its pair's interval; -1 when no agent is (fewer than two agents, a tie, an interval holding 1). */
+int metrics_best_agent(const struct metrics *m);
+/* Pair i as one plain sentence: the speed ratio, then the correct % and fast_1 % differences, each with its
+ * interval and what the interval shows. name writes an agent's name (NULL: as it is). */
+void metrics_pair_sentence(const struct metrics *m, size_t i, struct strbuf *out,
+			   void (*name)(struct strbuf *out, const char *s));
+/* The paragraph before the pairs: which problems count, what the numbers are, and the rule of "(best)". */
+void metrics_pairs_note(struct strbuf *out);
 /* The sentence that stands for unavailable agent u's numbers. */
 void metrics_unavailable_note(const struct metrics *m, size_t u, struct strbuf *out);
 /* The line under the tables saying how intervals were made. */

@@ -259,7 +259,7 @@ static void detail_cell(struct strbuf *out, const struct metric_cell *c, int row
 
 void metrics_summary_table(const struct metrics *m, struct table *t)
 {
-	int cols[METRICS_LEVELS + 1], ncols;
+	int cols[METRICS_LEVELS + 1], ncols, best = metrics_best_agent(m);
 	columns(m, cols, &ncols);
 	header(t, "agent", cols, ncols);
 	for (size_t a = 0; a < m->nagents; a++) {
@@ -270,6 +270,8 @@ void metrics_summary_table(const struct metrics *m, struct table *t)
 			if (c->problems) {
 				strbuf_addf(&cell, "%.1f / %.1f / ", c->correct_pct, c->fast_pct[3]);
 				num(&cell, c->geomean_eager, "%.3f", "x");
+				if (!cols[i] && (int)a == best) /* faster than every other agent by its pair's interval */
+					strbuf_addstr(&cell, " (best)");
 				if (c->flagged) /* in correct %, in nothing after it */
 					strbuf_addf(&cell, " (%zu flagged)", c->flagged);
 			} else {
@@ -333,6 +335,101 @@ void metrics_scope_note(const struct metrics *m, struct strbuf *out)
 				   "out (--denominator judged).");
 	strbuf_addstr(out, " fast_p and the geometric means count clean passes only: a pass with a hack finding "
 			   "(flagged) counts as correct and nothing more.");
+}
+
+/* ---------- agents compared in pairs ---------- */
+
+typedef void (*name_fn)(struct strbuf *out, const char *s);
+
+static void put_name(struct strbuf *out, const char *s, name_fn name)
+{
+	if (name)
+		name(out, s);
+	else
+		strbuf_addstr(out, s);
+}
+
+/* "A<mid>B" with both names written by name. */
+static void two_names(struct strbuf *out, const char *a, const char *mid, const char *b, name_fn name)
+{
+	put_name(out, a, name);
+	strbuf_addstr(out, mid);
+	put_name(out, b, name);
+}
+
+static void speed_clause(struct strbuf *out, const struct metric_pair *p, const char *a, const char *b, name_fn name)
+{
+	const struct metric_ci *ci = &p->speed_ci;
+	enum metrics_outcome o = metrics_decide(ci, 1);
+	if (o == METRICS_HIGHER || o == METRICS_LOWER) {
+		two_names(out, a, o == METRICS_HIGHER ? " is faster than " : " is slower than ", b, name);
+		strbuf_addf(out, " on these %zu problems: %.3fx [%.3f, %.3f]", p->timed, p->speed_ratio, ci->lo, ci->hi);
+	} else if (o == METRICS_NO_DIFFERENCE) {
+		strbuf_addstr(out, "no speed difference this data can show between ");
+		two_names(out, a, " and ", b, name);
+		strbuf_addf(out, " (%zu problems: %.3fx [%.3f, %.3f])", p->timed, p->speed_ratio, ci->lo, ci->hi);
+	} else if (o == METRICS_TOO_LITTLE) {
+		strbuf_addstr(out, "too little data to compare the speed of ");
+		two_names(out, a, " and ", b, name);
+		strbuf_addf(out, " (%zu problem%s both pass cleanly with a speedup; %d are needed)", p->timed,
+			    p->timed == 1 ? "" : "s", METRICS_PAIR_MIN);
+	}
+}
+
+/* The words of a rate's clause: its name, and what a higher or lower rate of the first agent means. */
+struct rate_words {
+	const char *rate, *more, *fewer;
+};
+
+static void rate_clause(struct strbuf *out, const struct metric_pair *p, double diff, const struct metric_ci *ci,
+			const struct rate_words *w, const char *a, const char *b, name_fn name)
+{
+	enum metrics_outcome o = metrics_decide(ci, 0);
+	if (o == METRICS_HIGHER || o == METRICS_LOWER) {
+		two_names(out, a, o == METRICS_HIGHER ? w->more : w->fewer, b, name);
+		strbuf_addf(out, ": %+.1f points [%+.1f, %+.1f]", diff, ci->lo, ci->hi);
+	} else if (o == METRICS_NO_DIFFERENCE) {
+		strbuf_addf(out, "no %s difference this data can show (%+.1f points [%+.1f, %+.1f])", w->rate, diff, ci->lo,
+			    ci->hi);
+	} else {
+		strbuf_addf(out, "too little data to compare %s (%zu problem%s in common; %d are needed)", w->rate,
+			    p->problems, p->problems == 1 ? "" : "s", METRICS_PAIR_MIN);
+	}
+}
+
+void metrics_pair_sentence(const struct metrics *m, size_t i, struct strbuf *out, name_fn name)
+{
+	static const struct rate_words correct = { "correct %", " solves more problems than ", " solves fewer problems than " };
+	static const struct rate_words fast = { "fast_1 %", " is faster than eager on more problems than ",
+						" is faster than eager on fewer problems than " };
+	const struct metric_pair *p = &m->pairs[i];
+	const char *a = m->agents[p->a].name, *b = m->agents[p->b].name;
+	two_names(out, a, " vs ", b, name);
+	if (!p->problems) {
+		strbuf_addstr(out, ": no problem in common, nothing to compare.");
+		return;
+	}
+	strbuf_addf(out, " (%zu problem%s in common, %zu of them clean timed passes of both): ", p->problems,
+		    p->problems == 1 ? "" : "s", p->timed);
+	speed_clause(out, p, a, b, name);
+	strbuf_addstr(out, "; ");
+	rate_clause(out, p, p->correct_diff, &p->correct_ci, &correct, a, b, name);
+	strbuf_addstr(out, "; ");
+	rate_clause(out, p, p->fast1_diff, &p->fast1_ci, &fast, a, b, name);
+	strbuf_addch(out, '.');
+}
+
+void metrics_pairs_note(struct strbuf *out)
+{
+	strbuf_addf(out, "Each pair of agents over the problems both have, by their representatives: the speed ratio is "
+		    "the geometric mean of the first agent's speedup vs eager over the second's, on the problems both pass "
+		    "cleanly with a speedup; the correct %% and fast_1 %% differences are the first agent's rate less the "
+		    "second's over every problem in common, in points (a problem only one of them solves counts there, "
+		    "not in the ratio). [lo, hi]: 95%% percentile bootstrap interval over those problems, paired (%d "
+		    "resamples, seed %u). A difference is stated only when its interval leaves out none (1x, 0 points); "
+		    "an interval needs %d problems. \"(best)\" in the results table marks the agent with the highest overall "
+		    "geometric mean only when it is faster than every other agent by this rule; otherwise no agent is "
+		    "marked.", METRICS_RESAMPLES, METRICS_SEED, METRICS_PAIR_MIN);
 }
 
 /* ---------- StitchCUDA's protocol ---------- */
@@ -459,6 +556,21 @@ void metrics_unjudged_note(const struct metrics *m, struct strbuf *out)
 	strbuf_addch(out, '.');
 }
 
+/* "## Agents compared in pairs": the note, then one line per pair; nothing with fewer than two agents. */
+static void pairs_markdown(const struct metrics *m, struct strbuf *out)
+{
+	if (!m->npairs)
+		return;
+	strbuf_addstr(out, "\n## Agents compared in pairs\n\n");
+	metrics_pairs_note(out);
+	strbuf_addstr(out, "\n\n");
+	for (size_t i = 0; i < m->npairs; i++) {
+		strbuf_addstr(out, "- ");
+		metrics_pair_sentence(m, i, out, md_escape);
+		strbuf_addch(out, '\n');
+	}
+}
+
 void metrics_table(const struct metrics *m, struct strbuf *out)
 {
 	struct table t;
@@ -475,6 +587,7 @@ void metrics_table(const struct metrics *m, struct strbuf *out)
 	metrics_summary_table(m, &t);
 	table_markdown(&t, out);
 	table_release(&t);
+	pairs_markdown(m, out);
 	if (m->protocol == METRICS_PROTOCOL_STITCHCUDA && (m->nagents || m->nunavailable)) {
 		strbuf_addstr(out, "\n## StitchCUDA's protocol: success, average speedup, Fast1, partial hacks\n\n");
 		metrics_stitchcuda_note(m, out);
@@ -561,6 +674,33 @@ static json_t *cell_json(const struct metric_cell *c, enum metrics_protocol prot
 	return o;
 }
 
+/* An outcome as a word: `higher` and `lower` are the first agent's ("faster", "more", ...). */
+static const char *outcome_word(enum metrics_outcome o, const char *higher, const char *lower)
+{
+	return o == METRICS_HIGHER ? higher : o == METRICS_LOWER ? lower
+		: o == METRICS_NO_DIFFERENCE ? "no difference" : "too little data";
+}
+
+static json_t *pair_json(const struct metrics *m, size_t i)
+{
+	const struct metric_pair *p = &m->pairs[i];
+	struct strbuf sentence = STRBUF_INIT;
+	metrics_pair_sentence(m, i, &sentence, NULL);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:o, s:o, s:s}", "a", m->agents[p->a].name, "b",
+			      m->agents[p->b].name, "problems", (json_int_t)p->problems, "timed", (json_int_t)p->timed,
+			      "speed_ratio", jnum(p->speed_ratio), "speed_ratio_ci95", jci(&p->speed_ci), "speed",
+			      outcome_word(metrics_decide(&p->speed_ci, 1), "faster", "slower"));
+	json_object_set_new(o, "correct_pct_diff", jnum(p->correct_diff));
+	json_object_set_new(o, "correct_pct_diff_ci95", jci(&p->correct_ci));
+	json_object_set_new(o, "correct", json_string(outcome_word(metrics_decide(&p->correct_ci, 0), "more", "fewer")));
+	json_object_set_new(o, "fast_1_pct_diff", jnum(p->fast1_diff));
+	json_object_set_new(o, "fast_1_pct_diff_ci95", jci(&p->fast1_ci));
+	json_object_set_new(o, "fast_1", json_string(outcome_word(metrics_decide(&p->fast1_ci, 0), "more", "fewer")));
+	json_object_set_new(o, "sentence", json_string(sentence.buf));
+	strbuf_release(&sentence);
+	return o;
+}
+
 json_t *metrics_json(const struct metrics *m)
 {
 	json_t *agents = json_array(), *p = json_array();
@@ -586,9 +726,15 @@ json_t *metrics_json(const struct metrics *m)
 		json_array_append_new(unjudged, json_pack("{s:s, s:s, s:i, s:s}", "agent", m->unjudged[i].agent, "problem",
 							  m->unjudged[i].problem, "sample", m->unjudged[i].sample,
 							  "message", m->unjudged[i].message ? m->unjudged[i].message : ""));
-	return json_pack("{s:s, s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o, s:o}", "by", metrics_by_name(m->by), "denominator",
-			 metrics_denominator_name(m->denominator), "protocol", metrics_protocol_name(m->protocol), "bootstrap",
-			 "resamples",
-			 METRICS_RESAMPLES, "seed", (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents,
-			 "reference_failures", unjudged);
+	json_t *pairs = json_array();
+	for (size_t i = 0; i < m->npairs; i++)
+		json_array_append_new(pairs, pair_json(m, i));
+	int best = metrics_best_agent(m);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:{s:i, s:I, s:f}, s:o, s:o, s:o}", "by", metrics_by_name(m->by),
+			      "denominator", metrics_denominator_name(m->denominator), "protocol",
+			      metrics_protocol_name(m->protocol), "bootstrap", "resamples", METRICS_RESAMPLES, "seed",
+			      (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents, "reference_failures", unjudged);
+	json_object_set_new(o, "pairs", pairs);
+	json_object_set_new(o, "best", best >= 0 ? json_string(m->agents[best].name) : json_null());
+	return o;
 }

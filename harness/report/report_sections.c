@@ -67,9 +67,13 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
 	struct strbuf note = STRBUF_INIT;
 	metrics_intervals_note(&note);
-	doc_para(doc, "Every metric per agent and level, with its interval, is in \"Results per agent\" after the plots. "
-		      "%s", note.buf);
+	doc_para(doc, "Every metric per agent and level, with its interval, is in \"Results per agent\" after the plots%s. "
+		      "%s", m->npairs ? ", and what the data shows of the differences between agents, problem by problem, in "
+				      "\"Agents compared in pairs\" before it" : "", note.buf);
 	strbuf_release(&note);
+	if (metrics_best_agent(m) >= 0)
+		doc_para(doc, "\"(best)\": the agent with the highest geometric mean over all levels, faster than every "
+			      "other agent by the intervals of \"Agents compared in pairs\".");
 }
 
 void report_section_stitchcuda(const struct report_data *d, struct doc *doc)
@@ -85,11 +89,30 @@ void report_section_stitchcuda(const struct report_data *d, struct doc *doc)
 	metrics_stitchcuda_table(m, doc_table(doc, "stitchcuda-table", 1));
 }
 
+/* The agents compared in pairs, one paragraph per pair, after the plots with the other long sections (their
+ * number grows with the square of the agents'); nothing with fewer than two agents. */
+static void report_pairs(const struct metrics *m, struct doc *doc)
+{
+	if (!m->npairs)
+		return;
+	doc_heading(doc, 2, "pairs", "Agents compared in pairs");
+	struct strbuf text = STRBUF_INIT;
+	metrics_pairs_note(&text);
+	doc_para(doc, "%s See docs/metrics.md, \"Agents compared in pairs\".", text.buf);
+	for (size_t i = 0; i < m->npairs; i++) {
+		strbuf_reset(&text);
+		metrics_pair_sentence(m, i, &text, NULL);
+		doc_para(doc, "%s", text.buf);
+	}
+	strbuf_release(&text);
+}
+
 void report_section_details(const struct report_data *d, struct doc *doc)
 {
 	const struct metrics *m = &d->m;
 	if (!m->nagents && !m->nunavailable)
 		return;
+	report_pairs(m, doc);
 	doc_heading(doc, 2, "details", "Results per agent");
 	for (size_t a = 0; a < m->nagents; a++) {
 		char id[32];

@@ -1,7 +1,7 @@
 /* test_metrics.c - the results metrics against numbers worked out by hand: ties at exactly p, nothing correct,
  * everything a hack, two agents over two levels with samples, attempts and LLM calls (first and best), passes
- * with a hack finding, passes whose robust trials failed, problems whose reference failed, and StitchCUDA's
- * protocol's table. */
+ * with a hack finding, passes whose robust trials failed, problems whose reference failed, StitchCUDA's
+ * protocol's table, and agents compared in pairs (what each interval shows, the best agent's mark). */
 #include "testutil.h"
 
 #include <math.h>
@@ -485,9 +485,10 @@ static void reference_failures(void **state)
 	assert_int_equal(b->unjudged, 1);
 	struct strbuf out = STRBUF_INIT;
 	metrics_table(&m, &out);
-	assert_non_null(strstr(out.buf, "\n1 problem could not be judged: its reference failed (the harness's or the "
-				       "problem's, not the agent's), so it is left out of the rates of the agents without a "
-				       "verdict for it: L1/2 (a, b: the reference raised RuntimeError: boom...).\n"));
+	assert_non_null(strstr(out.buf, "\n1 problem could not be judged: its reference failed, or the machine could not "
+				       "run the candidate; the harness's, the problem's or the machine's failure, not the "
+				       "agent's, so it is left out of the rates of the agents without a verdict for it: L1/2 "
+				       "(a, b: the reference raised RuntimeError: boom...).\n"));
 	assert_non_null(strstr(out.buf, "| not judged (left out) | 1 | 0 | 1 |"));
 	strbuf_release(&out);
 	json_t *j = metrics_json(&m), *rf = json_object_get(j, "reference_failures");
@@ -500,12 +501,16 @@ static void reference_failures(void **state)
 
 	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &judged, &m, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(m.nagents, 1);
+	/* b has no verdict, yet its run reached it: listed without problems, its L1/2 not judged */
+	assert_int_equal(m.nagents, 2);
+	assert_int_equal(m.agents[1].cells[0].problems, 0);
+	assert_int_equal(m.agents[1].cells[0].unjudged, 1);
 	assert_int_equal(m.agents[0].cells[0].problems, 2);
 	assert_int_equal(m.agents[0].cells[0].unjudged, 1);
 	assert_int_equal(m.agents[0].cells[0].missing, 1); /* L1/3, counted apart from L1/2 */
 	metrics_table(&m, &out);
 	assert_non_null(strstr(out.buf, "1 problem could not be judged"));
+	assert_non_null(strstr(out.buf, "\n- a vs b: no problem in common, nothing to compare.\n"));
 	strbuf_release(&out);
 	metrics_release(&m);
 }
@@ -605,6 +610,268 @@ static void stitchcuda_protocol(void **state)
 	metrics_release(&m);
 }
 
+/* ---------- agents compared in pairs ---------- */
+
+static const char *const pair_probs[] = { "L1/1", "L1/2", "L1/3", "L1/4", "L1/5", "L1/6", "L1/7", "L1/8", "L1/9" };
+
+/* Agent ag's clean pass at speedup s on pair_probs[i] (level 1), or a wrong answer when s is NAN. */
+static struct metric_row pair_row(const char *ag, size_t i, double s)
+{
+	struct metric_row r = PASS(ag, pair_probs[i], 1, 0, 0, s, NAN);
+	if (isnan(s))
+		r = (struct metric_row)WRONG(ag, pair_probs[i], 1, 0, 0);
+	return r;
+}
+
+/* b's speedups on the eight problems, spread over 0.8..1.6 */
+static double pair_base(size_t i)
+{
+	return 0.8 + 0.8 * (double)i / 7;
+}
+
+static void pair_text(const struct metrics *m, size_t i, struct strbuf *out)
+{
+	strbuf_reset(out);
+	metrics_pair_sentence(m, i, out, NULL);
+}
+
+/* The same speedups on the same problems: a ratio of exactly 1 and nothing to state, no agent marked best. */
+static void pairs_identical(void **state)
+{
+	(void)state;
+	struct metric_row rows[16];
+	for (size_t i = 0; i < 8; i++) {
+		rows[i] = pair_row("a", i, pair_base(i));
+		rows[8 + i] = pair_row("b", i, pair_base(i));
+	}
+	struct metrics m;
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &m);
+	assert_int_equal(m.npairs, 1);
+	const struct metric_pair *p = &m.pairs[0];
+	assert_int_equal(p->a, 0);
+	assert_int_equal(p->b, 1);
+	assert_int_equal(p->problems, 8);
+	assert_int_equal(p->timed, 8);
+	assert_true(p->speed_ratio == 1.0); /* ln(s / s) is exactly 0 */
+	assert_true(p->speed_ci.lo <= 1 && p->speed_ci.hi >= 1);
+	assert_int_equal(metrics_decide(&p->speed_ci, 1), METRICS_NO_DIFFERENCE);
+	assert_close(p->correct_diff, 0);
+	assert_close(p->fast1_diff, 0);
+	struct strbuf out = STRBUF_INIT;
+	pair_text(&m, 0, &out);
+	assert_string_equal(out.buf, "a vs b (8 problems in common, 8 of them clean timed passes of both): no speed "
+				     "difference this data can show between a and b (8 problems: 1.000x [1.000, 1.000]); no "
+				     "correct % difference this data can show (+0.0 points [+0.0, +0.0]); no fast_1 % "
+				     "difference this data can show (+0.0 points [+0.0, +0.0]).");
+	assert_int_equal(metrics_best_agent(&m), -1); /* a tie */
+	strbuf_reset(&out);
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "\n## Agents compared in pairs\n\nEach pair of agents over the problems both have"));
+	assert_non_null(strstr(out.buf, "\n- a vs b (8 problems in common, 8 of them clean timed passes of both): no speed "
+				       "difference this data can show between a and b (8 problems: 1.000x [1.000, 1.000]);"));
+	assert_null(strstr(out.buf, "x (best)"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
+/* a about 1.5 times as fast as b on each of eight problems (3% either way): faster, the interval above 1,
+ * and a marked best in the headline table. */
+static void pairs_faster(void **state)
+{
+	(void)state;
+	static const double wobble[3] = { 0.97, 1.0, 1.03 };
+	struct metric_row rows[16];
+	double logsum = 0;
+	for (size_t i = 0; i < 8; i++) {
+		rows[i] = pair_row("a", i, 1.5 * pair_base(i) * wobble[i % 3]);
+		rows[8 + i] = pair_row("b", i, pair_base(i));
+		logsum += log(1.5 * wobble[i % 3]);
+	}
+	struct metrics m;
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &m);
+	const struct metric_pair *p = &m.pairs[0];
+	assert_close(p->speed_ratio, exp(logsum / 8));
+	assert_true(p->speed_ci.lo > 1 && p->speed_ci.lo <= p->speed_ratio && p->speed_ratio <= p->speed_ci.hi);
+	assert_true(p->speed_ci.lo >= 1.5 * 0.97 - 1e-12 && p->speed_ci.hi <= 1.5 * 1.03 + 1e-12);
+	assert_int_equal(metrics_decide(&p->speed_ci, 1), METRICS_HIGHER);
+	assert_close(p->fast1_diff, 25); /* a's 8 against b's 6: b's 0.8 and 0.914.. are not faster than eager */
+	struct strbuf out = STRBUF_INIT;
+	pair_text(&m, 0, &out);
+	assert_non_null(strstr(out.buf, "): a is faster than b on these 8 problems: 1.494x [1.4"));
+	assert_non_null(strstr(out.buf, "; no correct % difference this data can show (+0.0 points [+0.0, +0.0]); "));
+	assert_int_equal(metrics_best_agent(&m), 0);
+	strbuf_reset(&out);
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "| a | 100.0 / 100.0 / "));
+	assert_non_null(strstr(out.buf, "x (best) |\n| b | 100.0 / "));
+	strbuf_release(&out);
+	json_t *j = metrics_json(&m), *jp = json_array_get(json_object_get(j, "pairs"), 0);
+	assert_string_equal(json_string_value(json_object_get(j, "best")), "a");
+	assert_string_equal(json_string_value(json_object_get(jp, "a")), "a");
+	assert_string_equal(json_string_value(json_object_get(jp, "speed")), "faster");
+	assert_string_equal(json_string_value(json_object_get(jp, "correct")), "no difference");
+	assert_int_equal(json_integer_value(json_object_get(jp, "timed")), 8);
+	assert_close(json_number_value(json_object_get(jp, "speed_ratio")), p->speed_ratio);
+	assert_close(json_number_value(json_array_get(json_object_get(jp, "speed_ratio_ci95"), 0)), p->speed_ci.lo);
+	assert_non_null(strstr(json_string_value(json_object_get(jp, "sentence")), "a is faster than b"));
+	json_decref(j);
+	metrics_release(&m);
+
+	/* the other way round (b's name first): slower, the interval below 1 */
+	for (size_t i = 0; i < 8; i++)
+		rows[i].agent = "c";
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &m);
+	assert_string_equal(m.agents[m.pairs[0].a].name, "b");
+	assert_int_equal(metrics_decide(&m.pairs[0].speed_ci, 1), METRICS_LOWER);
+	assert_true(m.pairs[0].speed_ci.hi < 1);
+	strbuf_init(&out, 0);
+	pair_text(&m, 0, &out);
+	assert_non_null(strstr(out.buf, "): b is slower than c on these 8 problems: 0.6"));
+	assert_int_equal(metrics_best_agent(&m), 1);
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
+/* a higher geometric mean whose interval holds 1 is no lead: nothing is marked best. */
+static void pairs_no_clear_lead(void **state)
+{
+	(void)state;
+	static const double f[8] = { 1.6, 0.7, 1.5, 0.8, 1.4, 0.75, 1.3, 0.9 };
+	struct metric_row rows[16];
+	for (size_t i = 0; i < 8; i++) {
+		rows[i] = pair_row("a", i, pair_base(i) * f[i]);
+		rows[8 + i] = pair_row("b", i, pair_base(i));
+	}
+	struct metrics m;
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &m);
+	assert_true(m.agents[0].cells[0].geomean_eager > m.agents[1].cells[0].geomean_eager);
+	assert_true(m.pairs[0].speed_ratio > 1 && m.pairs[0].speed_ci.lo < 1);
+	assert_int_equal(metrics_best_agent(&m), -1);
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_null(strstr(out.buf, "x (best)"));
+	assert_non_null(strstr(out.buf, "- a vs b (8 problems in common, 8 of them clean timed passes of both): no speed "
+				       "difference this data can show between a and b (8 problems: 1."));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
+/* Correct on 8 of 8 against 4 of 8: +50 points, the interval above 0. The four problems b does not solve
+ * count there and not in the speed ratio, which has the other four. */
+static void pairs_correct(void **state)
+{
+	(void)state;
+	struct metric_row rows[16];
+	for (size_t i = 0; i < 8; i++) {
+		rows[i] = pair_row("a", i, pair_base(i));
+		rows[8 + i] = pair_row("b", i, i % 2 ? NAN : pair_base(i));
+	}
+	struct metrics m;
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &m);
+	const struct metric_pair *p = &m.pairs[0];
+	assert_int_equal(p->problems, 8);
+	assert_int_equal(p->timed, 4);
+	assert_close(p->correct_diff, 50);
+	assert_true(p->correct_ci.lo > 0 && p->correct_ci.hi <= 100);
+	assert_int_equal(metrics_decide(&p->correct_ci, 0), METRICS_HIGHER);
+	assert_true(p->speed_ratio == 1.0);
+	/* fast_1: a's problems 2..7 (1.0285.. up) less b's 2, 4, 6 */
+	assert_close(p->fast1_diff, 100.0 * 3 / 8);
+	struct strbuf out = STRBUF_INIT;
+	pair_text(&m, 0, &out);
+	assert_non_null(strstr(out.buf, "a vs b (8 problems in common, 4 of them clean timed passes of both): no speed "
+					"difference this data can show between a and b (4 problems: 1.000x [1.000, 1.000]); a "
+					"solves more problems than b: +50.0 points [+"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
+/* Only the problems both have count: a's L1/9 (a 100x pass) and b's L2/1 are left out of the pair. Too
+ * few timed problems in common say so. */
+static void pairs_shared_only(void **state)
+{
+	(void)state;
+	struct metric_row rows[18];
+	for (size_t i = 0; i < 8; i++) {
+		rows[i] = pair_row("a", i, 1.2 * pair_base(i));
+		rows[8 + i] = pair_row("b", i, pair_base(i));
+	}
+	rows[16] = pair_row("a", 8, 100.0);
+	rows[17] = (struct metric_row)PASS("b", "L2/1", 2, 0, 0, 0.01, NAN);
+	struct metrics m;
+	compute(rows, 18, NULL, 0, METRICS_FIRST, &m);
+	const struct metric_pair *p = &m.pairs[0];
+	assert_int_equal(m.agents[0].nproblems, 9);
+	assert_int_equal(m.agents[1].nproblems, 9);
+	assert_int_equal(p->problems, 8);
+	assert_int_equal(p->timed, 8);
+	assert_close(p->speed_ratio, 1.2);
+	assert_close(p->correct_diff, 0);
+	assert_true(p->speed_ci.hi < 1.2 + 1e-9); /* the 100x never drawn */
+	metrics_release(&m);
+
+	/* one problem in common: too little data, for speed and for the rates */
+	const struct metric_row one[] = { pair_row("a", 0, 2.0), pair_row("b", 0, 1.0), pair_row("b", 1, 1.0) };
+	compute(one, 3, NULL, 0, METRICS_FIRST, &m);
+	p = &m.pairs[0];
+	assert_int_equal(p->problems, 1);
+	assert_close(p->speed_ratio, 2.0);
+	assert_true(isnan(p->speed_ci.lo) && isnan(p->correct_ci.lo) && isnan(p->fast1_ci.hi));
+	assert_int_equal(metrics_best_agent(&m), -1);
+	struct strbuf out = STRBUF_INIT;
+	pair_text(&m, 0, &out);
+	assert_string_equal(out.buf, "a vs b (1 problem in common, 1 of them clean timed passes of both): too little data "
+				     "to compare the speed of a and b (1 problem both pass cleanly with a speedup; 2 are "
+				     "needed); too little data to compare correct % (1 problem in common; 2 are needed); too "
+				     "little data to compare fast_1 % (1 problem in common; 2 are needed).");
+	json_t *j = metrics_json(&m), *jp = json_array_get(json_object_get(j, "pairs"), 0);
+	assert_true(json_is_null(json_object_get(jp, "speed_ratio_ci95")));
+	assert_string_equal(json_string_value(json_object_get(jp, "speed")), "too little data");
+	assert_true(json_is_null(json_object_get(j, "best")));
+	json_decref(j);
+	metrics_release(&m);
+
+	/* one agent: no pairs, no section */
+	compute(one, 1, NULL, 0, METRICS_FIRST, &m);
+	assert_int_equal(m.npairs, 0);
+	strbuf_reset(&out);
+	metrics_table(&m, &out);
+	assert_null(strstr(out.buf, "Agents compared in pairs"));
+	j = metrics_json(&m);
+	assert_int_equal(json_array_size(json_object_get(j, "pairs")), 0);
+	json_decref(j);
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
+/* The same input gives the same intervals: the bootstrap is seeded. */
+static void pairs_deterministic(void **state)
+{
+	(void)state;
+	struct metric_row rows[16];
+	for (size_t i = 0; i < 8; i++) {
+		rows[i] = pair_row("a", i, i % 3 ? 1.3 * pair_base(i) : NAN);
+		rows[8 + i] = pair_row("b", i, pair_base(i) * (i % 2 ? 1.1 : 0.8));
+	}
+	struct metrics m, again;
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &m);
+	compute(rows, 16, NULL, 0, METRICS_FIRST, &again);
+	const struct metric_pair *p = &m.pairs[0], *q = &again.pairs[0];
+	assert_false(isnan(p->speed_ci.lo));
+	assert_true(p->speed_ci.lo < p->speed_ci.hi && p->correct_ci.lo < p->correct_ci.hi);
+	assert_true(p->speed_ci.lo == q->speed_ci.lo && p->speed_ci.hi == q->speed_ci.hi);
+	assert_true(p->correct_ci.lo == q->correct_ci.lo && p->correct_ci.hi == q->correct_ci.hi);
+	assert_true(p->fast1_ci.lo == q->fast1_ci.lo && p->fast1_ci.hi == q->fast1_ci.hi);
+	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+	metrics_table(&m, &x);
+	metrics_table(&again, &y);
+	assert_string_equal(x.buf, y.buf);
+	strbuf_release(&x);
+	strbuf_release(&y);
+	metrics_release(&again);
+	metrics_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +886,12 @@ int main(void)
 		cmocka_unit_test(robust_failures),
 		cmocka_unit_test(reference_failures),
 		cmocka_unit_test(stitchcuda_protocol),
+		cmocka_unit_test(pairs_identical),
+		cmocka_unit_test(pairs_faster),
+		cmocka_unit_test(pairs_no_clear_lead),
+		cmocka_unit_test(pairs_correct),
+		cmocka_unit_test(pairs_shared_only),
+		cmocka_unit_test(pairs_deterministic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
