@@ -285,6 +285,8 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 		c->correct += (size_t)p->correct;
 		hack += (size_t)p->hack;
 		c->flagged += p->correct && p->flagged;
+		c->timed += metrics_clean(p) && isfinite(p->speedup_eager);
+		c->noisy += metrics_clean(p) && isfinite(p->speedup_eager) && p->noisy;
 		/* fast_0 is the rate of clean passes, timed or not (KernelBench's correct rate, less flagged passes) */
 		robust += (size_t)metrics_robust(p);
 		for (int k = 0; k < METRICS_NP; k++) {

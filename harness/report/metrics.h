@@ -48,6 +48,7 @@ struct metric_row {
 	                                 pass) */
 	double reward;
 	int robust_failed;            /* its robust trials failed (robust.passed false, docs/verdict.md) */
+	int noisy;                    /* timed on a busy machine (timing.noise.noisy, docs/verdict.md) */
 };
 
 /* A pass with no hack finding: the only kind of candidate fast_p and the geometric means count. A flagged
@@ -120,6 +121,7 @@ struct metric_cell {
 	size_t unjudged;              /* problems without a verdict whose reference failed: never in `problems` */
 	size_t correct;               /* representatives that pass, flagged ones too */
 	size_t flagged;               /* representatives that pass with a hack finding */
+	size_t timed, noisy;          /* clean passes with a speedup; of those, timed on a busy machine */
 	double compiled_pct, correct_pct, hack_pct, flagged_pct; /* correct counts flagged passes too */
 	double fast_pct[METRICS_NP];  /* % of problems with a clean pass and speedup vs eager > p (fast_0 = clean
 	                                 passes) */
@@ -277,5 +279,7 @@ void metrics_scope_note(const struct metrics *m, struct strbuf *out);
 /* The line that says which problems could not be judged because their reference failed, and for which
  * agents; nothing when there are none. */
 void metrics_unjudged_note(const struct metrics *m, struct strbuf *out);
+/* One warning per agent some of whose timed representatives were timed on a busy machine; "" for none. */
+void metrics_noise_note(const struct metrics *m, struct strbuf *out);
 
 #endif

@@ -67,6 +67,7 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	r->rewarded = isfinite(v->reward);
 	r->reward = r->rewarded ? v->reward : 0;
 	r->robust_failed = v->robust_failed;
+	r->noisy = v->noisy;
 	return in->on_row ? in->on_row(in->on_row_arg, in->nrows - 1, v, err) : 0;
 }
 
@@ -516,6 +517,19 @@ void metrics_stitchcuda_note(const struct metrics *m, struct strbuf *out)
 				   "representatives that have one (n): a candidate the rubric judge did not score has none.");
 }
 
+void metrics_noise_note(const struct metrics *m, struct strbuf *out)
+{
+	for (size_t a = 0; a < m->nagents; a++) {
+		const struct metric_cell *c = &m->agents[a].cells[0];
+		if (!c->noisy)
+			continue;
+		strbuf_addf(out, "%sWarning: %zu of the %zu timed problems of %s were timed on a busy machine (other "
+			    "processes, steal, or a reference spreading by more than 10%%: timing.noise); their speedups "
+			    "and intervals may be off by more than the intervals say.", out->len ? " " : "", c->noisy, c->timed,
+			    m->agents[a].name);
+	}
+}
+
 #define REFFAIL_MESSAGE_MAX 120 /* characters of a reference's error shown in the line */
 
 void metrics_unjudged_note(const struct metrics *m, struct strbuf *out)
@@ -584,6 +598,13 @@ void metrics_table(const struct metrics *m, struct strbuf *out)
 		strbuf_addstr(out, "\n\n");
 	}
 	strbuf_release(&unjudged);
+	struct strbuf noise = STRBUF_INIT;
+	metrics_noise_note(m, &noise);
+	if (noise.len) {
+		md_escape(out, noise.buf);
+		strbuf_addstr(out, "\n\n");
+	}
+	strbuf_release(&noise);
 	metrics_summary_table(m, &t);
 	table_markdown(&t, out);
 	table_release(&t);
@@ -659,6 +680,8 @@ static json_t *cell_json(const struct metric_cell *c, enum metrics_protocol prot
 			      "correct_pct", jnum(c->correct_pct), "correct_pct_ci95", jci(&c->correct_ci), "flagged",
 			      (json_int_t)c->flagged, "flagged_pct", jnum(c->flagged_pct), "hack_pct", jnum(c->hack_pct),
 			      "fast_pct", fast, "fast_1_pct_ci95", jci(&c->fast1_ci));
+	json_object_set_new(o, "timed", json_integer((json_int_t)c->timed));
+	json_object_set_new(o, "timed_noisy", json_integer((json_int_t)c->noisy));
 	json_object_set_new(o, "correct_robust_pct", jnum(c->correct_robust_pct));
 	json_object_set_new(o, "fast_robust_pct", fast_robust);
 	json_object_set_new(o, "geomean_speedup_eager", jnum(c->geomean_eager));

@@ -64,6 +64,11 @@ void report_section_summary(const struct report_data *d, struct doc *doc)
 	if (unjudged.len)
 		doc_para(doc, "%s", unjudged.buf);
 	strbuf_release(&unjudged);
+	struct strbuf noise = STRBUF_INIT;
+	metrics_noise_note(m, &noise);
+	if (noise.len)
+		doc_para(doc, "%s", noise.buf);
+	strbuf_release(&noise);
 	metrics_summary_table(m, doc_table(doc, "summary-table", 1));
 	struct strbuf note = STRBUF_INIT;
 	metrics_intervals_note(&note);

@@ -161,6 +161,7 @@ struct store_verdict_row {
 	const char *finding_ids;   /* its findings' ids in order, space-separated ("H14 H21"); "" when none */
 	double reward;             /* the verdict's reward (docs/verdict.md); NAN when null or absent */
 	int robust_failed;         /* its robust.passed is false (docs/verdict.md); older verdicts have none */
+	int noisy;                 /* it was timed on a busy machine (timing.noise.noisy) */
 };
 typedef int (*store_verdict_fn)(void *arg, const struct store_verdict_row *row, struct sb_error *err);
 /* Every verdict in (agent, level, problem id, sample, attempt) order; a non-zero return stops. */

@@ -128,6 +128,22 @@ if head -1 "$TMP/v.csv" | grep -q $'\r$'; then _report ok "CSV lines end in CRLF
 run_sb export "$R/merged" --format xml
 check_rc "an unknown format is a usage error" 2
 
+# A verdict timed on a busy machine (timing.noise.noisy) is read back from the store and warned about.
+python3 - "$FIX/shard_a.jsonl" >"$TMP/noisy.jsonl" <<'PY'
+import json, sys
+for i, line in enumerate(open(sys.argv[1])):
+    v = json.loads(line)
+    v["timing"]["noise"] = {"measured": True, "noisy": i == 0, "cpus": 2, "others_pct": 60.0 if i == 0 else 1.0,
+                            "steal_pct": 0.0, "reference_cv": 0.01, "why": "other processes took 60% of the 2 CPUs' time" if i == 0 else ""}
+    print(json.dumps(v))
+PY
+run_sb import "$R/noisy" "$TMP/noisy.jsonl"
+run_sb metrics "$R/noisy"
+check_out "metrics warn about the verdict timed on a busy machine" "Warning: 1 of the 2 timed problems of samples were timed on a busy machine"
+run_sb metrics "$R/noisy" --json
+got=$(python3 -c 'import json,sys; c=json.load(sys.stdin)["agents"][0]["levels"]["all"]; print(c["timed"], c["timed_noisy"])' <<<"$OUT_TXT" 2>&1)
+check_eq "and --json counts it" "$got" "2 1"
+
 # KernelBench's eval_results.json: one agent and one level; ms; a hack is not correct there either.
 run_sb export "$R/merged" --format kernelbench
 check_rc "kernelbench: a run with two levels needs --level" 2

@@ -20,14 +20,14 @@ static int close_to(double a, double b)
 	} while (0)
 
 /* Candidates by outcome: PASS(agent, ref, level, sample, attempt, vs eager, vs compiled). */
-#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL, 0, 0, 0 }
-#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0 } /* incorrect, runtime_error, timeout */
-#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0 } /* compile_error, format_error */
-#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10", 0, 0, 0 } /* a reject finding */
+#define PASS(ag, p, l, s, a, se, sc) { ag, p, l, s, a, 1, 1, 0, se, sc, 0, 0, NULL, 0, 0, 0, 0 }
+#define WRONG(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0, 0 } /* incorrect, runtime_error, timeout */
+#define NOBUILD(ag, p, l, s, a) { ag, p, l, s, a, 0, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0, 0 } /* compile_error, format_error */
+#define HACK(ag, p, l, s, a, built) { ag, p, l, s, a, built, 0, 1, NAN, NAN, 0, 1, "H10", 0, 0, 0, 0 } /* a reject finding */
 /* A pass whose verdict carries hack findings (ids) that checks.policy flags rather than rejects. */
-#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 0, 0, 0 }
+#define FLAGGED(ag, p, l, s, a, se, ids) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 0, 0, 0, 0 }
 /* A pass whose robust trials failed, with the H17 finding that failure always carries. */
-#define ROBUST_FAILED(ag, p, l, s, a, se) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, "H17", 0, 0, 1 }
+#define ROBUST_FAILED(ag, p, l, s, a, se) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, "H17", 0, 0, 1, 0 }
 
 static void compute(const struct metric_row *rows, size_t n, const struct metric_call *calls, size_t nc,
 		    enum metrics_by by, struct metrics *m)
@@ -418,7 +418,7 @@ static void robust_failures(void **state)
 		/* sample 0 right only on [0, 1), sample 1 a clean 1.2x: --by first keeps the first */
 		ROBUST_FAILED("a", "L1/6", 1, 0, 0, 2.0), PASS("a", "L1/6", 1, 1, 0, 1.2, NAN),
 		/* a robust failure without its finding (a verdict from elsewhere): in fast_p, not in fast_p_robust */
-		{ "a", "L1/7", 1, 0, 0, 1, 1, 0, 2.5, NAN, 0, 0, NULL, 0, 0, 1 },
+		{ "a", "L1/7", 1, 0, 0, 1, 1, 0, 2.5, NAN, 0, 0, NULL, 0, 0, 1, 0 },
 	};
 	struct metrics m;
 	compute(rows, sizeof(rows) / sizeof(*rows), NULL, 0, METRICS_FIRST, &m);
@@ -516,9 +516,9 @@ static void reference_failures(void **state)
 }
 
 /* A verdict with a reward (docs/verdict.md): pass, fail and flagged pass. */
-#define PASS_R(ag, p, l, s, a, se, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 0, NULL, 1, rw, 0 }
-#define WRONG_R(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 1, 0, 0 }
-#define FLAGGED_R(ag, p, l, s, a, se, ids, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 1, rw, 0 }
+#define PASS_R(ag, p, l, s, a, se, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 0, NULL, 1, rw, 0, 0 }
+#define WRONG_R(ag, p, l, s, a) { ag, p, l, s, a, 1, 0, 0, NAN, NAN, 0, 0, NULL, 1, 0, 0, 0 }
+#define FLAGGED_R(ag, p, l, s, a, se, ids, rw) { ag, p, l, s, a, 1, 1, 0, se, NAN, 0, 1, ids, 1, rw, 0, 0 }
 
 /* Agent "sc" on six level-3 problems, the run expecting all six:
  *   L3/1 pass 2.0 (reward 2.5)          L3/2 s0 pass 0.5 (reward 0.8), s1 pass 3.0 (reward 3.0)
@@ -845,6 +845,36 @@ static void pairs_shared_only(void **state)
 }
 
 /* The same input gives the same intervals: the bootstrap is seeded. */
+/* Passes timed on a busy machine (timing.noise.noisy) are counted per cell and named in a warning; a noisy
+ * verdict that is not a clean timed pass is not (its speedup counts nowhere). */
+static void noisy_timings_are_counted_and_said(void **state)
+{
+	(void)state;
+	struct metric_row rows[] = {
+		PASS("a", "L1/1", 1, 0, 0, 1.5, NAN), PASS("a", "L1/2", 1, 0, 0, 2.0, NAN), PASS("a", "L1/3", 1, 0, 0, 0.9, NAN),
+		WRONG("a", "L1/4", 1, 0, 0), PASS("b", "L1/1", 1, 0, 0, 1.4, NAN),
+	};
+	rows[0].noisy = rows[2].noisy = rows[3].noisy = 1;
+	struct metrics m;
+	struct sb_error err;
+	assert_int_equal(metrics_compute(rows, 5, NULL, 0, METRICS_BEST, NULL, &m, &err), 0);
+	assert_int_equal(m.agents[0].cells[0].timed, 3);
+	assert_int_equal(m.agents[0].cells[0].noisy, 2);
+	assert_int_equal(m.agents[1].cells[0].noisy, 0);
+	struct strbuf out = STRBUF_INIT;
+	metrics_table(&m, &out);
+	assert_non_null(strstr(out.buf, "Warning: 2 of the 3 timed problems of a were timed on a busy machine"));
+	assert_null(strstr(out.buf, "problems of b were timed"));
+	strbuf_release(&out);
+	metrics_release(&m);
+	rows[0].noisy = rows[2].noisy = 0;
+	assert_int_equal(metrics_compute(rows, 5, NULL, 0, METRICS_BEST, NULL, &m, &err), 0);
+	metrics_table(&m, &out);
+	assert_null(strstr(out.buf, "busy machine"));
+	strbuf_release(&out);
+	metrics_release(&m);
+}
+
 static void pairs_deterministic(void **state)
 {
 	(void)state;
@@ -892,6 +922,7 @@ int main(void)
 		cmocka_unit_test(pairs_correct),
 		cmocka_unit_test(pairs_shared_only),
 		cmocka_unit_test(pairs_deterministic),
+		cmocka_unit_test(noisy_timings_are_counted_and_said),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

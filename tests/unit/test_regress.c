@@ -51,7 +51,7 @@ static void add_sha(struct regress_run *r, const char *agent, const char *proble
 	int compiled = strcmp(status, "compile_error") != 0;
 	int level = problem[1] - '0';
 	r->mi.rows[i] = (struct metric_row){ agent, problem, level, sample, attempt, compiled, correct,
-					     !strcmp(status, "rejected"), speedup, NAN, 0, 0, NULL, 0, 0, 0 };
+					     !strcmp(status, "rejected"), speedup, NAN, 0, 0, NULL, 0, 0, 0, 0 };
 	r->noise[i] = (struct regress_noise){ status, noise, isnan(noise) ? NULL : "ci95", sha };
 }
 

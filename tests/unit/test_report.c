@@ -310,9 +310,9 @@ static void fastp_steps(void **state)
 	(void)state;
 	/* 5 problems: correct 0.5, 1.0, 1.0, 3.0, one correct untimed; one wrong (6 problems) */
 	struct metric_row rows[6] = {
-		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN, 0, 0, NULL, 0, 0, 0 }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0, 0, NULL, 0, 0, 0 },
-		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0, 0, NULL, 0, 0, 0 }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN, 0, 0, NULL, 0, 0, 0 },
-		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0 }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0 },
+		{ "a", "L1/1", 1, 0, 0, 1, 1, 0, 0.5, NAN, 0, 0, NULL, 0, 0, 0, 0 }, { "a", "L1/2", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0, 0, NULL, 0, 0, 0, 0 },
+		{ "a", "L1/3", 1, 0, 0, 1, 1, 0, 1.0, NAN, 0, 0, NULL, 0, 0, 0, 0 }, { "a", "L1/4", 1, 0, 0, 1, 1, 0, 3.0, NAN, 0, 0, NULL, 0, 0, 0, 0 },
+		{ "a", "L1/5", 1, 0, 0, 1, 1, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0, 0 }, { "a", "L1/6", 1, 0, 0, 1, 0, 0, NAN, NAN, 0, 0, NULL, 0, 0, 0, 0 },
 	};
 	struct metric_problem probs[6];
 	for (int i = 0; i < 6; i++)
