@@ -207,6 +207,7 @@ static int submit(struct agent_session *s, enum agent_stage stage, const char *c
 	snprintf(a->status, sizeof(a->status), "%s", json_string_value(json_object_get(vj, "status")) ?: "unknown");
 	a->sum.cls = attempt_class_of(a->status);
 	a->sum.speedup = num_or_nan(json_object_get(json_object_get(vj, "speedup"), "vs_eager"));
+	a->sum.speedup_lo = num_or_nan(json_array_get(json_object_get(json_object_get(vj, "speedup"), "vs_eager_ci95"), 0));
 	struct strbuf fb = STRBUF_INIT;
 	feedback_from_verdict(vj, s->t.agent->target_speedup, &fb);
 	a->feedback = strbuf_detach(&fb, NULL);

@@ -36,11 +36,13 @@ enum attempt_class attempt_class_of(const char *status);
 struct attempt_summary {
 	enum attempt_class cls;
 	double speedup;        /* vs eager; NAN when not timed */
+	double speedup_lo;     /* the low end of its 95% interval; NAN: none, the point stands for it */
 };
 
 struct stage_policy {
 	int max_attempts;            /* > 0 */
-	double target_speedup;       /* stop once a correct attempt reaches it; <= 0: the first correct one */
+	double target_speedup;       /* stop once a correct attempt's interval lies at or above it (the point
+	                                where it has none); <= 0: the first correct one */
 	long max_tokens;             /* 0 = unlimited */
 	double max_wall_s;           /* 0 = unlimited */
 	int replan;                  /* 0: never replan (refine) */

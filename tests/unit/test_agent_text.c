@@ -283,6 +283,14 @@ static void feedback_by_status(void **state)
 	assert_null(strstr(fb, "kernels")); /* no profile in the verdict: no kernel section */
 	free(fb);
 
+	/* a point above the target whose interval reaches below it: not shown yet (the stage machine goes on) */
+	fb = feedback(verdict("{\"status\": \"pass\", \"message\": \"ok\", \"trials\": [{}],"
+			      " \"timing\": {\"clock\": \"host\", \"pairs\": 9, \"eager\": {\"median_us\": 100.0},"
+			      " \"candidate\": {\"median_us\": 45.0}, \"compiled\": null},"
+			      " \"speedup\": {\"vs_eager\": 2.2, \"vs_eager_ci95\": [1.6, 2.9], \"vs_compiled\": null}}"), 2.0);
+	assert_non_null(strstr(fb, "Target 2.00x: not yet shown: the speedup's interval reaches down to 1.600x"));
+	free(fb);
+
 	fb = feedback(verdict("{\"status\": \"pass\", \"message\": \"ok\", \"timing\": null, \"speedup\": null,"
 			      " \"profile\": {\"kernels\": [{\"name\": \"relu_kernel\", \"total_us\": 75.0, \"calls\": 10},"
 			      " {\"name\": \"memcpy\", \"total_us\": 25.0}]}}"), 2.0);

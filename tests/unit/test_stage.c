@@ -6,9 +6,10 @@
 
 #include "agents/stage.h"
 
-#define C(s) { CLASS_CORRECT, (s) }
-#define COMPILE { CLASS_COMPILE, NAN }
-#define WRONG { CLASS_WRONG, NAN }
+#define C(s) { CLASS_CORRECT, (s), NAN }
+#define CI(s, lo) { CLASS_CORRECT, (s), (lo) }
+#define COMPILE { CLASS_COMPILE, NAN, NAN }
+#define WRONG { CLASS_WRONG, NAN, NAN }
 
 static struct stage_policy policy(void)
 {
@@ -182,8 +183,29 @@ static void target_speedup_stops(void **state)
 	assert_attempt(decide(&p, untimed, 1, 0, 0), STAGE_REPAIR_CORRECTNESS);
 	/* a high speedup on a wrong attempt is no speedup */
 	p = policy();
-	const struct attempt_summary wrong_fast[] = { { CLASS_WRONG, 9.0 } };
+	const struct attempt_summary wrong_fast[] = { { CLASS_WRONG, 9.0, 8.0 } };
 	assert_attempt(decide(&p, wrong_fast, 1, 0, 0), STAGE_REPAIR_CORRECTNESS);
+}
+
+/* With an interval, its low end decides: a point above the target whose interval reaches below it is a
+ * gain the measurement cannot show, so the sample goes on; one attempt whose whole interval clears it
+ * stops it, whichever attempt that is. */
+static void the_target_needs_the_whole_interval(void **state)
+{
+	(void)state;
+	struct stage_policy p = policy(); /* target 2.0 */
+	const struct attempt_summary noisy[] = { CI(2.4, 1.7) };
+	const struct attempt_summary sure[] = { CI(2.4, 1.7), CI(2.1, 2.05) };
+	const struct attempt_summary edge[] = { CI(2.3, 2.0) };
+	assert_attempt(decide(&p, noisy, 1, 0, 0), STAGE_OPTIMIZE);
+	assert_stop(decide(&p, sure, 2, 0, 0), STOP_TARGET);
+	assert_stop(decide(&p, edge, 1, 0, 0), STOP_TARGET);
+	/* nor does a noisy attempt above the target count as stagnating below it */
+	p.replan_stagnant = 2;
+	const struct attempt_summary two_noisy[] = { CI(2.40, 1.7), CI(2.41, 1.7) };
+	struct stage_decision d = decide(&p, two_noisy, 2, 0, 0);
+	assert_int_equal(d.stop, STOP_NONE);
+	assert_int_equal(d.replan, REPLAN_STAGNANT);
 }
 
 static void budgets_stop(void **state)
@@ -255,6 +277,7 @@ int main(void)
 		cmocka_unit_test(only_attempts_since_the_plan_count),
 		cmocka_unit_test(replans_stop_at_the_maximum),
 		cmocka_unit_test(target_speedup_stops),
+		cmocka_unit_test(the_target_needs_the_whole_interval),
 		cmocka_unit_test(budgets_stop),
 		cmocka_unit_test(stop_rules_come_before_replans),
 		cmocka_unit_test(names_round_trip),
