@@ -489,7 +489,7 @@ static void a_candidate_is_judged_as_read_once(void **state)
 		else
 			assert_int_equal(unlink(cand), 0);
 		verdict_init(&v);
-		assert_int_equal(eval_format_check(&src, &v), 0);
+		assert_int_equal(eval_format_check(NULL, &src, &v), 0);
 		assert_int_equal(static_judge(&cfg, NULL, &src, &v), 1);
 		assert_true(starts_with(v.message, "H01: forward calls torch.relu"));
 		assert_true(src.calls_library);
@@ -499,7 +499,7 @@ static void a_candidate_is_judged_as_read_once(void **state)
 	/* read now, the empty file is what it is */
 	candidate_source_load(&src, cand);
 	verdict_init(&v);
-	assert_int_equal(eval_format_check(&src, &v), 1);
+	assert_int_equal(eval_format_check(NULL, &src, &v), 1);
 	assert_int_equal(v.status, V_FORMAT_ERROR);
 	verdict_release(&v);
 	candidate_source_release(&src);
@@ -507,7 +507,7 @@ static void a_candidate_is_judged_as_read_once(void **state)
 	candidate_source_load(&src, cand);
 	assert_int_equal(src.read_errno, ENOENT);
 	verdict_init(&v);
-	assert_int_equal(eval_format_check(&src, &v), 1);
+	assert_int_equal(eval_format_check(NULL, &src, &v), 1);
 	assert_non_null(strstr(v.message, "cannot be read"));
 	verdict_release(&v);
 	candidate_source_release(&src);
