@@ -8,12 +8,13 @@
 #include "../core/log.h"
 #include "../report/inputs.h"
 #include "../report/metrics.h"
+#include "../report/published.h"
 #include "../store/store.h"
 #include "cli.h"
 
 const char cmd_metrics_help[] =
 	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged]\n"
-	"                           [--protocol stitchbench|stitchcuda] [--json]\n\n"
+	"                           [--protocol stitchbench|stitchcuda] [--baseline FILE] [--json]\n\n"
 	"Computes, per agent and level and over all levels: problems, compiled %, correct %, flagged %,\n"
 	"hack %, fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (a clean pass with speedup vs eager > p, over all\n"
 	"problems of --denominator), the geometric-mean speedup over clean passes vs eager and vs\n"
@@ -44,6 +45,11 @@ const char cmd_metrics_help[] =
 	"                the mean reward. There a flagged pass counts as correct and for speed. The default\n"
 	"                when a run was made with the stitchcuda preset (eval.preset)\n"
 	"   --protocol stitchbench  stitchbench's tables only (the default otherwise)\n"
+	"   --baseline FILE  also fast_p and the geometric mean against a published baseline timing file,\n"
+	"                KernelBench's baseline_time_torch*.json ({\"level1\": {\"19_ReLU.py\": {\"mean\": ms}}};\n"
+	"                'stitchbench baseline' writes one) as KernelBench's analysis computes them: the\n"
+	"                baseline's mean over the candidate's mean per call, for each problem's clean pass; the\n"
+	"                file's hardware is named, and a warning says when the candidates ran elsewhere\n"
 	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown; with\n"
 	"                StitchCUDA's protocol each cell has a key \"stitchcuda\"\n\n"
 	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
@@ -78,8 +84,10 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
 		{ "denominator", required_argument, NULL, 'd' }, { "protocol", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "baseline", required_argument, NULL, 'B' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	const char *baseline = NULL;
+	struct published pub = { 0 };
 	struct sb_error err = { 0 };
 	enum metrics_by by = METRICS_FIRST;
 	enum metrics_denominator den = METRICS_ALL;
@@ -93,6 +101,8 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			return 0;
 		} else if (c == 'j') {
 			json = 1;
+		} else if (c == 'B') {
+			baseline = optarg;
 		} else if (c == 'b' && (!strcmp(optarg, "first") || !strcmp(optarg, "best"))) {
 			by = !strcmp(optarg, "best") ? METRICS_BEST : METRICS_FIRST;
 		} else if (c == 'b') {
@@ -122,6 +132,12 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	struct run_input *v = NULL;
 	struct metric_input in = { 0 };
 	struct metrics m = { 0 };
+	if (baseline && published_load(&pub, baseline, &err))
+		return cli_fail(ctx, &err);
+	if (baseline) { /* the candidate's mean and the GPU of each verdict, read as the rows are */
+		in.on_row = published_keep;
+		in.on_row_arg = &pub;
+	}
 	rc = run_inputs_open(&v, argv + optind, n, &err);
 	if (!rc)
 		rc = run_inputs_load(v, n, &in, &err);
@@ -144,6 +160,8 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			for (size_t i = 0; i < n; i++)
 				json_array_append_new(inputs, json_string(v[i].arg));
 			json_object_set_new(j, "inputs", inputs);
+			if (baseline)
+				json_object_set_new(j, "vs_baseline", published_json(&pub, &m, in.rows));
 			char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 			puts(text);
 			free(text);
@@ -153,11 +171,14 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 		} else {
 			struct strbuf out = STRBUF_INIT;
 			metrics_table(&m, &out);
+			if (baseline)
+				published_markdown(&pub, &m, in.rows, &out);
 			fputs(out.buf, stdout);
 			strbuf_release(&out);
 		}
 	}
 	run_inputs_close(v, n);
+	published_release(&pub);
 	metric_input_release(&in);
 	metrics_release(&m);
 	return rc ? cli_fail(ctx, &err) : 0;

@@ -144,6 +144,29 @@ run_sb metrics "$R/noisy" --json
 got=$(python3 -c 'import json,sys; c=json.load(sys.stdin)["agents"][0]["levels"]["all"]; print(c["timed"], c["timed_noisy"])' <<<"$OUT_TXT" 2>&1)
 check_eq "and --json counts it" "$got" "2 1"
 
+# fast_p against a published baseline (KernelBench's baseline_time_torch.json): the baseline's mean over
+# the candidate's (0.1 ms in every fixture), for each representative clean pass: L1/1 2x, L1/2 0.5x, L2/1
+# 3x; L1/4, L2/2 and L2/3 have no entry; 7 problems in the denominator; faster than p means above it
+# (L1/2 at exactly 0.5x is not in fast_0.5, L1/1 at 2x not in fast_2).
+cat >"$TMP/baseline_time_torch.json" <<'JSON'
+{"level1": {"1_Square_GEMM.py": {"mean": 0.2, "hardware": "NVIDIA H100"}, "2_ReLU.py": {"mean": 0.05, "hardware": "NVIDIA H100"},
+            "3_Sum.py": {"mean": 1.0, "hardware": "NVIDIA H100"}},
+ "level2": {"1_Fused.py": {"mean": 0.3, "hardware": "NVIDIA H100"}}}
+JSON
+run_sb metrics "$R/merged" --baseline "$TMP/baseline_time_torch.json"
+check_rc "metrics --baseline" 0
+check_out "it names the file's hardware" "(hardware: NVIDIA H100)"
+check_out "and says the candidates ran elsewhere" "The candidates were timed on NVIDIA H200, not on the baseline's hardware"
+check_out "fast_p and the geomean against the baseline, the problems without an entry listed" \
+	"| samples | 7 | 42.9 | 28.6 | 28.6 | 28.6 | 28.6 | 14.3 | 1.442x (3) | L1/4, L2/2, L2/3 |"
+run_sb metrics "$R/merged" --baseline "$TMP/baseline_time_torch.json" --json
+got=$(python3 -c 'import json,sys; b=json.load(sys.stdin)["vs_baseline"]; a=b["agents"][0]; print(b["hardware"], round(a["fast_pct"]["1"], 1), round(a["geomean"], 3), a["without_baseline"])' <<<"$OUT_TXT" 2>&1)
+check_eq "and in --json" "$got" "NVIDIA H100 28.6 1.442 3"
+echo '{"nothing": 1}' >"$TMP/bad_baseline.json"
+run_sb metrics "$R/merged" --baseline "$TMP/bad_baseline.json"
+check_rc "a file without timings is an input error" 2
+check_err "that says what the layout is" "no timing in it"
+
 # KernelBench's eval_results.json: one agent and one level; ms; a hack is not correct there either.
 run_sb export "$R/merged" --format kernelbench
 check_rc "kernelbench: a run with two levels needs --level" 2
