@@ -7,7 +7,8 @@
 #            and the pytest files marked "# tier: fast" (no evaluation)
 #   -j N     files run at once (default: nproc + 2, at least 3: the files wait on workers, servers and
 #            timeouts often enough that more of them than cores keeps the cores busy); $SB_TEST_JOBS too
-#   NAME     only these files (test_eval, test_shapes, ...)
+#   NAME     only these files (test_eval, test_shapes, ..., or kind:name: unit:test_stage); a NAME that
+#            selects nothing is an error (exit 2), not an empty pass
 #
 # Each file is one job with a log of its own, counted when it ends. A job's line says its counts and wall
 # time; the end lists the slowest files. Files whose assertions are sensitive to load run afterwards, one
@@ -60,7 +61,7 @@ for cand in "${STITCHBENCH_PYTHON:-}" python3 /usr/bin/python3; do
 	if "$cand" -c 'import torch, pytest' >/dev/null 2>&1; then py=$cand; break; fi
 done
 
-selected() { # name
+selected() { # kind:name; a NAME selects it as test_x or as kind:test_x (unit:, e2e:, pytest:)
 	[ ${#only[@]} -eq 0 ] && return 0
 	local o
 	for o in "${only[@]}"; do [ "$o" = "$1" ] || [ "$o" = "${1#*:}" ] && return 0; done
@@ -73,21 +74,31 @@ declare -A path
 names=()
 for t in build/tests/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
-	n=$(basename "$t"); selected "$n" || continue
+	n=$(basename "$t"); selected "unit:$n" || continue
 	names+=("unit:$n"); path["unit:$n"]=$t
 done
 for t in tests/e2e/test_*.sh; do
-	n=$(basename "$t" .sh); selected "$n" || continue
+	n=$(basename "$t" .sh); selected "e2e:$n" || continue
 	[ "$fast" = 1 ] && ! is_fast "$t" && continue
 	names+=("e2e:$n"); path["e2e:$n"]=$t
 done
 if [ -n "$py" ]; then
 	for t in tests/worker/test_*.py; do
-		n=$(basename "$t" .py); selected "$n" || continue
+		n=$(basename "$t" .py); selected "pytest:$n" || continue
 		[ "$fast" = 1 ] && ! is_fast "$t" && continue
 		names+=("pytest:$n"); path["pytest:$n"]=$t
 	done
 fi
+
+# a NAME that selects nothing is a typo or a file not built: say so rather than pass with nothing run
+for o in ${only[@]+"${only[@]}"}; do
+	hit=0
+	for n in ${names[@]+"${names[@]}"}; do [ "$o" = "$n" ] || [ "$o" = "${n#*:}" ] && hit=1; done
+	if [ "$hit" = 0 ]; then
+		echo "tests/run.sh: '$o' selects no test file (names: test_x, or unit:test_x, e2e:test_x, pytest:test_x; unit tests must be built first: make test; --fast leaves out the files not marked fast)" >&2
+		exit 2
+	fi
+done
 
 in_list() { # name list...
 	local x=$1 y; shift
