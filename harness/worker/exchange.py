@@ -124,7 +124,16 @@ def _cu():
     return _driver
 
 
+class OutOfMemory(ExchangeError):
+    """The device had no room for the shared copy (CUDA_ERROR_OUT_OF_MEMORY)."""
+
+
+_OUT_OF_MEMORY = 2
+
+
 def _check(rc, what):
+    if rc == _OUT_OF_MEMORY:
+        raise OutOfMemory("%s failed: the device is out of memory (CUDA driver error %d)" % (what, rc))
     if rc != 0:
         raise ExchangeError("%s failed (CUDA driver error %d)" % (what, rc))
 
@@ -208,23 +217,41 @@ class Exporter:
     """Each export in memory of its own: on a GPU a fresh allocation, unmapped and released here as soon as
     its descriptor exists. The descriptor alone keeps it alive (the driver frees an allocation once every
     handle, shareable ones included, is gone), so it lasts until the reference worker has copied it, and
-    no later call of this process can write to it."""
+    no later call of this process can write to it.
 
-    def export(self, outs, device):
-        """Returns ({"bytes", "outputs"}, fd): fd is this process's to send and then close."""
+    A problem whose outputs fill most of the device leaves no room for a second copy there. Then the
+    allocator's cache is given back and the allocation tried once more; failing that, the outputs go to
+    the host in a sealed memfd (as on the CPU), marked "where": "host". That copy is just as frozen, and
+    the receiver checks its seals whatever the sender claims, so the fallback changes the cost, not what
+    can be trusted."""
+
+    def export(self, outs, device, host=False):
+        """Returns ({"bytes", "outputs"[, "where"]}, fd): fd is this process's to send and then close.
+        host: skip the device (the fallback's path, taken directly)."""
         descr, total = layout(outs)
-        if device.type == "cuda":
-            buf = DeviceMapping(device, total)
+        if device.type != "cuda":
+            return {"bytes": total, "outputs": descr}, sealed_memfd(outs, descr, total)
+        if not host:
             try:
-                for d, t in zip(descr, outs):
-                    buf.tensor[d["offset"]:d["offset"] + d["nbytes"]].copy_(_bytes_of(t))
-                torch.cuda.synchronize(device)
-                fd = buf.export()
-            finally:
-                buf.close()
-        else:
-            fd = sealed_memfd(outs, descr, total)
-        return {"bytes": total, "outputs": descr}, fd
+                return {"bytes": total, "outputs": descr}, self._on_device(outs, descr, total, device)
+            except OutOfMemory:
+                torch.cuda.empty_cache()
+                try:
+                    return {"bytes": total, "outputs": descr}, self._on_device(outs, descr, total, device)
+                except OutOfMemory:
+                    pass
+        return {"bytes": total, "outputs": descr, "where": "host"}, sealed_memfd(outs, descr, total)
+
+    @staticmethod
+    def _on_device(outs, descr, total, device):
+        buf = DeviceMapping(device, total)
+        try:
+            for d, t in zip(descr, outs):
+                buf.tensor[d["offset"]:d["offset"] + d["nbytes"]].copy_(_bytes_of(t))
+            torch.cuda.synchronize(device)
+            return buf.export()
+        finally:
+            buf.close()
 
 
 def sealed_memfd(tensors, descr, total):
@@ -302,34 +329,45 @@ def _check_descr(shared, limit):
 
 
 def take(fd, shared, device, limit):
-    """The outputs behind fd, copied into this process's memory on `device`: [(name, tensor)]. Closes fd."""
+    """The outputs behind fd, copied into this process's memory: [(name, tensor)]. Closes fd. On a GPU
+    the copy lands on `device`, or stays on the host when the sender shared host memory and the device
+    has no room for it (compare_one then brings it over a step at a time)."""
     try:
         total, descr = _check_descr(shared, limit)
-        if device.type == "cuda":
+        if device.type == "cuda" and shared.get("where") != "host":
             m = DeviceMapping(device, total, fd=fd)
             try:
                 outs = [(d["name"], _typed(m.tensor, d).clone()) for d in descr]
                 torch.cuda.synchronize(device)
             finally:
                 m.close()
-        else:
-            if (fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS) != SEALS:
-                raise ExchangeError("the shared outputs are not sealed: they could still change after the reply")
-            size = os.fstat(fd).st_size
-            if size < total:
-                raise ExchangeError("the shared outputs hold %d bytes, not the %d described" % (size, total))
-            # one copy, read straight into this process's own buffer; the outputs are views of it
-            raw = torch.empty(total, dtype=torch.uint8)
-            view, done = memoryview(raw.numpy()), 0
-            while done < total:
-                n = os.preadv(fd, [view[done:]], done)
-                if n <= 0:
-                    raise ExchangeError("the shared outputs ended after %d of %d bytes" % (done, total))
-                done += n
-            outs = [(d["name"], _typed(raw, d)) for d in descr]
-        return outs
+            return outs
+        raw = _read_sealed(fd, total)
+        if device.type == "cuda":
+            try:
+                raw = raw.to(device)
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+        return [(d["name"], _typed(raw, d)) for d in descr]
     finally:
         os.close(fd)
+
+
+def _read_sealed(fd, total):
+    """total bytes of a sealed memfd in one copy, read straight into this process's own buffer."""
+    if (fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS) != SEALS:
+        raise ExchangeError("the shared outputs are not sealed: they could still change after the reply")
+    size = os.fstat(fd).st_size
+    if size < total:
+        raise ExchangeError("the shared outputs hold %d bytes, not the %d described" % (size, total))
+    raw = torch.empty(total, dtype=torch.uint8)
+    view, done = memoryview(raw.numpy()), 0
+    while done < total:
+        n = os.preadv(fd, [view[done:]], done)
+        if n <= 0:
+            raise ExchangeError("the shared outputs ended after %d of %d bytes" % (done, total))
+        done += n
+    return raw
 
 
 def _typed(raw, d):
@@ -370,7 +408,13 @@ def _zero(t):
 
 
 def _equal_bytes(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(_bytes_of(a), _bytes_of(b))
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    x, y = _bytes_of(a), _bytes_of(b)
+    if x.device == y.device:
+        return torch.equal(x, y)
+    step = _step(x) * 8
+    return all(torch.equal(x[lo:lo + step], y[lo:lo + step].to(x.device)) for lo in range(0, x.numel(), step))
 
 
 def _value(t, i):
@@ -398,7 +442,8 @@ def compare_one(e, a, tol):
     worst, worst_i = float("-inf"), -1
     step = _step(ef)
     for lo in range(0, n, step):
-        x, y = ef[lo:lo + step].double(), af[lo:lo + step].double()
+        # an output kept on the host (take) comes to the device a step at a time
+        x, y = ef[lo:lo + step].double(), af[lo:lo + step].to(ef.device).double()
         if floating:
             fin = torch.isfinite(x) & torch.isfinite(y)
             same_inf = ~fin & (x == y)  # the same infinity: a difference of 0 (NaN never equals)
@@ -413,7 +458,7 @@ def compare_one(e, a, tol):
             dmax = torch.where(ok, d, torch.where(nan_pair, torch.full_like(d, -1.0), torch.full_like(d, float("inf"))))
             rel_inf = bool((bad & ~nan_pair & xfin & (x != 0)).any())
         else:
-            x0, y0 = ef[lo:lo + step], af[lo:lo + step]
+            x0, y0 = ef[lo:lo + step], af[lo:lo + step].to(ef.device)
             ok = torch.ones_like(x, dtype=torch.bool)
             bad = ~ok
             # integers that differ differ by at least 1, even where a double rounds them together

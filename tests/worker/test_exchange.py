@@ -187,3 +187,28 @@ def test_the_cpu_steps_give_what_one_whole_pass_gives(monkeypatch, dtype):
     stepped = (one(e, a), exchange.digest([("out0", e)]), exchange.digest([("out0", a)]))
     assert json.dumps(stepped, sort_keys=True) == json.dumps(whole, sort_keys=True)  # NaN never equals itself
     assert whole[0]["worst_index"] in (6000, 4100, 9000) and whole[1] != whole[2], whole
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: the device's fallback to host memory")
+def test_outputs_shared_through_the_host_compare_as_on_the_device():
+    """The fallback a full device takes (exchange.Exporter): the outputs go out in a sealed memfd marked
+    "where": "host", are taken on the device or kept on the host, and compare as the device's copy does."""
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(3)
+    e = [torch.randn(1000, 37, device=dev, generator=g), torch.arange(5000, device=dev)]
+    a = [e[0].clone(), e[1].clone()]
+    a[0][7, 3] += 1.0
+    a[1][4000] = -1
+    shared, fd = exchange.Exporter().export(a, dev, host=True)
+    assert shared["where"] == "host"
+    host = exchange.take(fd, shared, torch.device("cpu"), 0)      # kept on the host, as when the device is full
+    shared2, fd2 = exchange.Exporter().export(a, dev)
+    assert "where" not in shared2
+    ondev = exchange.take(fd2, shared2, dev, 0)
+    assert host[0][1].device.type == "cpu" and ondev[0][1].device.type == "cuda"
+    mine = exchange.held(e)
+    r_host, r_dev = exchange.stats(mine, host, TOL), exchange.stats(mine, ondev, TOL)
+    assert r_host == r_dev, (r_host, r_dev)
+    assert not r_host["bitwise"] and [o["n_mismatched"] for o in r_host["outputs"]] == [1, 1], r_host
+    same = exchange.stats(mine, exchange.held([t.cpu() for t in e]), TOL)
+    assert same["bitwise"] and all(o["n_mismatched"] == 0 for o in same["outputs"]), same
