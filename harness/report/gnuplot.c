@@ -132,7 +132,7 @@ static int write_text(const char *path, const struct strbuf *text, struct sb_err
 static void terminal(struct strbuf *gp, const struct gnuplot *g, const struct plot *p, int svg)
 {
 	if (svg)
-		strbuf_addf(gp, "set terminal svg size %d,%d dynamic noenhanced font 'Sans,11' background '#ffffff'\n",
+		strbuf_addf(gp, "set terminal svg size %d,%d dynamic noenhanced font 'Sans,12' background '#ffffff'\n",
 			    p->width, p->height);
 	else if (!strcmp(g->png_terminal, "pngcairo"))
 		strbuf_addf(gp, "set terminal pngcairo size %d,%d noenhanced font 'Sans,10' background '#ffffff'\n",

@@ -11,14 +11,44 @@
 
 #define W 900
 #define H 500
-#define SPEEDUP_AXIS_CAP 10.0   /* fast_p's x axis ends here at most: beyond it the curves are flat tails */
+#define FASTP_MAX 2.0   /* fast_p's x axis ends here: p = 0 to 2 are the thresholds results are quoted at */
+#define NEUTRAL "#444444" /* axes, reference lines and key entries that stand for no agent */
+#define FONT_PX 12      /* the SVG terminal's font (gnuplot.c): label widths are estimated from it */
+#define LINE_PX 16      /* a line of text at that size, with room to spare: the least distance between labels */
 
-/* Colour-blind-safe colours (Okabe and Ito), then greys; an agent keeps its colour in every plot. */
+/* An agent's colour, by its index in the results table, the same in every plot of a report. The
+ * colour-blind-safe colours of Okabe and Ito without yellow (too faint on white) and black, then darker
+ * ones from Paul Tol's palettes: no agent is drawn in grey, the colour of axes, grids and reference lines.
+ * Beyond ten agents the colours repeat; each plot's key still names every series. */
 static const char *colour(size_t i)
 {
-	static const char *const c[] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-					 "#999999" };
+	static const char *const c[] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255",
+					 "#332288", "#999933", "#661100" };
 	return c[i % (sizeof(c) / sizeof(c[0]))];
+}
+
+/* About how wide a label of n characters is at FONT_PX: gnuplot does not say, and a generous guess only
+ * costs some white space. */
+static double text_px(size_t n)
+{
+	return 0.7 * FONT_PX * (double)n;
+}
+
+/* The longest agent name, in bytes, of the agents `only` marks (NULL: all). */
+static size_t longest_name(const struct metrics *m, const int *only)
+{
+	size_t n = 0;
+	for (size_t a = 0; a < m->nagents; a++)
+		if (!only || only[a])
+			n = n > strlen(m->agents[a].name) ? n : strlen(m->agents[a].name);
+	return n;
+}
+
+/* The room a key outside right takes: its sample, the gaps and the longest entry, an agent's name and
+ * `extra` characters more. */
+static double key_px(const struct metrics *m, const int *only, size_t extra)
+{
+	return 110 + text_px(longest_name(m, only) + extra);
 }
 
 static void header(struct plot *p, const char *title)
@@ -94,23 +124,26 @@ static void log_range(struct strbuf *b, const char *axis, double lo, double hi)
 void report_plot_fastp(const struct report_data *d, struct plot *p)
 {
 	const struct metrics *m = &d->m;
-	double maxs = 0;
-	size_t beyond = 0;
+	const double xmax = FASTP_MAX;
+	size_t beyond = 0, timed_n = 0;
 	for (size_t a = 0; a < m->nagents; a++)
 		for (size_t i = 0; i < m->agents[a].nproblems; i++) {
 			const struct metric_row *r = m->agents[a].problems[i].rep;
 			if (metrics_clean(r) && timed(r->speedup_eager)) {
-				maxs = fmax(maxs, r->speedup_eager);
-				beyond += r->speedup_eager > SPEEDUP_AXIS_CAP;
+				timed_n++;
+				beyond += r->speedup_eager > xmax;
 			}
 		}
 	if (!m->nagents) {
 		plot_omit(p, "fast_p curves: no verdicts in these runs.");
 		return;
 	}
-	double xmax = fmax(2.5, fmin(maxs * 1.05, SPEEDUP_AXIS_CAP));
+	p->width = (int)fmax(W, 620 + key_px(m, NULL, 0));
 	header(p, "fast_p: % of problems passed cleanly and faster than p x eager");
-	strbuf_addf(&p->body, "set xlabel 'p (speedup vs eager)'\nset ylabel '%% of problems'\nset xrange [0:%.6g]\n"
+	/* the ticks are the thresholds results are quoted at, and the axis says so */
+	strbuf_addf(&p->body, "set xlabel 'threshold p (speedup vs eager), from fast_0 to fast_2'\n"
+			      "set ylabel '%% of problems'\nset xrange [0:%.6g]\n"
+			      "set xtics ('0' 0, '0.5' 0.5, '1' 1, '1.5' 1.5, '2' 2)\n"
 			      "set yrange [0:105]\nset arrow from 1, graph 0 to 1, graph 1 nohead dt 2 lc rgb '#888888'\n",
 		    xmax);
 	double *xs = NULL, *ys = NULL;
@@ -139,16 +172,12 @@ void report_plot_fastp(const struct report_data *d, struct plot *p)
 	strbuf_addch(&p->body, '\n');
 	free(xs);
 	free(ys);
-	p->caption = xstrdup("fast_p curves, all levels: for each threshold p, the percentage of an agent's problems whose "
+	p->caption = xstrfmt("fast_p curves, all levels: for each threshold p, the percentage of an agent's problems whose "
 			     "representative candidate is correct with no hack finding and more than p times as fast as eager "
-			     "PyTorch (docs/metrics.md). At p = 0 a curve starts at fast_0 (correct % less the flagged passes); "
-			     "dots mark the p values of the tables; the dashed line is p = 1.");
-	if (beyond) {
-		char *c = xstrfmt("%s The axis ends at p = 10, where each curve's last value counts its problems faster "
-				  "than that (%zu in all).", p->caption, beyond);
-		free(p->caption);
-		p->caption = c;
-	}
+			     "PyTorch (docs/metrics.md). The axis spans p = 0 to 2, the thresholds results are quoted at: a "
+			     "curve starts at fast_0 (correct %% less the flagged passes) and ends at fast_2, the problems more "
+			     "than twice as fast as eager (%zu of the %zu clean timed passes of all agents); dots mark the p "
+			     "values of the tables; the dashed line is p = 1.", beyond, timed_n);
 }
 
 /* ---------- speedup distributions ---------- */
@@ -181,7 +210,10 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 		plot_omit(p, "Speedup distributions: no clean pass (correct with no hack finding) has a speedup.");
 		return;
 	}
-	p->width = (int)fmax(W, 160 + 140 * (double)m->nagents);
+	/* Tick labels turned 20 degrees whose anchors are s apart lie s sin 20 apart across, however long they
+	 * are: columns of 140 px keep them 48 px apart, three lines. The key outside right gets room for the
+	 * longest name. */
+	p->width = (int)fmax(W, 110 + key_px(m, NULL, 0) + 140 * (double)m->nagents);
 	header(p, "Speedups of clean passes (log scale)");
 	log_range(&p->body, "y", lo, hi);
 	strbuf_addf(&p->body, "set ylabel 'speedup (x, log scale)'\nset xrange [0.4:%zu.6]\nset xtics (", m->nagents);
@@ -196,8 +228,9 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 	strbuf_addstr(&p->body, ") rotate by -20\nset grid noxtics\nset style boxplot fraction 1.0\nset boxwidth 0.25\n"
 				"set style fill transparent solid 0.15\n"
 				"set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#888888'\nplot");
-	int first = 1, titled[2] = { 0, 0 };
-	for (size_t a = 0; a < m->nagents; a++)
+	int first = 1;
+	for (size_t a = 0; a < m->nagents; a++) {
+		int titled = 0;
 		for (int side = 0; side < 2; side++) {
 			size_t k = 0;
 			double x = (double)(a + 1) + (n_comp ? (side ? 0.18 : -0.18) : 0);
@@ -210,26 +243,33 @@ void report_plot_speedups(const struct report_data *d, struct plot *p)
 			end_block(p);
 			if (!k)
 				continue;
+			/* the agent's colour on both sides, as in every other plot; the side is the point's shape */
 			size_t block = 2 * a + (size_t)side;
-			const char *c = side ? "#E69F00" : "#0072B2";
+			const char *c = colour(a);
 			strbuf_addstr(&p->body, first ? " " : ", \\\n    ");
 			if (k >= 4) /* gnuplot draws a box from four points on */
 				strbuf_addf(&p->body, "'%s.dat' index %zu using (%.2f):2 with boxplot lc rgb '%s' notitle, \\\n    ",
 					    p->name, block, x, c);
-			strbuf_addf(&p->body, "'%s.dat' index %zu using 1:2 with points pt 7 ps 0.6 lc rgb '%s'", p->name, block, c);
-			if (!titled[side])
-				strbuf_addf(&p->body, " title '%s'", side ? "vs torch.compile" : "vs eager");
+			strbuf_addf(&p->body, "'%s.dat' index %zu using 1:2 with points pt %d ps 0.6 lc rgb '%s'", p->name,
+				    block, side ? 6 : 7, c);
+			if (!titled++)
+				agent_title(&p->body, m->agents[a].name);
 			else
 				strbuf_addstr(&p->body, " notitle");
-			titled[side] = 1;
 			first = 0;
 		}
+	}
+	if (n_comp) /* key entries for the two shapes, in no agent's colour */
+		strbuf_addf(&p->body, ", \\\n    NaN with points pt 7 ps 0.6 lc rgb '%s' title 'filled, left: vs eager', "
+				      "\\\n    NaN with points pt 6 ps 0.6 lc rgb '%s' title 'open, right: vs torch.compile'",
+			    NEUTRAL, NEUTRAL);
 	strbuf_addch(&p->body, '\n');
 	p->caption = xstrfmt("Speedup distributions, all levels, log scale: one dot per problem whose representative "
 			     "candidate is correct with no hack finding and timed (n per agent; flagged passes are left out), "
-			     "and from four dots on a box (quartiles and median) with whiskers to the smallest and largest; blue: "
-			     "speedup vs eager PyTorch%s. The dashed line is 1x: below it the candidate is slower.",
-			     n_comp ? ", orange: vs torch.compile" : " (torch.compile was not timed)");
+			     "and from four dots on a box (quartiles and median) with whiskers to the smallest and largest, in "
+			     "the agent's colour; %s. The dashed line is 1x: below it the candidate is slower.",
+			     n_comp ? "filled dots (left): speedup vs eager PyTorch, open dots (right): vs torch.compile"
+				    : "speedup vs eager PyTorch (torch.compile was not timed)");
 }
 
 /* ---------- per-problem bars ---------- */
@@ -264,14 +304,20 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 				hi = fmax(hi, r->speedup_eager);
 			}
 		}
-	double slot = fmax(16, 10 * (double)na + 8);
-	p->width = (int)fmin(12000, fmax(700, 160 + (double)np * slot));
+	/* A problem's labels are rotated upright, so a slot of a line's height keeps them apart; past the
+	 * widest plot a page should scroll, every k-th problem is labelled instead. The key's room is taken
+	 * from the longest agent name. */
+	double slot = fmax(LINE_PX, 10 * (double)na + 8), frame = 110 + key_px(m, NULL, 0);
+	p->width = (int)fmin(12000, fmax(700, frame + (double)np * slot));
+	double per = ((double)p->width - frame) / (double)np;
+	size_t every = per >= LINE_PX ? 1 : (size_t)ceil(LINE_PX / per);
 	header(p, "Speedup vs eager per problem (log scale)");
 	log_range(&p->body, "y", isfinite(lo) ? lo : 1, hi > 0 ? hi : 1);
 	strbuf_addf(&p->body, "set ylabel 'speedup vs eager (x, log scale)'\nset xrange [0.4:%zu.6]\nset grid noxtics\n"
-			      "set xtics rotate by 90 right font ',9' (", np);
-	for (size_t i = 0; i < np; i++)
-		strbuf_addf(&p->body, "%s'%s' %zu", i ? ", " : "", probs[i], i + 1); /* refs are L<n>/<n> */
+			      "set xtics rotate by 90 right (", np);
+	for (size_t i = 0, n = 0; i < np; i++)
+		if (i % every == 0) /* refs are L<n>/<n> */
+			strbuf_addf(&p->body, "%s'%s' %zu", n++ ? ", " : "", probs[i], i + 1);
 	strbuf_addstr(&p->body, ")\nset style fill solid 0.85 noborder\n"
 				"set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#444444'\nplot");
 	double w = 0.8 / (double)na;
@@ -319,6 +365,12 @@ void report_plot_problems(const struct report_data *d, struct plot *p)
 			     "up from the 1x line is faster than eager, down is slower, a dot ends each bar. x on the 1x line: not correct "
 			     "(did not compile, wrong, crashed, a hack, or no verdict); o: correct but not timed, or a pass with a "
 			     "hack finding (flagged: its speedup is not counted, see \"Flagged passes\").");
+	if (every > 1) {
+		char *c = xstrfmt("%s With %zu problems, one in %zu is labelled on the x axis, so that labels do not "
+				  "overlap; \"Outcome per problem\" lists them all.", p->caption, np, every);
+		free(p->caption);
+		p->caption = c;
+	}
 }
 
 /* ---------- best speedup by attempt (iterative agents) ---------- */
@@ -350,6 +402,73 @@ static int point_type(size_t agent, int open)
 	return filled[agent % (sizeof(filled) / sizeof(*filled))] - open;
 }
 
+static int counted_in_row(const struct metric_agent *ag, const char *problem)
+{
+	for (size_t i = 0; i < ag->nproblems; i++)
+		if (!strcmp(ag->problems[i].rep->problem, problem))
+			return 1;
+	return 0;
+}
+
+static int has_traj(const struct report_data *d, const char *agent, const char *problem)
+{
+	for (size_t t = 0; t < d->ntraj; t++)
+		if (!strcmp(d->traj[t].attempts[0]->agent, agent) && !strcmp(d->traj[t].attempts[0]->problem, problem))
+			return 1;
+	return 0;
+}
+
+/* The trajectories the plot counts for the iterative agents, over the problems of each one's row of the
+ * results table: its trajectories of those problems, and for each of them it has no verdict for (a failure
+ * in the table) the row's stand-in, one attempt that never passes. A trajectory of a problem the row
+ * leaves out is left out too; `out` says, per agent, what the plot is over and what it left out. */
+static size_t attempt_trajectories(const struct report_data *d, const int *iterative, struct report_traj **sel,
+				   struct strbuf *out)
+{
+	const struct metrics *m = &d->m;
+	size_t cap = d->ntraj, n = 0;
+	for (size_t a = 0; a < m->nagents; a++)
+		cap += iterative[a] ? m->agents[a].nproblems : 0;
+	*sel = xcalloc(cap ? cap : 1, sizeof(**sel));
+	for (size_t a = 0; a < m->nagents; a++) {
+		const struct metric_agent *ag = &m->agents[a];
+		if (!iterative[a])
+			continue;
+		size_t first = n, stand_ins = 0, dropped = 0, named = 0;
+		const char *last = NULL; /* d->traj is sorted by agent and problem: a problem's are adjacent */
+		struct strbuf names = STRBUF_INIT;
+		for (size_t t = 0; t < d->ntraj; t++) {
+			const struct report_traj *tr = &d->traj[t];
+			if (strcmp(tr->attempts[0]->agent, ag->name))
+				continue;
+			if (counted_in_row(ag, tr->attempts[0]->problem)) {
+				(*sel)[n++] = *tr;
+			} else {
+				dropped++;
+				if ((!last || strcmp(last, tr->attempts[0]->problem)) && named++ < 10) /* a caption, not a list */
+					strbuf_addf(&names, "%s%s", names.len ? ", " : "", tr->attempts[0]->problem);
+				last = tr->attempts[0]->problem;
+			}
+		}
+		for (size_t i = 0; i < ag->nproblems; i++)
+			if (!has_traj(d, ag->name, ag->problems[i].rep->problem)) {
+				(*sel)[n++] = (struct report_traj){ &ag->problems[i].rep, 1, 0, 0, NAN };
+				stand_ins++;
+			}
+		strbuf_addf(out, " %s: the same %zu problems as the results table, %zu trajectories", ag->name,
+			    ag->nproblems, n - first - stand_ins);
+		if (stand_ins)
+			strbuf_addf(out, " and %zu problems without a verdict, drawn as trajectories that never pass since the "
+				    "table counts them as failures", stand_ins);
+		if (dropped)
+			strbuf_addf(out, "; left out, as the table leaves them out (docs/metrics.md, \"Which problems "
+				    "count\"): %zu trajectories of %s%s", dropped, names.buf, named > 10 ? " and more" : "");
+		strbuf_addch(out, '.');
+		strbuf_release(&names);
+	}
+	return n;
+}
+
 void report_plot_attempts(const struct report_data *d, struct plot *p)
 {
 	const struct metrics *m = &d->m;
@@ -359,14 +478,22 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	int *iterative = xcalloc(m->nagents ? m->nagents : 1, sizeof(int));
 	for (size_t a = 0; a < m->nagents; a++)
 		nit += (size_t)(iterative[a] = report_agent_iterative(d, a));
-	for (size_t t = 0; t < d->ntraj; t++) /* only iterative agents have trajectories longer than 1 */
-		if ((int)d->traj[t].n > kmax)
-			kmax = (int)d->traj[t].n;
 	if (!nit) {
 		free(iterative);
 		plot_omit(p, "Best speedup by attempt: no iterative agent in these runs (every sample has a single attempt).");
 		return;
 	}
+	/* The curves are those of report_attempt_curve over the selected trajectories: a copy of d that holds
+	 * them in place of all. */
+	struct strbuf over = STRBUF_INIT;
+	struct report_data sub = *d;
+	struct report_traj *sel;
+	sub.ntraj = attempt_trajectories(d, iterative, &sel, &over);
+	sub.traj = sel;
+	for (size_t t = 0; t < sub.ntraj; t++)
+		if ((int)sel[t].n > kmax)
+			kmax = (int)sel[t].n;
+	kmax = kmax ? kmax : 1;
 	double *corr = xcalloc((size_t)kmax, sizeof(double)), *fast = xcalloc((size_t)kmax, sizeof(double));
 	double *geo = xcalloc((size_t)kmax, sizeof(double));
 	size_t *ngeo = xcalloc((size_t)kmax, sizeof(size_t));
@@ -375,7 +502,7 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	for (size_t a = 0; a < m->nagents; a++) {
 		if (!iterative[a])
 			continue;
-		report_attempt_curve(d, a, kmax, corr, fast, geo, ngeo);
+		report_attempt_curve(&sub, a, kmax, corr, fast, geo, ngeo);
 		int any_geo = 0;
 		for (int k = 0; k < kmax; k++) {
 			strbuf_addf(&p->data, "%d", k + 1);
@@ -410,12 +537,20 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 		strbuf_release(&t2);
 		block++;
 	}
+	/* Fixed margins, so that the panels' x axes line up whatever their keys' widths, and a key placed
+	 * right of them, in room made for the longest entry: left to gnuplot, a key outside fixed margins
+	 * lies on the curves. */
+	double key = key_px(m, iterative, strlen(": faster than eager")) + 10;
+	p->width = (int)fmax(W, 620 + key);
 	p->height = bottom.len ? 720 : 420;
 	header(p, "Iterative agents: the best candidate within k attempts");
 	strbuf_addf(&p->body, "set xrange [0.5:%d.5]\nset xlabel 'attempts made (k)'\n%s", kmax,
 		    kmax <= 25 ? "set xtics 1\n" : "");
-	if (bottom.len) /* fixed margins, so that the panels' x axes line up whatever their keys' widths */
-		strbuf_addstr(&p->body, "set multiplot layout 2,1\nset lmargin at screen 0.09\nset rmargin at screen 0.68\n");
+	strbuf_addf(&p->body, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+			      "set key at screen %.4f, graph 1 left top vertical Left reverse\n",
+		    90.0 / p->width, (p->width - key) / p->width, (p->width - key + 20) / p->width);
+	if (bottom.len)
+		strbuf_addstr(&p->body, "set multiplot layout 2,1\n");
 	strbuf_addf(&p->body, "set ylabel '%% of trajectories'\nset yrange [0:105]\n%s\n", top.buf);
 	if (bottom.len) {
 		strbuf_addstr(&p->body, "unset title\nset ylabel 'geomean best speedup so far'\n");
@@ -430,17 +565,20 @@ void report_plot_attempts(const struct report_data *d, struct plot *p)
 	free(geo);
 	free(ngeo);
 	free(iterative);
+	free(sel);
 	p->caption = xstrfmt("Iterative agents, all levels: a trajectory is one sample of one problem, its attempts in "
-			     "order. Top: %% of trajectories with a correct candidate (solid) and with a clean pass (no hack "
+			     "order; the curves are over the problems of the results table.%s "
+			     "Top: %% of trajectories with a correct candidate (solid) and with a clean pass (no hack "
 			     "finding) faster than eager (dashed) among their first k attempts; a trajectory that stopped "
 			     "earlier keeps its last state. "
 			     "So that equal series stay visible, each is drawn a little above or below its values (4 points "
 			     "of %% at most on top, 4%% below) and each agent has its own point shape; plots/attempts.dat "
 			     "holds the exact values. %s",
-			     lo <= hi ? "Bottom: geometric mean, over the trajectories that have a clean timed pass by "
+			     over.buf, lo <= hi ? "Bottom: geometric mean, over the trajectories that have a clean timed pass by "
 					"attempt k, of the best speedup vs eager so far (log scale); the set grows with k, "
 					"so a newly solved slow problem can lower it."
 				      : "No trajectory has a clean timed pass, so there is no speedup panel.");
+	strbuf_release(&over);
 }
 
 /* ---------- tokens and cost against speedup ---------- */
@@ -487,7 +625,6 @@ void report_plot_tokens(const struct report_data *d, struct plot *p)
 	int cost_panel = chi > 0;
 	double floor_y = (isfinite(lo) ? fmin(lo, 1) : 1) / 2;
 	size_t (*n)[2] = xcalloc(m->nagents ? m->nagents : 1, sizeof(*n));
-	p->width = cost_panel ? 1100 : W;
 	/* blocks 2a (solved) and 2a + 1 (not solved): tokens, cost (? when none), best speedup or the floor */
 	for (size_t a = 0; a < m->nagents; a++)
 		for (int unsolved = 0; unsolved < 2; unsolved++) {
@@ -503,6 +640,11 @@ void report_plot_tokens(const struct report_data *d, struct plot *p)
 			}
 			end_block(p);
 		}
+	int *keyed = xcalloc(m->nagents ? m->nagents : 1, sizeof(int)); /* each panel's key names these */
+	for (size_t a = 0; a < m->nagents; a++)
+		keyed[a] = n[a][0] + n[a][1] > 0;
+	p->width = (int)fmax(cost_panel ? 1100 : W, (1 + cost_panel) * (420 + key_px(m, keyed, 0)));
+	free(keyed);
 	header(p, "LLM tokens and cost against the best speedup of each trajectory");
 	log_range(&p->body, "y", floor_y, isfinite(hi) ? hi : 1);
 	strbuf_addf(&p->body, "set ylabel 'best speedup vs eager (x, log scale)'\nset ytics add ('not correct' %.10g)\n"
@@ -647,9 +789,11 @@ void report_plot_findings(const struct report_data *d, struct plot *p)
 		for (int sev = 0; sev < 2; sev++) {
 			if (!(sev ? nf : nr))
 				continue;
-			strbuf_addf(&cmd, "%s '%s.dat' index %zu using 1:2:3:4:5:6 with boxxyerror %s lc rgb '%s'",
+			/* fc as well as lc: the SVG terminal draws a pattern in the fill colour, by default the
+			 * first line type's (purple), not the line's */
+			strbuf_addf(&cmd, "%s '%s.dat' index %zu using 1:2:3:4:5:6 with boxxyerror %s lc rgb '%s' fc rgb '%s'",
 				    first ? "plot" : ", \\\n    ", p->name, 2 * a + (size_t)sev,
-				    sev ? "fs pattern 4 border" : "fs solid 0.85 noborder", colour(a));
+				    sev ? "fs pattern 4 border" : "fs solid 0.85 noborder", colour(a), colour(a));
 			if (sev == 0 || !nr)
 				agent_title(&cmd, m->agents[a].name);
 			else
@@ -659,7 +803,7 @@ void report_plot_findings(const struct report_data *d, struct plot *p)
 	}
 	free(with);
 	free(rank);
-	p->width = (int)fmax(W, 160 + (double)nid * fmax(40, 14 * (double)na + 10));
+	p->width = (int)fmax(W, 110 + key_px(m, NULL, 0) + (double)nid * fmax(40, 14 * (double)na + 10));
 	header(p, "Candidates with a hack finding, by id");
 	size_t step = count_tick_step(top);
 	strbuf_addf(&p->body, "set ylabel 'candidates'\nset yrange [0:%zu]\nset ytics 0, %zu\nset mytics 1\n"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # report_dom.py - opens a stitchbench report in headless Chromium and prints what was rendered, as JSON, for
-# tests/e2e/test_report.sh to assert on: tables, each plot's <svg> and how much it drew, images, every fetch
-# the page made, attributes that point outside the page, where each table and plot starts on a page 1280 px
-# wide; plus a screenshot and how much of it is not blank.
+# tests/e2e/test_report.sh and test_report_plots.sh to assert on: tables, each plot's <svg> and how much it
+# drew, images, every fetch the page made, attributes that point outside the page, where each table and plot
+# starts on a page 1280 px wide; per plot, every text's rendered size and box, each series' key, colours and
+# vertices, and its panels' frames; plus a screenshot and how much of it is not blank.
 # Usage: report_dom.py REPORT.html SCREENSHOT.png
 import html
 import json
@@ -18,6 +19,75 @@ import zlib
 # Runs inside a page that holds the report in an iframe (same origin with --allow-file-access-from-files),
 # once the report has loaded, and writes its findings into <pre id="facts">.
 PROBE = r"""
+// Each <text> as rendered: its characters, its font size in page pixels (the computed size times the scale
+// from its user units to the page, so a shrunk SVG counts as small), the four corners of its box on the page
+// (rotated labels stay rotated boxes) and the point its transform puts it at (labels of one axis share a
+// baseline or a column).
+function textBoxes(s) {
+  return Array.from(s.querySelectorAll('text')).filter(function (t) { return t.textContent.trim(); }).map(function (t) {
+    var b = t.getBBox(), m = t.getScreenCTM(), size = parseFloat(getComputedStyle(t).fontSize);
+    var corner = function (x, y) { return [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]; };
+    var at = t.parentNode.getScreenCTM ? t.parentNode.getScreenCTM() : m;
+    return { text: t.textContent, px: size * Math.sqrt(m.a * m.a + m.b * m.b),
+             angle: Math.round(Math.atan2(m.b, m.a) * 180 / Math.PI),
+             at: [at.e, at.f], anchor: getComputedStyle(t).textAnchor,
+             quad: [corner(b.x, b.y), corner(b.x + b.width, b.y), corner(b.x + b.width, b.y + b.height),
+                    corner(b.x, b.y + b.height)] };
+  });
+}
+// gnuplot draws each plotted series (and its key entry) in a group of its own: its key text, the colours
+// its lines, points and bars are drawn in (a point's colour is the CSS color its symbol takes, a hatched
+// bar's the colour of its pattern's lines), and the vertices of its lines on the page, key sample left out.
+function series(s) {
+  var d = s.ownerDocument;
+  return Array.from(s.querySelectorAll('g[id*="gnuplot_plot_"]')).map(function (g) {
+    var colours = {}, points = [], keys = [];
+    var add = function (c) {
+      var u = /url\("?#([^")]+)"?\)/.exec(c);
+      if (!u) { colours[c] = 1; return; }
+      var pat = d.getElementById(u[1]);
+      if (pat) pat.querySelectorAll('path, line, rect, polygon').forEach(function (e) {
+        var cs = getComputedStyle(e);
+        if (cs.stroke !== 'none') colours[cs.stroke] = 1;
+        if (cs.fill !== 'none') colours[cs.fill] = 1;
+      });
+    };
+    g.querySelectorAll('text').forEach(function (t) { if (t.textContent.trim()) keys.push(t.textContent); });
+    g.querySelectorAll('path, use, rect, circle, polygon, polyline, line').forEach(function (e) {
+      if (e.closest('pattern')) return;
+      var cs = getComputedStyle(e);
+      if (e.tagName === 'use') add(cs.color);
+      else {
+        if (cs.stroke && cs.stroke !== 'none') add(cs.stroke);
+        if (cs.fill && cs.fill !== 'none') add(cs.fill);
+      }
+      if (e.tagName === 'path' && e.getAttribute('d')) {
+        // a titled series' first segment is its key sample: the data is the rest
+        var segs = e.getAttribute('d').split('M').filter(function (x) { return x.trim(); });
+        var m = e.getScreenCTM();
+        segs.forEach(function (seg, i) {
+          if (keys.length && i === 0 && segs.length > 1) return;
+          (seg.match(/-?[0-9.]+,-?[0-9.]+/g) || []).forEach(function (pt) {
+            var p = pt.split(',').map(Number);
+            points.push([m.a * p[0] + m.c * p[1] + m.e, m.b * p[0] + m.d * p[1] + m.f]);
+          });
+        });
+      }
+    });
+    return { id: g.id, keys: keys, colours: Object.keys(colours), points: points };
+  });
+}
+// The frames of a plot's panels (gnuplot's border: a closed rectangle outside every series), on the page.
+function frames(s) {
+  return Array.from(s.querySelectorAll('path')).filter(function (e) {
+    return !e.closest('g[id*="gnuplot_plot_"]') && !e.closest('defs') &&
+           /^M[-0-9.]+,[-0-9.]+( L[-0-9.]+,[-0-9.]+){4} Z\s*$/.test((e.getAttribute('d') || '').trim());
+  }).map(function (e) {
+    var r = e.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  }).filter(function (r) { return r[2] - r[0] > 50 && r[3] - r[1] > 50; });
+}
+
 document.getElementById('f').addEventListener('load', function () {
   var out = {};
   try {
@@ -26,7 +96,9 @@ document.getElementById('f').addEventListener('load', function () {
     out.tables = Array.from(d.querySelectorAll('table')).map(function (t) {
       return { id: t.id, rows: t.rows.length, top: t.getBoundingClientRect().top,
                head: Array.from(t.rows[0].cells).map(function (c) { return c.textContent; }),
-               first_col: Array.from(t.rows).slice(1).map(function (r) { return r.cells[0].textContent; }) };
+               first_col: Array.from(t.rows).slice(1).map(function (r) { return r.cells[0].textContent; }),
+               body: Array.from(t.rows).slice(1).map(function (r) {
+                 return Array.from(r.cells).map(function (c) { return c.textContent; }); }) };
     });
     out.figures = Array.from(d.querySelectorAll('figure')).map(function (f) {
       var s = f.querySelector('svg'), r = s ? s.getBoundingClientRect() : null, drawn = 0, points = 0, texts = [];
@@ -41,6 +113,10 @@ document.getElementById('f').addEventListener('load', function () {
       return { id: f.id, svg: !!s, width: r ? r.width : 0, height: r ? r.height : 0, drawn: drawn, points: points,
                top: f.getBoundingClientRect().top,
                texts: texts,
+               box: r ? [r.left, r.top, r.right, r.bottom] : null,
+               text_boxes: s ? textBoxes(s) : [],
+               series: s ? series(s) : [],
+               frames: s ? frames(s) : [],
                caption: (f.querySelector('figcaption') || {}).textContent || '' };
     });
     out.images = Array.from(d.images).map(function (i) {
