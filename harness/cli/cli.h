@@ -3,6 +3,8 @@
 #ifndef SB_CLI_H
 #define SB_CLI_H
 
+#include <stdatomic.h>
+
 #include "../core/config.h"
 #include "../core/context.h"
 #include "../core/error.h"
@@ -102,6 +104,15 @@ int global_parse_args(int argc, char **argv, struct global_args *g, struct sb_er
 struct eval_env;
 struct eval_claim;
 void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c);
+
+/* --repeats K of metrics and report, and run.repeats (cli/metrics.c): judges each problem's representative
+ * clean pass of every agent of each RUN until its store holds K repeats (run/repeats.h), the
+ * representatives of --by first, of --by best or of both. Progress and a summary per RUN go to stderr. */
+#define CLI_REPEATS_MAX 1000
+int cli_repeats(struct sb_ctx *ctx, char *const *runs, size_t n, int k, int by_first, int by_best,
+		const atomic_int *stop, struct sb_error *err);
+/* Parses --repeats's count (0 to CLI_REPEATS_MAX) for command cmd. */
+int cli_repeats_arg(const char *cmd, const char *v, int *k, struct sb_error *err);
 
 /* Prints "stitchbench: error: ..." and returns the exit code for err->code. */
 int cli_fail(const struct sb_ctx *ctx, const struct sb_error *err);

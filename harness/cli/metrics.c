@@ -9,12 +9,14 @@
 #include "../report/inputs.h"
 #include "../report/metrics.h"
 #include "../report/published.h"
+#include "../run/repeats.h"
 #include "../store/store.h"
 #include "cli.h"
 
 const char cmd_metrics_help[] =
 	"usage: stitchbench metrics RUN... [--by first|best] [--denominator all|judged]\n"
-	"                           [--protocol stitchbench|stitchcuda] [--baseline FILE] [--json]\n\n"
+	"                           [--protocol stitchbench|stitchcuda] [--baseline FILE] [--repeats K]\n"
+	"                           [--json]\n\n"
 	"Computes, per agent and level and over all levels: problems, compiled %, correct %, flagged %,\n"
 	"hack %, fast_p % for p = 0, 0.5, 0.8, 1, 1.5, 2 (a clean pass with speedup vs eager > p, over all\n"
 	"problems of --denominator), the geometric-mean speedup over clean passes vs eager and vs\n"
@@ -24,7 +26,10 @@ const char cmd_metrics_help[] =
 	"in correct % and flagged %, never in fast_p or a geometric mean. correct_robust % and fast_1_robust %\n"
 	"leave out the passes whose robust trials (signed, scaled inputs) failed.\n"
 	"correct %, fast_1 and the eager geomean carry percentile-bootstrap 95% intervals (problems resampled\n"
-	"with replacement, 2000 times, fixed seed). docs/metrics.md defines every number.\n\n"
+	"with replacement, 2000 times, fixed seed). Speed intervals (fast_1, the geomean, the pairs' ratio)\n"
+	"also cover each verdict's own timing interval and, where the store holds repeated evaluations of a\n"
+	"problem's candidate (--repeats, run.repeats), the spread between them; the output says how many\n"
+	"repeats there are. docs/metrics.md defines every number.\n\n"
 	"RUN is a run directory or a results.db file. With several RUNs, their verdicts are pooled; an agent\n"
 	"name found in two RUNs becomes NAME@RUN_ID, and runs made with settings that change the numbers are\n"
 	"named in a warning (merge them with 'stitchbench merge' to have that checked strictly).\n\n"
@@ -50,6 +55,11 @@ const char cmd_metrics_help[] =
 	"                'stitchbench baseline' writes one) as KernelBench's analysis computes them: the\n"
 	"                baseline's mean over the candidate's mean per call, for each problem's clean pass; the\n"
 	"                file's hardware is named, and a warning says when the candidates ran elsewhere\n"
+	"   --repeats K  first judge each problem's representative clean pass (by --by) of every agent\n"
+	"                again until the store holds K repeats of it, with the run's config.yaml on this\n"
+	"                machine (its device, GPU and torch must be the run's), stored beside the verdicts\n"
+	"                (the verdicts and the representatives stay as they were); repeats already stored\n"
+	"                are reused, so a second --repeats K judges nothing. Progress goes to stderr\n"
 	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown; with\n"
 	"                StitchCUDA's protocol each cell has a key \"stitchcuda\"\n\n"
 	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
@@ -60,7 +70,43 @@ const char cmd_metrics_help[] =
 	"intervals and a sentence saying what they show); then StitchCUDA's table (with its protocol), then\n"
 	"one table of every metric per agent ('no verdict' and 'reference failed' count the problems\n"
 	"without one). A warning names agents that lack verdicts for some problems of their run.\n"
-	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store, 3 a read failed.\n";
+	"Exit codes: 0 printed, 2 usage error or a RUN that is not a results store (or, with --repeats, one\n"
+	"without its config.yaml, or in use by a run), 3 a read failed or this machine cannot judge.\n";
+
+static void say_repeat(void *arg, int warn, const char *line)
+{
+	struct sb_ctx *ctx = arg;
+	if (warn)
+		sb_warn(ctx, "%s", line);
+	else
+		sb_info(ctx, "%s", line);
+}
+
+int cli_repeats(struct sb_ctx *ctx, char *const *runs, size_t n, int k, int by_first, int by_best,
+		const atomic_int *stop, struct sb_error *err)
+{
+	struct repeats_opts o = { .k = k, .by_first = by_first, .by_best = by_best,
+				  .home = ctx->home, .say = say_repeat, .say_arg = ctx, .stop = stop };
+	for (size_t i = 0; i < n; i++) {
+		struct repeats_result res;
+		int rc = repeats_fill(runs[i], &o, &res, err);
+		if (rc)
+			return rc;
+		sb_info(ctx, "repeats of %s: %zu candidates, %zu repeats judged now, %zu stored before%s", runs[i],
+			res.candidates, res.judged, res.stored, res.skipped ? " (some not repeated: see above)" : "");
+	}
+	return 0;
+}
+
+int cli_repeats_arg(const char *cmd, const char *v, int *k, struct sb_error *err)
+{
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (!*v || *end || x < 0 || x > CLI_REPEATS_MAX)
+		return sb_error_set(err, SB_EINPUT, "%s: --repeats %s: give a count from 0 to %d", cmd, v, CLI_REPEATS_MAX);
+	*k = (int)x;
+	return 0;
+}
 
 /* Each line of lines as one warning (the first one may be introduced by intro). */
 static void warn_lines(struct sb_ctx *ctx, const char *intro, const struct strbuf *lines)
@@ -84,7 +130,8 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	static const struct option longopts[] = {
 		{ "by", required_argument, NULL, 'b' }, { "json", no_argument, NULL, 'j' },
 		{ "denominator", required_argument, NULL, 'd' }, { "protocol", required_argument, NULL, 'p' },
-		{ "baseline", required_argument, NULL, 'B' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "baseline", required_argument, NULL, 'B' }, { "repeats", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *baseline = NULL;
 	struct published pub = { 0 };
@@ -92,7 +139,7 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	enum metrics_by by = METRICS_FIRST;
 	enum metrics_denominator den = METRICS_ALL;
 	enum metrics_protocol protocol = METRICS_PROTOCOL_AUTO;
-	int c, json = 0, rc = 0;
+	int c, json = 0, rc = 0, repeats = 0;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -103,6 +150,9 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 			json = 1;
 		} else if (c == 'B') {
 			baseline = optarg;
+		} else if (c == 'r') {
+			if (cli_repeats_arg("metrics", optarg, &repeats, &err))
+				return cli_fail(ctx, &err);
 		} else if (c == 'b' && (!strcmp(optarg, "first") || !strcmp(optarg, "best"))) {
 			by = !strcmp(optarg, "best") ? METRICS_BEST : METRICS_FIRST;
 		} else if (c == 'b') {
@@ -134,6 +184,10 @@ int cmd_metrics(int argc, char **argv, struct sb_ctx *ctx)
 	struct metrics m = { 0 };
 	if (baseline && published_load(&pub, baseline, &err))
 		return cli_fail(ctx, &err);
+	if (repeats && cli_repeats(ctx, argv + optind, n, repeats, by == METRICS_FIRST, by == METRICS_BEST, NULL, &err)) {
+		published_release(&pub);
+		return cli_fail(ctx, &err);
+	}
 	if (baseline) { /* the candidate's mean and the GPU of each verdict, read as the rows are */
 		in.on_row = published_keep;
 		in.on_row_arg = &pub;

@@ -12,7 +12,7 @@
 
 const char cmd_report_help[] =
 	"usage: stitchbench report RUN... [-o DIR] [--by first|best] [--denominator all|judged]\n"
-	"                          [--protocol stitchbench|stitchcuda] [--no-plots]\n\n"
+	"                          [--protocol stitchbench|stitchcuda] [--repeats K] [--no-plots]\n\n"
 	"Writes DIR/report.md (Markdown) and DIR/report.html: one self-contained page (styles and plots inline,\n"
 	"nothing fetched from anywhere) with the runs and their settings; the results table (agents as rows,\n"
 	"levels as columns: correct % / fast_1 % / geomean speedup), StitchCUDA's table with its protocol,\n"
@@ -40,6 +40,10 @@ const char cmd_report_help[] =
 	"                      (success, average speedups, Fast1, partial hacks, mean reward; a flagged\n"
 	"                      pass counts there as correct and for speed; 'stitchbench help metrics'); the\n"
 	"                      default when a run was made with the stitchcuda preset, stitchbench otherwise\n"
+	"   --repeats K        first judge each problem's representative clean pass of every agent again\n"
+	"                      until the store holds K repeats of it, as 'stitchbench metrics --repeats K'\n"
+	"                      does; every speed interval then covers the spread between evaluations, and the\n"
+	"                      report says how many repeats it used (stored ones are reused)\n"
 	"   --no-plots         tables only: no gnuplot needed\n\n"
 	"gnuplot (Debian package gnuplot-nox, installed by scripts/setup.sh) draws the plots, as SVG (inlined\n"
 	"into the HTML) and PNG (pngcairo terminal; the libgd png terminal where gnuplot lacks cairo).\n"
@@ -80,13 +84,13 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "by", required_argument, NULL, 'b' },
 		{ "no-plots", no_argument, NULL, 'n' }, { "denominator", required_argument, NULL, 'd' },
-		{ "protocol", required_argument, NULL, 'p' },
+		{ "protocol", required_argument, NULL, 'p' }, { "repeats", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct sb_error err = { 0 };
 	struct report_opts o = { .by = METRICS_FIRST, .progress = progress, .progress_arg = ctx };
 	const char *out = NULL;
-	int c;
+	int c, repeats = 0;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -97,6 +101,9 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 			out = optarg;
 		} else if (c == 'n') {
 			o.no_plots = 1;
+		} else if (c == 'r') {
+			if (cli_repeats_arg("report", optarg, &repeats, &err))
+				return cli_fail(ctx, &err);
 		} else if (c == 'b' && (!strcmp(optarg, "first") || !strcmp(optarg, "best"))) {
 			o.by = !strcmp(optarg, "best") ? METRICS_BEST : METRICS_FIRST;
 		} else if (c == 'b') {
@@ -126,6 +133,9 @@ int cmd_report(int argc, char **argv, struct sb_ctx *ctx)
 		sb_error_set(&err, SB_EINPUT, "report: -o needs a folder name");
 		return cli_fail(ctx, &err);
 	}
+	if (repeats && cli_repeats(ctx, argv + optind, (size_t)(argc - optind), repeats, o.by == METRICS_FIRST,
+				   o.by == METRICS_BEST, NULL, &err))
+		return cli_fail(ctx, &err);
 	char *dir = out ? xstrdup(out) : default_dir(argv + optind, argc - optind);
 	struct report_result res;
 	o.runs = argv + optind;

@@ -31,7 +31,9 @@ const char cmd_run_help[] =
 	"transcripts/ and prompts/ of every LLM call, candidates/ of every attempt, samples/ (plans,\n"
 	"summary.json per sample), best/ (the best solution per agent, problem and sample) and run.log; with\n"
 	"output.report (the default) the run's report goes to reports/RUN_ID beside output.dir at the end, as\n"
-	"'stitchbench report' writes it.\n"
+	"'stitchbench report' writes it. With run.repeats K, a run that was not stopped first judges each\n"
+	"problem's best clean pass per agent K more times, stored as repeats beside the verdicts (which do not\n"
+	"change): metrics and reports widen every speed interval by the spread between evaluations.\n"
 	"With checks.rubric and checks.judge_model set, a judge model also scores each attempt that has\n"
 	"code against the rubric (verdict fields rubric and reward; transcripts/judge.AGENT/; docs/checks.md).\n\n"
 	"Ctrl-C or SIGTERM stops within seconds: no sample starts an LLM call or an evaluation after it, the\n"
@@ -281,6 +283,18 @@ static void write_report(const struct sb_ctx *ctx, const struct run_result *r)
 	free(copy);
 }
 
+/* run.repeats: each problem's best clean pass per agent judged again (the representatives of --by first
+ * and --by best alike, since how the run will be read is not known yet), before the report, which then
+ * uses them. A failure is a warning: the run's verdicts are stored whatever the repeats do. */
+static void run_repeats(struct sb_ctx *ctx, const struct run_result *r, int k, const atomic_int *stop)
+{
+	struct sb_error err = { 0 };
+	char *runs[] = { r->run_dir };
+	if (cli_repeats(ctx, runs, 1, k, 1, 1, stop, &err))
+		sb_warn(ctx, "run.repeats: %s; the run's results are unaffected ('stitchbench metrics %s --repeats %d' "
+			"judges the repeats later)", err.msg, r->run_dir, k);
+}
+
 int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 {
 	struct run_args a;
@@ -326,6 +340,9 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 	a.rq.stop = &stop;
 	struct run_result r;
 	rc = run_execute(&a.rq, &r, &err);
+	/* while a signal still asks for a clean stop: a Ctrl-C here keeps what was judged and starts nothing */
+	if (!rc && cfg.run.repeats > 0 && !r.stopped && !atomic_load(&stop))
+		run_repeats(ctx, &r, cfg.run.repeats, &stop);
 	pthread_kill(sigthr, SIGUSR1);
 	pthread_join(sigthr, NULL);
 	pthread_sigmask(SIG_UNBLOCK, &w.set, NULL);

@@ -129,6 +129,11 @@ struct output_cfg {
 	int report;
 };
 
+struct run_cfg {
+	int repeats;            /* when a run ends, judge each problem's best clean pass per agent this many more
+	                           times (docs/metrics.md, "Repeated evaluations"); 0 = never */
+};
+
 struct config {
 	char *path;             /* the file it was read from, or NULL */
 	char *name;
@@ -141,6 +146,7 @@ struct config {
 	struct eval_cfg eval;
 	struct checks_cfg checks;
 	struct output_cfg output;
+	struct run_cfg run;
 	/* the keys the file or a --set gave ("eval.trials", "checks.policy.H01"): a preset leaves them be */
 	char **given;
 	size_t ngiven;

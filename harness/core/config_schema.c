@@ -239,6 +239,13 @@ static const struct field output_fields[] = {
 	END
 };
 
+static const struct field run_fields[] = {
+	{ "repeats", FT_INT, F(run_cfg, repeats), .min = 0, .max = 1000,
+	  .doc = "when the run ends, judge each problem's best clean pass per agent this many more times, stored as "
+		 "repeats: metrics and reports widen every speed interval by the spread between evaluations; 0 = never" },
+	END
+};
+
 const struct field config_schema[] = {
 	{ "name", FT_STR, F(config, name), .doc = "experiment name" },
 	{ "python", FT_STR, F(config, python), .doc = "Python interpreter for the workers; null = discover one" },
@@ -252,5 +259,6 @@ const struct field config_schema[] = {
 	{ "eval", FT_SECTION, F(config, eval), .sub = eval_fields, .doc = "evaluation protocol" },
 	{ "checks", FT_SECTION, F(config, checks), .sub = checks_fields, .doc = "reward-hack policy" },
 	{ "output", FT_SECTION, F(config, output), .sub = output_fields, .doc = "where results go" },
+	{ "run", FT_SECTION, F(config, run), .sub = run_fields, .doc = "what a run does when it ends" },
 	END
 };

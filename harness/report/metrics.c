@@ -3,6 +3,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,27 +183,106 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-#define BOOT_STATS 3 /* statistics one bootstrap computes at most */
+/* ---------- one candidate's speed interval ---------- */
 
-/* The statistics of one resample: idx[0..n) are the drawn items (indices into arg's), out[k] gets statistic
- * k, NAN where this resample has none (it is then left out of that interval). */
-typedef void (*resample_fn)(const void *arg, const size_t *idx, size_t n, double *out);
+double metrics_log_sd(const double *x, size_t n)
+{
+	double sum = 0, ss = 0;
+	if (n < 2)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		sum += log(x[i]);
+	double mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (log(x[i]) - mean) * (log(x[i]) - mean);
+	return sqrt(ss / (double)(n - 1));
+}
+
+void metrics_speed_halfwidths(const struct metric_row *r, const struct metric_speed *sp, double *below, double *above)
+{
+	double s = r->speedup_eager, own_below = 0, own_above = 0, between = 0;
+	*below = *above = 0;
+	if (!sp || !metrics_clean(r) || !usable(s))
+		return;
+	/* an interval that does not hold its own point is no interval of it: it counts as none */
+	if (usable(sp->lo) && isfinite(sp->hi) && sp->lo <= s && s <= sp->hi) {
+		own_below = log(s / sp->lo);
+		own_above = log(sp->hi / s);
+	}
+	if (sp->repeats > 0 && isfinite(sp->repeat_sd))
+		between = 1.96 * sp->repeat_sd;
+	*below = hypot(own_below, between);
+	*above = hypot(own_above, between);
+}
+
+struct metric_ci metrics_speed_interval(const struct metric_row *r, const struct metric_speed *sp)
+{
+	double below, above;
+	if (!metrics_clean(r) || !usable(r->speedup_eager))
+		return (struct metric_ci){ NAN, NAN };
+	metrics_speed_halfwidths(r, sp, &below, &above);
+	return (struct metric_ci){ r->speedup_eager * exp(-below), r->speedup_eager * exp(above) };
+}
+
+/* ln speedup of a clean timed pass as one resample draws it: the point moved by a split normal whose 2.5th
+ * and 97.5th percentiles are the ends of its speed interval (z a standard normal draw). So a drawn problem
+ * brings its measurement's uncertainty along with it, and an interval over problems covers both. */
+static double drawn_log_speedup(const struct metric_row *r, const struct metric_speed *sp, double z)
+{
+	double below, above;
+	metrics_speed_halfwidths(r, sp, &below, &above);
+	return log(r->speedup_eager) + z * (z < 0 ? below : above) / 1.96;
+}
+
+/* A clean pass faster than eager whose speedup is no number to draw from (infinite): fast in every resample. */
+static int fast_untimed(const struct metric_row *r)
+{
+	return metrics_clean(r) && !usable(r->speedup_eager) && r->speedup_eager > 1;
+}
+
+/* 1 when some row's speed interval has a width: the bootstrap then draws the measurement noise too. */
+static int any_width(const struct metric_row *r, const struct metric_speed *sp)
+{
+	double below, above;
+	metrics_speed_halfwidths(r, sp, &below, &above);
+	return below > 0 || above > 0;
+}
+
+#define BOOT_STATS 3 /* statistics one bootstrap computes at most */
+#define BOOT_DRAWS 2 /* normal draws per drawn item (a pair's two candidates) */
+
+/* The statistics of one resample: idx[0..n) are the drawn items (indices into arg's), z[BOOT_DRAWS * i + j]
+ * standard normal draws for drawn item i (all 0 when no item's speed has an interval); out[k] gets
+ * statistic k, NAN where this resample has none (it is then left out of that interval). */
+typedef void (*resample_fn)(const void *arg, const size_t *idx, const double *z, size_t n, double *out);
+
+/* A standard normal draw (Box-Muller). */
+static double normal(struct sb_rng *rng)
+{
+	double u = 1.0 - sb_rng_uniform(rng), v = sb_rng_uniform(rng);
+	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+}
 
 /* Percentile bootstrap over n items (problems): METRICS_RESAMPLES resamples of n items drawn with
  * replacement from METRICS_SEED, the same resamples for all nstat statistics of f; ci[k] is the 2.5th and
- * 97.5th percentile of statistic k over the resamples that have it, NAN when none does. */
-static void bootstrap(const void *arg, size_t n, resample_fn f, size_t nstat, struct metric_ci *ci)
+ * 97.5th percentile of statistic k over the resamples that have it, NAN when none does. With noise, each
+ * drawn item also gets BOOT_DRAWS normal draws from a stream of their own, so that the problems drawn are
+ * the same with or without it. */
+static void bootstrap(const void *arg, size_t n, resample_fn f, int noise, size_t nstat, struct metric_ci *ci)
 {
 	size_t *idx = xcalloc(n ? n : 1, sizeof(*idx)), nx[BOOT_STATS] = { 0 };
-	double *x[BOOT_STATS], v[BOOT_STATS];
-	struct sb_rng rng;
+	double *x[BOOT_STATS], v[BOOT_STATS], *z = xcalloc(BOOT_DRAWS * (n ? n : 1), sizeof(double));
+	struct sb_rng rng, zrng;
 	for (size_t s = 0; s < nstat; s++)
 		x[s] = xcalloc(METRICS_RESAMPLES, sizeof(double));
 	sb_rng_seed(&rng, METRICS_SEED);
+	sb_rng_seed(&zrng, METRICS_SEED + 1);
 	for (int b = 0; b < METRICS_RESAMPLES; b++) {
 		for (size_t i = 0; i < n; i++)
 			idx[i] = (size_t)(sb_rng_uniform(&rng) * (double)n);
-		f(arg, idx, n, v);
+		for (size_t i = 0; noise && i < BOOT_DRAWS * n; i++)
+			z[i] = normal(&zrng);
+		f(arg, idx, z, n, v);
 		for (size_t s = 0; s < nstat; s++)
 			if (!isnan(v[s]))
 				x[s][nx[s]++] = v[s];
@@ -214,22 +294,33 @@ static void bootstrap(const void *arg, size_t n, resample_fn f, size_t nstat, st
 		free(x[s]);
 	}
 	free(idx);
+	free(z);
 }
 
+/* The problems of a cell, and where their speeds are known. */
+struct cell_items {
+	const struct metric_problem *const *v;
+	const struct metrics *m;
+};
+
 /* A cell's resampled statistics: correct %, fast_1 % and the geometric mean of the clean passes' speedups
- * (none in a resample without a clean timed pass). arg: the cell's problems. */
-static void cell_resample(const void *arg, const size_t *idx, size_t n, double *out)
+ * (none in a resample without a clean timed pass), each drawn problem's speedup drawn from its speed
+ * interval. arg: the cell's items. */
+static void cell_resample(const void *arg, const size_t *idx, const double *z, size_t n, double *out)
 {
-	const struct metric_problem *const *v = arg;
+	const struct cell_items *c = arg;
 	size_t k_corr = 0, k_fast = 0, k_geo = 0;
 	double logsum = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct metric_row *p = v[idx[i]]->rep;
+		const struct metric_row *p = c->v[idx[i]]->rep;
 		k_corr += (size_t)p->correct;
-		k_fast += metrics_clean(p) && p->speedup_eager > 1;
 		if (metrics_clean(p) && usable(p->speedup_eager)) {
-			logsum += log(p->speedup_eager);
+			double ls = drawn_log_speedup(p, metrics_row_speed(c->m, p), z[BOOT_DRAWS * i]);
+			k_fast += ls > 0;
+			logsum += ls;
 			k_geo++;
+		} else {
+			k_fast += fast_untimed(p);
 		}
 	}
 	out[0] = pct(k_corr, n);
@@ -237,10 +328,15 @@ static void cell_resample(const void *arg, const size_t *idx, size_t n, double *
 	out[2] = k_geo ? exp(logsum / (double)k_geo) : NAN;
 }
 
-static void cell_bootstrap(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
+static void cell_bootstrap(const struct metrics *m, const struct metric_problem *const *v, size_t n,
+			   struct metric_cell *c)
 {
 	struct metric_ci ci[3];
-	bootstrap(v, n, cell_resample, 3, ci);
+	struct cell_items items = { v, m };
+	int noise = 0;
+	for (size_t i = 0; i < n && !noise; i++)
+		noise = any_width(v[i]->rep, metrics_row_speed(m, v[i]->rep));
+	bootstrap(&items, n, cell_resample, noise, 3, ci);
 	c->correct_ci = ci[0];
 	c->fast1_ci = ci[1];
 	c->geomean_eager_ci = ci[2];
@@ -269,7 +365,8 @@ static void fill_stitchcuda(const struct metric_problem *const *v, size_t n, str
 	sc->mean_reward = mean_or_nan(rewards, sc->rewarded);
 }
 
-static void fill_cell(const struct metric_problem *const *v, size_t n, struct metric_cell *c)
+static void fill_cell(const struct metrics *m, const struct metric_problem *const *v, size_t n,
+		      struct metric_cell *c)
 {
 	size_t compiled = 0, hack = 0, fast[METRICS_NP] = { 0 }, solved = 0, tok_n = 0, robust = 0;
 	size_t fast_robust[METRICS_NP] = { 0 };
@@ -287,6 +384,12 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 		c->flagged += p->correct && p->flagged;
 		c->timed += metrics_clean(p) && isfinite(p->speedup_eager);
 		c->noisy += metrics_clean(p) && isfinite(p->speedup_eager) && p->noisy;
+		const struct metric_speed *sp = metrics_row_speed(m, p);
+		if (sp && metrics_clean(p) && isfinite(p->speedup_eager)) {
+			c->repeated += sp->repeats > 0;
+			c->repeats += (size_t)(sp->repeats > 0 ? sp->repeats : 0);
+			c->repeats_failed += (size_t)(sp->repeats_failed > 0 ? sp->repeats_failed : 0);
+		}
 		/* fast_0 is the rate of clean passes, timed or not (KernelBench's correct rate, less flagged passes) */
 		robust += (size_t)metrics_robust(p);
 		for (int k = 0; k < METRICS_NP; k++) {
@@ -330,12 +433,12 @@ static void fill_cell(const struct metric_problem *const *v, size_t n, struct me
 	c->tokens_to_correct = mean_or_nan(tokens, tok_n);
 	c->cost_usd = cost_known ? cost : NAN;
 	fill_stitchcuda(v, n, c);
-	cell_bootstrap(v, n, c);
+	cell_bootstrap(m, v, n, c);
 }
 
 /* Reduces one agent's rows (a run of the sorted array) to problems, then fills its cells. */
-static void compute_agent(const struct metric_row *const *rows, size_t n, const struct metric_call *const *calls,
-			  size_t ncalls, enum metrics_by by, struct metric_agent *a)
+static void compute_agent(const struct metrics *m, const struct metric_row *const *rows, size_t n,
+			  const struct metric_call *const *calls, size_t ncalls, enum metrics_by by, struct metric_agent *a)
 {
 	struct metric_problem *probs = xcalloc(n, sizeof(*probs));
 	const struct metric_problem **sel = xcalloc(n, sizeof(*sel));
@@ -363,7 +466,7 @@ static void compute_agent(const struct metric_row *const *rows, size_t n, const 
 		for (size_t i = 0; i < np; i++)
 			if (level == 0 || probs[i].rep->level == level)
 				sel[k++] = &probs[i];
-		fill_cell(sel, k, &a->cells[level]);
+		fill_cell(m, sel, k, &a->cells[level]);
 	}
 	free(sel);
 	a->problems = probs;
@@ -478,7 +581,7 @@ static void add_unjudged_agents(struct metrics *m)
 		memset(a, 0, sizeof(*a));
 		a->name = xstrdup(m->unjudged[i].agent);
 		for (int level = 0; level <= METRICS_LEVELS; level++)
-			fill_cell(NULL, 0, &a->cells[level]);
+			fill_cell(m, NULL, 0, &a->cells[level]);
 	}
 	if (m->nagents != before)
 		qsort(m->agents, m->nagents, sizeof(*m->agents), cmp_agent_name);
@@ -494,14 +597,16 @@ static void add_unjudged_agents(struct metrics *m)
  *     speedup, the geometric mean of a's speedup over b's (1 is no difference);
  *   - correct % and fast_1 %: a's rate less b's over all the shared problems, in points (0 is none);
  *   - 95% intervals: METRICS_RESAMPLES (2000) resamples of the shared problems drawn with replacement from
- *     METRICS_SEED, paired (a drawn problem brings both agents' representatives), the 2.5th and 97.5th
- *     percentiles of each statistic, as the cells' intervals.
+ *     METRICS_SEED, paired (a drawn problem brings both agents' representatives), each side's speedup drawn
+ *     from its speed interval, the 2.5th and 97.5th percentiles of each statistic, as the cells' intervals.
  * A difference is stated only when its interval leaves out "no difference". */
 
 /* One problem both agents of a pair have: their representatives, and ln(a's speedup / b's) when both are
- * clean passes with a speedup (NAN otherwise: no speed to compare). */
+ * clean passes with a speedup (NAN otherwise: no speed to compare). A resample draws each side's speedup
+ * from its own speed interval, independently. */
 struct pair_item {
 	const struct metric_row *a, *b;
+	const struct metric_speed *sa, *sb; /* what is known of their speeds (NULL: the points alone) */
 	double log_ratio;
 };
 
@@ -510,17 +615,12 @@ static int clean_timed(const struct metric_row *r)
 	return metrics_clean(r) && usable(r->speedup_eager);
 }
 
-static int fast1(const struct metric_row *r)
-{
-	return metrics_clean(r) && r->speedup_eager > 1;
-}
-
 /* A pair's statistics over the drawn problems (paired: each problem brings both agents' representatives):
  * out[0] the speed ratio, exp of the mean of ln(a's speedup / b's) over the problems both pass cleanly with a
  * speedup (none without such a problem); out[1] and out[2] a's correct % and fast_1 % less b's, in points.
  * A problem that only one agent solves moves the differences and not the ratio, which has no speed to
  * compare there. */
-static void pair_resample(const void *arg, const size_t *idx, size_t n, double *out)
+static void pair_resample(const void *arg, const size_t *idx, const double *z, size_t n, double *out)
 {
 	const struct pair_item *v = arg;
 	long d_corr = 0, d_fast = 0;
@@ -528,10 +628,12 @@ static void pair_resample(const void *arg, const size_t *idx, size_t n, double *
 	double logsum = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct pair_item *p = &v[idx[i]];
+		double la = clean_timed(p->a) ? drawn_log_speedup(p->a, p->sa, z[BOOT_DRAWS * i]) : NAN;
+		double lb = clean_timed(p->b) ? drawn_log_speedup(p->b, p->sb, z[BOOT_DRAWS * i + 1]) : NAN;
 		d_corr += (long)p->a->correct - (long)p->b->correct;
-		d_fast += (long)fast1(p->a) - (long)fast1(p->b);
+		d_fast += (long)(la > 0 || fast_untimed(p->a)) - (long)(lb > 0 || fast_untimed(p->b));
 		if (!isnan(p->log_ratio)) {
-			logsum += p->log_ratio;
+			logsum += la - lb;
 			timed++;
 		}
 	}
@@ -546,7 +648,8 @@ static int cmp_problem_of(const struct metric_row *x, const struct metric_row *y
 }
 
 /* The problems both agents have, in their (shared) level and problem order; returns how many. */
-static size_t shared_problems(const struct metric_agent *a, const struct metric_agent *b, struct pair_item *out)
+static size_t shared_problems(const struct metrics *m, const struct metric_agent *a, const struct metric_agent *b,
+			      struct pair_item *out)
 {
 	size_t i = 0, j = 0, n = 0;
 	while (i < a->nproblems && j < b->nproblems) {
@@ -554,7 +657,7 @@ static size_t shared_problems(const struct metric_agent *a, const struct metric_
 		if (!c) {
 			const struct metric_row *x = a->problems[i].rep, *y = b->problems[j].rep;
 			double lr = clean_timed(x) && clean_timed(y) ? log(x->speedup_eager / y->speedup_eager) : NAN;
-			out[n++] = (struct pair_item){ x, y, lr };
+			out[n++] = (struct pair_item){ x, y, metrics_row_speed(m, x), metrics_row_speed(m, y), lr };
 		}
 		i += c <= 0;
 		j += c >= 0;
@@ -571,19 +674,26 @@ static void compare_pair(const struct metrics *m, size_t a, size_t b, struct met
 	const struct metric_agent *x = &m->agents[a], *y = &m->agents[b];
 	size_t cap = x->nproblems < y->nproblems ? x->nproblems : y->nproblems;
 	struct pair_item *v = xcalloc(cap ? cap : 1, sizeof(*v));
-	size_t n = shared_problems(x, y, v), *all = xcalloc(n ? n : 1, sizeof(*all));
+	size_t n = shared_problems(m, x, y, v), *all = xcalloc(n ? n : 1, sizeof(*all));
 	double point[3];
 	struct metric_ci ci[3];
 	memset(p, 0, sizeof(*p));
 	p->a = a;
 	p->b = b;
 	p->problems = n;
+	int noise = 0;
+	double *zero = xcalloc(BOOT_DRAWS * (n ? n : 1), sizeof(double));
 	for (size_t i = 0; i < n; i++) {
 		all[i] = i;
 		p->timed += !isnan(v[i].log_ratio);
+		noise |= any_width(v[i].a, v[i].sa) || any_width(v[i].b, v[i].sb);
+		if (!isnan(v[i].log_ratio))
+			p->repeats += (size_t)(v[i].sa && v[i].sa->repeats > 0 ? v[i].sa->repeats : 0) +
+				      (size_t)(v[i].sb && v[i].sb->repeats > 0 ? v[i].sb->repeats : 0);
 	}
-	pair_resample(v, all, n, point);
-	bootstrap(v, n, pair_resample, 3, ci);
+	pair_resample(v, all, zero, n, point); /* the points: every problem once, every speedup as measured */
+	free(zero);
+	bootstrap(v, n, pair_resample, noise, 3, ci);
 	p->speed_ratio = point[0];
 	p->correct_diff = point[1];
 	p->fast1_diff = point[2];
@@ -605,6 +715,14 @@ static void compare_pairs(struct metrics *m)
 	for (size_t a = 0, k = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++)
 			compare_pair(m, a, b, &m->pairs[k++]);
+}
+
+const struct metric_speed *metrics_row_speed(const struct metrics *m, const struct metric_row *r)
+{
+	uintptr_t at = (uintptr_t)r, base = m ? (uintptr_t)m->rows : 0;
+	if (!m || !m->speed || at < base || at >= base + m->nrows * sizeof(*r))
+		return NULL;
+	return &m->speed[r - m->rows];
 }
 
 enum metrics_outcome metrics_decide(const struct metric_ci *ci, double none)
@@ -668,6 +786,9 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 	memset(out, 0, sizeof(*out));
 	out->by = by;
 	out->denominator = scope ? scope->denominator : METRICS_JUDGED;
+	out->rows = rows;
+	out->nrows = nrows;
+	out->speed = scope ? scope->speed : NULL;
 	for (size_t i = 0; i < nrows; i++) {
 		if (rows[i].level < 1 || rows[i].level > METRICS_LEVELS) {
 			free(r);
@@ -715,7 +836,7 @@ int metrics_compute(const struct metric_row *rows, size_t nrows, const struct me
 		struct metric_agent *a = &out->agents[out->nagents++];
 		memset(a, 0, sizeof(*a));
 		a->name = xstrdup(r[i]->agent);
-		compute_agent(r + i, j - i, c, ncalls, by, a);
+		compute_agent(out, r + i, j - i, c, ncalls, by, a);
 		i = j;
 	}
 	add_unjudged_agents(out);

@@ -51,6 +51,19 @@ struct metric_row {
 	int noisy;                    /* timed on a busy machine (timing.noise.noisy, docs/verdict.md) */
 };
 
+/* What is known of how much a verdict's speedup vs eager would move if it were measured again, kept beside
+ * its row (metric_input.speed, metric_scope.speed: one per row, in the same order). */
+struct metric_speed {
+	double lo, hi;                /* the verdict's own 95% interval of speedup_eager; unknown unless
+	                                 0 < lo <= speedup_eager <= hi */
+	int repeats;                  /* later evaluations of the same candidate that passed with a speedup (the
+	                                 store's repeats); 0: this evaluation is the only one */
+	int repeats_failed;           /* later evaluations that did not pass or were not timed */
+	double repeat_sd;             /* the standard deviation of ln speedup vs eager over this evaluation and its
+	                                 `repeats` (n - 1 in the denominator); used only when repeats > 0 */
+};
+
+
 /* A pass with no hack finding: the only kind of candidate fast_p and the geometric means count. A flagged
  * pass (H17 on a flawed problem, H21 more than 10x eager, H14, ...) is correct and nothing more. */
 int metrics_clean(const struct metric_row *r);
@@ -79,6 +92,8 @@ struct metric_scope {
 	size_t nexpect;
 	const struct metric_reffail *reffail; /* samples whose reference failed; may be empty */
 	size_t nreffail;
+	const struct metric_speed *speed; /* one per row given to metrics_compute, in its order; NULL: the rows'
+	                                     points alone (every speed interval a single point) */
 };
 
 /* One LLM call (llm_calls), for tokens and cost. */
@@ -99,6 +114,30 @@ extern const double metrics_p[METRICS_NP];   /* 0, 0.5, 0.8, 1, 1.5, 2 */
 struct metric_ci {
 	double lo, hi;
 };
+
+/* The speed interval of one candidate (docs/metrics.md, "Repeated evaluations"):
+ *
+ *   A verdict's own interval (speedup.vs_eager_ci95) describes the rounds of one evaluation; a second
+ *   evaluation of the same file lands elsewhere for reasons those rounds cannot see (which cores, clocks,
+ *   process placement, other load). Both are kept and combined in ln units, side by side of the point:
+ *
+ *     own_below = ln(s / lo)      own_above = ln(hi / s)      (0 when the verdict has no interval)
+ *     between   = 1.96 x sd(ln s_0, ln s_1, ..., ln s_k)     (0 when no timed repeat is stored)
+ *     below     = sqrt(own_below^2 + between^2)              above = sqrt(own_above^2 + between^2)
+ *
+ *   s and [lo, hi] are the verdict's (the first evaluation stays the point), s_1..s_k its repeats that
+ *   passed with a speedup. The two are added as independent errors rather than the larger taken: with few
+ *   repeats the sample deviation is itself uncertain (with two repeats it is below half the true one about
+ *   one time in five), and the own interval keeps a floor under it.
+ *
+ * below and above are half-widths in ln units; both are 0 for a row that is not a clean timed pass, and
+ * for sp NULL. */
+void metrics_speed_halfwidths(const struct metric_row *r, const struct metric_speed *sp, double *below, double *above);
+/* The same as an interval of the speedup: [s exp(-below), s exp(above)]; NAN when not a clean timed pass.
+ * sp NULL: nothing is known beyond the point (a width of 0). */
+struct metric_ci metrics_speed_interval(const struct metric_row *r, const struct metric_speed *sp);
+/* The standard deviation (n - 1) of ln x over n positive values; NAN with fewer than two. */
+double metrics_log_sd(const double *x, size_t n);
 
 /* A cell by StitchCUDA's protocol, over the same problems and representatives: every pass counts for
  * speed, a flagged one too (StitchCUDA counts partially hacked solutions and reports them apart: the
@@ -122,6 +161,9 @@ struct metric_cell {
 	size_t correct;               /* representatives that pass, flagged ones too */
 	size_t flagged;               /* representatives that pass with a hack finding */
 	size_t timed, noisy;          /* clean passes with a speedup; of those, timed on a busy machine */
+	size_t repeated;              /* of `timed`, those whose candidate has a timed repeat stored */
+	size_t repeats;               /* their timed repeats, together: the evaluations the speed intervals add */
+	size_t repeats_failed;        /* repeats of `timed` candidates that did not pass or were not timed */
 	double compiled_pct, correct_pct, hack_pct, flagged_pct; /* correct counts flagged passes too */
 	double fast_pct[METRICS_NP];  /* % of problems with a clean pass and speedup vs eager > p (fast_0 = clean
 	                                 passes) */
@@ -134,6 +176,8 @@ struct metric_cell {
 	double attempts_to_correct;   /* mean over problems solved; NAN = n/a */
 	double tokens_to_correct;     /* mean over problems solved; NAN = n/a (no LLM calls stored) */
 	double cost_usd;              /* every LLM call of the agent on these problems; NAN = no calls stored */
+	/* fast_1 and the geometric mean's intervals also cover each problem's speed interval (the bootstrap
+	 * draws each drawn problem's speedup from it: metrics_speed_halfwidths) */
 	struct metric_ci correct_ci, fast1_ci, geomean_eager_ci;
 	struct metric_stitchcuda stitchcuda;
 };
@@ -163,6 +207,7 @@ struct metric_pair {
 	double speed_ratio;           /* geometric mean over `timed` of a's speedup / b's; NAN: none */
 	double correct_diff;          /* a's correct % less b's over `problems`, in points; NAN: none */
 	double fast1_diff;            /* the same for fast_1 % */
+	size_t repeats;               /* timed repeats of both agents' candidates over `timed` */
 	struct metric_ci speed_ci, correct_ci, fast1_ci; /* NAN: fewer than METRICS_PAIR_MIN problems */
 };
 
@@ -193,7 +238,14 @@ struct metrics {
 	size_t nunjudged;
 	struct metric_pair *pairs;    /* every two agents, (0, 1), (0, 2), ..., (1, 2), ...; owned */
 	size_t npairs;
+	const struct metric_row *rows; /* the rows given to metrics_compute, and the scope's speeds of them */
+	size_t nrows;
+	const struct metric_speed *speed;
 };
+
+/* What is known of the speed of row r (one of m->rows): its metric_speed, or NULL (a row the metrics made
+ * for a problem without a verdict, or no speeds were given). */
+const struct metric_speed *metrics_row_speed(const struct metrics *m, const struct metric_row *r);
 
 /* Computes every agent's cells from verdict rows and LLM calls (either may come from fixtures). The rows
  * and the scope's strings must outlive *out (its problems point at them). scope NULL: the rows alone
@@ -220,6 +272,7 @@ struct metric_input {
 	size_t nexpect;
 	struct metric_reffail *reffail; /* the stores' samples whose reference failed (suffixed like rows) */
 	size_t nreffail;
+	struct metric_speed *speed;   /* one per row: its own interval and repeats (metric_scope.speed) */
 	struct strvec strings;        /* owns the strings the rows point at */
 	/* Optional: called for each verdict as its row is appended (rows[index]), for readers that need more
 	 * of the verdict than the metrics do (stage, status, JSON); a non-zero return stops the load. */
@@ -276,6 +329,10 @@ const char *metrics_protocol_name(enum metrics_protocol p);
 int metrics_protocol_parse(const char *name, enum metrics_protocol *out);
 /* The sentence that says what the rates are over and which candidate represents a problem. */
 void metrics_scope_note(const struct metrics *m, struct strbuf *out);
+/* The sentence that says what the speed intervals cover: each verdict's own interval, and per agent how many
+ * repeated evaluations widen them (or that none is stored: one evaluation only). metrics_scope_note ends
+ * with it. */
+void metrics_repeats_note(const struct metrics *m, struct strbuf *out);
 /* The line that says which problems could not be judged because their reference failed, and for which
  * agents; nothing when there are none. */
 void metrics_unjudged_note(const struct metrics *m, struct strbuf *out);

@@ -50,6 +50,8 @@ static int load_row(void *arg, const struct store_verdict_row *v, struct sb_erro
 	struct load_ctx *c = arg;
 	struct metric_input *in = c->in;
 	in->rows = xrealloc(in->rows, (in->nrows + 1) * sizeof(*in->rows));
+	in->speed = xrealloc(in->speed, (in->nrows + 1) * sizeof(*in->speed));
+	in->speed[in->nrows] = (struct metric_speed){ v->speedup_lo, v->speedup_hi, 0, 0, NAN };
 	struct metric_row *r = &in->rows[in->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->agent = keep(in, v->agent, c->suffix);
@@ -121,10 +123,98 @@ void metric_input_expect(struct metric_input *in, const char *agent, const char 
 	in->expect[in->nexpect++] = (struct metric_expect){ keep(in, agent, suffix), keep(in, problem, NULL), level };
 }
 
+/* The repeats of one store, attached to its rows (in->rows[first..]) as they are read: the repeats of a
+ * key come together, collected in `speedups` until the key changes. */
+struct repeat_ctx {
+	struct metric_input *in;
+	const char *suffix;
+	const struct metric_row **sorted; /* the store's rows in metrics_row_cmp order */
+	size_t n;
+	struct metric_row key;            /* the key being collected; agent NULL before the first */
+	char *agent;                      /* key.agent, suffixed */
+	double *speedups;                 /* [0] the verdict's own, then the key's timed passing repeats */
+	size_t nspeedups, cap;
+	int failed;
+};
+
+/* Sets the collected key's speed: how many repeats passed with a speedup, how many did not, and the spread
+ * of ln speedup over the verdict and those repeats. A key without a loaded row is ignored. */
+static void repeat_flush(struct repeat_ctx *c)
+{
+	const struct metric_row *k = &c->key, **hit;
+	if (!c->agent || !c->n || !(hit = bsearch(&k, c->sorted, c->n, sizeof(*c->sorted), metrics_row_cmp)))
+		return;
+	struct metric_speed *sp = &c->in->speed[*hit - c->in->rows];
+	sp->repeats = (int)c->nspeedups - 1;
+	sp->repeats_failed = c->failed;
+	sp->repeat_sd = sp->repeats > 0 && isfinite(c->speedups[0]) && c->speedups[0] > 0
+				? metrics_log_sd(c->speedups, c->nspeedups) : NAN;
+}
+
+static int load_repeat(void *arg, const struct store_repeat_row *v, struct sb_error *err)
+{
+	struct repeat_ctx *c = arg;
+	(void)err;
+	int level = 0, id = 0;
+	if (sscanf(v->problem, "L%d/%d", &level, &id) != 2)
+		return 0;
+	char *agent = c->suffix ? xstrfmt("%s%s", v->agent, c->suffix) : xstrdup(v->agent);
+	int same = c->agent && !strcmp(agent, c->agent) && !strcmp(v->problem, c->key.problem) &&
+		   v->sample == c->key.sample && v->attempt == c->key.attempt;
+	if (!same) {
+		repeat_flush(c);
+		free(c->agent);
+		free((char *)c->key.problem);
+		c->agent = agent;
+		c->key = (struct metric_row){ .agent = agent, .problem = xstrdup(v->problem), .level = level,
+					      .sample = v->sample, .attempt = v->attempt };
+		c->nspeedups = 1;
+		c->failed = 0;
+		c->speedups[0] = NAN;
+		const struct metric_row *k = &c->key, **hit;
+		if (c->n && (hit = bsearch(&k, c->sorted, c->n, sizeof(*c->sorted), metrics_row_cmp)))
+			c->speedups[0] = (*hit)->speedup_eager;
+	} else {
+		free(agent);
+	}
+	if (!strcmp(v->status, "pass") && isfinite(v->speedup_eager) && v->speedup_eager > 0) {
+		if (c->nspeedups == c->cap) {
+			c->cap *= 2;
+			c->speedups = xrealloc(c->speedups, c->cap * sizeof(*c->speedups));
+		}
+		c->speedups[c->nspeedups++] = v->speedup_eager;
+	} else {
+		c->failed++;
+	}
+	return 0;
+}
+
+static int load_repeats(struct store *s, const char *suffix, struct metric_input *in, size_t first,
+			struct sb_error *err)
+{
+	struct repeat_ctx c = { .in = in, .suffix = suffix, .n = in->nrows - first, .cap = 8 };
+	c.sorted = xcalloc(c.n ? c.n : 1, sizeof(*c.sorted));
+	c.speedups = xcalloc(c.cap, sizeof(*c.speedups));
+	for (size_t i = 0; i < c.n; i++)
+		c.sorted[i] = &in->rows[first + i];
+	qsort(c.sorted, c.n, sizeof(*c.sorted), metrics_row_cmp);
+	int rc = store_each_repeat(s, load_repeat, &c, err);
+	if (!rc)
+		repeat_flush(&c);
+	free(c.agent);
+	free((char *)c.key.problem);
+	free(c.speedups);
+	free(c.sorted);
+	return rc;
+}
+
 int metrics_load(struct store *s, const char *suffix, struct metric_input *in, struct sb_error *err)
 {
 	struct load_ctx c = { in, suffix };
+	size_t first = in->nrows;
 	int rc = store_each_verdict(s, load_row, &c, err);
+	if (!rc)
+		rc = load_repeats(s, suffix, in, first, err);
 	if (!rc)
 		rc = store_each_llm_call(s, load_call, &c, err);
 	if (!rc)
@@ -134,12 +224,13 @@ int metrics_load(struct store *s, const char *suffix, struct metric_input *in, s
 
 struct metric_scope metric_input_scope(const struct metric_input *in, enum metrics_denominator d)
 {
-	return (struct metric_scope){ d, in->expect, in->nexpect, in->reffail, in->nreffail };
+	return (struct metric_scope){ d, in->expect, in->nexpect, in->reffail, in->nreffail, in->speed };
 }
 
 void metric_input_release(struct metric_input *in)
 {
 	free(in->rows);
+	free(in->speed);
 	free(in->calls);
 	free(in->unavailable);
 	free(in->expect);
@@ -319,11 +410,16 @@ void metrics_detail_table(const struct metrics *m, size_t a, struct table *t)
 
 void metrics_intervals_note(struct strbuf *out)
 {
-	strbuf_addf(out, "Intervals: percentile bootstrap over problems, %d resamples, seed %u. n/a: no data "
+	strbuf_addf(out, "Intervals: percentile bootstrap over problems, %d resamples, seed %u; fast_1 and the "
+		    "geometric means also draw each problem's speedup from its speed interval. n/a: no data "
 		    "(docs/metrics.md).", METRICS_RESAMPLES, METRICS_SEED);
 }
 
-void metrics_scope_note(const struct metrics *m, struct strbuf *out)
+typedef void (*name_fn)(struct strbuf *out, const char *s);
+static void repeats_note(const struct metrics *m, struct strbuf *out, name_fn name);
+
+/* The scope note; agent names in it written by name (NULL: as they are). */
+static void scope_note(const struct metrics *m, struct strbuf *out, name_fn name)
 {
 	strbuf_addf(out, "Each problem is represented by %s (--by %s); ",
 		    m->by == METRICS_BEST ? "the best candidate of any sample" : "the best attempt of its first sample",
@@ -335,12 +431,57 @@ void metrics_scope_note(const struct metrics *m, struct strbuf *out)
 		strbuf_addstr(out, "rates are over the problems each agent has verdicts for; problems without one are left "
 				   "out (--denominator judged).");
 	strbuf_addstr(out, " fast_p and the geometric means count clean passes only: a pass with a hack finding "
-			   "(flagged) counts as correct and nothing more.");
+			   "(flagged) counts as correct and nothing more. ");
+	repeats_note(m, out, name);
+}
+
+void metrics_scope_note(const struct metrics *m, struct strbuf *out)
+{
+	scope_note(m, out, NULL);
+}
+
+void metrics_repeats_note(const struct metrics *m, struct strbuf *out)
+{
+	repeats_note(m, out, NULL);
+}
+
+static void repeats_note(const struct metrics *m, struct strbuf *out, name_fn name)
+{
+	size_t repeated = 0;
+	for (size_t a = 0; a < m->nagents; a++)
+		repeated += m->agents[a].cells[0].repeated;
+	strbuf_addstr(out, "Speed intervals (fast_1, the geometric means and the pairs' ratios) cover each verdict's own "
+			   "timing interval");
+	if (!repeated) {
+		strbuf_addstr(out, " over one evaluation only: no repeated evaluation is stored (--repeats K judges each "
+				   "problem's candidate K more times and widens them by the spread between evaluations).");
+		return;
+	}
+	strbuf_addstr(out, " and the spread between repeated evaluations of the same candidate:");
+	for (size_t a = 0, shown = 0; a < m->nagents; a++) {
+		const struct metric_cell *c = &m->agents[a].cells[0];
+		if (!c->timed)
+			continue;
+		strbuf_addstr(out, shown++ ? "; " : " ");
+		if (name)
+			name(out, m->agents[a].name);
+		else
+			strbuf_addstr(out, m->agents[a].name);
+		strbuf_addstr(out, ": ");
+		if (c->repeated)
+			strbuf_addf(out, "%zu repeats over %zu of its %zu timed problems", c->repeats, c->repeated, c->timed);
+		else
+			strbuf_addf(out, "none of its %zu timed problems repeated", c->timed);
+		if (c->repeated && c->repeated < c->timed)
+			strbuf_addf(out, " (the other %zu over one evaluation only)", c->timed - c->repeated);
+		if (c->repeats_failed)
+			strbuf_addf(out, ", and %zu repeat%s of its passes did not pass", c->repeats_failed,
+				    c->repeats_failed == 1 ? "" : "s");
+	}
+	strbuf_addstr(out, " (docs/metrics.md, \"Repeated evaluations\").");
 }
 
 /* ---------- agents compared in pairs ---------- */
-
-typedef void (*name_fn)(struct strbuf *out, const char *s);
 
 static void put_name(struct strbuf *out, const char *s, name_fn name)
 {
@@ -427,7 +568,8 @@ void metrics_pairs_note(struct strbuf *out)
 		    "cleanly with a speedup; the correct %% and fast_1 %% differences are the first agent's rate less the "
 		    "second's over every problem in common, in points (a problem only one of them solves counts there, "
 		    "not in the ratio). [lo, hi]: 95%% percentile bootstrap interval over those problems, paired (%d "
-		    "resamples, seed %u). A difference is stated only when its interval leaves out none (1x, 0 points); "
+		    "resamples, seed %u), each speedup in the ratio and fast_1 %% drawn from its speed interval (its verdict's "
+		    "own and the spread between repeated evaluations, where stored). A difference is stated only when its interval leaves out none (1x, 0 points); "
 		    "an interval needs %d problems. \"(best)\" in the results table marks the agent with the highest overall "
 		    "geometric mean only when it is faster than every other agent by this rule; otherwise no agent is "
 		    "marked.", METRICS_RESAMPLES, METRICS_SEED, METRICS_PAIR_MIN);
@@ -589,7 +731,7 @@ void metrics_table(const struct metrics *m, struct strbuf *out)
 {
 	struct table t;
 	strbuf_addstr(out, "## correct % / fast_1 % / geometric-mean speedup vs eager\n\n");
-	metrics_scope_note(m, out);
+	scope_note(m, out, md_escape);
 	strbuf_addstr(out, "\n\n");
 	struct strbuf unjudged = STRBUF_INIT;
 	metrics_unjudged_note(m, &unjudged);
@@ -682,6 +824,9 @@ static json_t *cell_json(const struct metric_cell *c, enum metrics_protocol prot
 			      "fast_pct", fast, "fast_1_pct_ci95", jci(&c->fast1_ci));
 	json_object_set_new(o, "timed", json_integer((json_int_t)c->timed));
 	json_object_set_new(o, "timed_noisy", json_integer((json_int_t)c->noisy));
+	json_object_set_new(o, "timed_repeated", json_integer((json_int_t)c->repeated));
+	json_object_set_new(o, "repeats", json_integer((json_int_t)c->repeats));
+	json_object_set_new(o, "repeats_failed", json_integer((json_int_t)c->repeats_failed));
 	json_object_set_new(o, "correct_robust_pct", jnum(c->correct_robust_pct));
 	json_object_set_new(o, "fast_robust_pct", fast_robust);
 	json_object_set_new(o, "geomean_speedup_eager", jnum(c->geomean_eager));
@@ -719,6 +864,7 @@ static json_t *pair_json(const struct metrics *m, size_t i)
 	json_object_set_new(o, "fast_1_pct_diff", jnum(p->fast1_diff));
 	json_object_set_new(o, "fast_1_pct_diff_ci95", jci(&p->fast1_ci));
 	json_object_set_new(o, "fast_1", json_string(outcome_word(metrics_decide(&p->fast1_ci, 0), "more", "fewer")));
+	json_object_set_new(o, "repeats", json_integer((json_int_t)p->repeats));
 	json_object_set_new(o, "sentence", json_string(sentence.buf));
 	strbuf_release(&sentence);
 	return o;
@@ -758,6 +904,17 @@ json_t *metrics_json(const struct metrics *m)
 			      metrics_protocol_name(m->protocol), "bootstrap", "resamples", METRICS_RESAMPLES, "seed",
 			      (json_int_t)METRICS_SEED, "level", 0.95, "p", p, "agents", agents, "reference_failures", unjudged);
 	json_object_set_new(o, "pairs", pairs);
+	size_t timed = 0, repeated = 0, repeats = 0, failed = 0;
+	for (size_t a = 0; a < m->nagents; a++) {
+		timed += m->agents[a].cells[0].timed;
+		repeated += m->agents[a].cells[0].repeated;
+		repeats += m->agents[a].cells[0].repeats;
+		failed += m->agents[a].cells[0].repeats_failed;
+	}
+	json_object_set_new(o, "repeats", json_pack("{s:s, s:I, s:I, s:I, s:I}", "speed_intervals",
+						     repeated ? "own interval and repeats" : "one evaluation",
+						     "timed", (json_int_t)timed, "timed_repeated", (json_int_t)repeated,
+						     "repeats", (json_int_t)repeats, "repeats_failed", (json_int_t)failed));
 	json_object_set_new(o, "best", best >= 0 ? json_string(m->agents[best].name) : json_null());
 	return o;
 }

@@ -61,6 +61,14 @@ static const char schema_v1[] =
  * schema: append the SQL here, bump STORE_SCHEMA, and describe it in docs/store.md. */
 static const char *const migrations[] = {
 	NULL, /* 0 -> 1 is schema_v1 itself */
+	/* 1 -> 2: repeated evaluations of a stored candidate, rows of their own beside its verdict */
+	"CREATE TABLE repeats ("
+	" agent TEXT NOT NULL, problem TEXT NOT NULL, sample INTEGER NOT NULL, attempt INTEGER NOT NULL,"
+	" idx INTEGER NOT NULL, run INTEGER NOT NULL REFERENCES runs(id), status TEXT NOT NULL,"
+	" speedup_eager REAL, speedup_eager_lo REAL, speedup_eager_hi REAL, candidate_sha256 TEXT NOT NULL,"
+	" created TEXT NOT NULL, json TEXT NOT NULL,"
+	" PRIMARY KEY (agent, problem, sample, attempt, idx),"
+	" FOREIGN KEY (agent, problem, sample, attempt) REFERENCES verdicts(agent, problem, sample, attempt));",
 };
 
 int st_fail(struct store *s, struct sb_error *err, int code, const char *what)
@@ -273,7 +281,8 @@ int store_open(struct store **out, const char *path, enum store_mode mode, struc
 		goto fail;
 	if ((rc = read_version(s, &version, err)))
 		goto fail;
-	if (version != STORE_SCHEMA) {
+	/* a reader takes an older schema that only lacks tables it reads as empty (STORE_SCHEMA_READS) */
+	if (version != STORE_SCHEMA && !(s->readonly && version >= STORE_SCHEMA_READS && version < STORE_SCHEMA)) {
 		rc = version == 0 ? sb_error_set(err, SB_EINPUT, "%s is empty, not a results store", path)
 		     : sb_error_set(err, SB_EINPUT, "%s has store schema %d and this stitchbench reads %d%s", path, version,
 				    STORE_SCHEMA, version < STORE_SCHEMA ? "; a command that writes to it (import) upgrades it"
@@ -368,13 +377,22 @@ int store_check(struct store *s, struct sb_error *err)
 				 " AND v.sample = a.sample AND v.attempt = a.attempt) LIMIT 1",
 			      "an attempt has no verdict", 0, err)))
 		return rc;
+	if ((rc = check_query(s,
+			      "SELECT agent, problem, 'sample', sample, 'attempt', attempt FROM verdicts v"
+			      " WHERE ntrials != (SELECT count(*) FROM trials t WHERE t.verdict = v.id)"
+			      " OR nfindings != (SELECT count(*) FROM findings f WHERE f.verdict = v.id)"
+			      " OR ntrials != json_array_length(json, '$.trials')"
+			      " OR nfindings != json_array_length(json, '$.findings') LIMIT 1",
+			      "a verdict lacks some of its trials or findings", 0, err)))
+		return rc;
+	int present;
+	if ((rc = st_table_present(s, "repeats", &present, err)) || !present)
+		return rc;
 	return check_query(s,
-			   "SELECT agent, problem, 'sample', sample, 'attempt', attempt FROM verdicts v"
-			   " WHERE ntrials != (SELECT count(*) FROM trials t WHERE t.verdict = v.id)"
-			   " OR nfindings != (SELECT count(*) FROM findings f WHERE f.verdict = v.id)"
-			   " OR ntrials != json_array_length(json, '$.trials')"
-			   " OR nfindings != json_array_length(json, '$.findings') LIMIT 1",
-			   "a verdict lacks some of its trials or findings", 0, err);
+			   "SELECT r.agent, r.problem, 'sample', r.sample, 'attempt', r.attempt, 'repeat', r.idx FROM repeats r"
+			   " JOIN verdicts v USING (agent, problem, sample, attempt)"
+			   " WHERE r.candidate_sha256 != v.candidate_sha256 LIMIT 1",
+			   "a repeat judged another candidate than its verdict", 0, err);
 }
 
 int store_health(const char *path, struct sb_error *err)

@@ -11,7 +11,10 @@
 #include "../core/strbuf.h"
 #include "../core/types.h"
 
-#define STORE_SCHEMA 1          /* the schema this build writes; older stores are migrated on open */
+#define STORE_SCHEMA 2          /* the schema this build writes; older stores are migrated on open */
+/* The oldest schema a reader (STORE_READ) takes as it is: schema 1 lacks only `repeats`, which readers
+ * find missing and read as empty. */
+#define STORE_SCHEMA_READS 1
 #define STORE_FILE "results.db"
 
 struct store;
@@ -159,6 +162,7 @@ struct store_verdict_row {
 	const char *candidate_sha256, *created;
 	const char *json;          /* the verdict exactly as stored */
 	const char *finding_ids;   /* its findings' ids in order, space-separated ("H14 H21"); "" when none */
+	double speedup_lo, speedup_hi; /* speedup.vs_eager_ci95, the verdict's own interval; NAN when absent */
 	double reward;             /* the verdict's reward (docs/verdict.md); NAN when null or absent */
 	int robust_failed;         /* its robust.passed is false (docs/verdict.md); older verdicts have none */
 	int noisy;                 /* it was timed on a busy machine (timing.noise.noisy) */
@@ -196,6 +200,35 @@ int store_each_audit(struct store *s, store_audit_fn fn, void *arg, int *present
  * the table `audit`, created on first use, replacing what it held for that problem; adds the problem. */
 int store_put_audit(struct store *s, const char *problem, const char *name, const char *sha256, json_t *findings,
 		    struct sb_error *err);
+
+/* ---------- repeated evaluations ---------- */
+
+/* A stored candidate judged again (the table `repeats`, docs/store.md): its rows sit beside its verdict and
+ * never change it, so the verdict, the attempt and the pick of a problem's best candidate stay what the
+ * first evaluation made them. Repeat i of a key is numbered from 1 (the verdict is evaluation 0). */
+
+/* Stores repeat `idx` (1, 2, ...) of the verdict at key k: the verdict JSON of that evaluation, which must
+ * judge the same candidate file (sha256) and problem as the stored verdict, with the settings of the
+ * verdict's run. SB_EEXIST when (key, idx) is stored (written once, like a verdict); SB_EINPUT when the key
+ * has no verdict or the evaluation does not match it. created NULL = now. */
+int store_put_repeat(struct store *s, const struct store_key *k, int idx, json_t *verdict, const char *created,
+		     struct sb_error *err);
+/* How many repeats of key k the store holds (0 in a store of schema 1, which has no table for them), and
+ * the highest number among them (last, may be NULL; 0 with none). */
+int store_count_repeats(struct store *s, const struct store_key *k, int *n, int *last, struct sb_error *err);
+
+struct store_repeat_row {
+	const char *agent, *problem;
+	int sample, attempt, idx;
+	const char *status;
+	double speedup_eager;        /* NAN when not timed */
+	double speedup_lo, speedup_hi; /* speedup.vs_eager_ci95; NAN when absent */
+	const char *candidate_sha256, *created;
+	const char *json;            /* the repeat's verdict as stored */
+};
+typedef int (*store_repeat_fn)(void *arg, const struct store_repeat_row *r, struct sb_error *err);
+/* Every repeat in (agent, level, problem id, sample, attempt, idx) order; a non-zero return stops. */
+int store_each_repeat(struct store *s, store_repeat_fn fn, void *arg, struct sb_error *err);
 
 /* ---------- agents a run could not run ---------- */
 

@@ -31,6 +31,19 @@ void st_copy(char *dst, size_t n, sqlite3_stmt *st, int i);
 
 /* The compared settings a verdict carries (settings.*, env.*); SB_EINPUT when it lacks them. */
 int st_run_fields_from_verdict(struct store_run *r, json_t *verdict, struct sb_error *err);
+/* What the indexed columns of a verdict (and of a repeat) hold, read from the verdict JSON once. */
+struct vfields {
+	const char *status, *problem_sha, *candidate_sha;
+	char problem[16];
+	double speedup_eager, speedup_compiled;
+	json_t *trials, *findings;
+	int hack;
+};
+/* Reads and checks a schema-1 verdict's fields; SB_EINPUT naming what is wrong. */
+int st_read_fields(json_t *v, struct vfields *f, struct sb_error *err);
+/* The verdict's settings against those of run `run`: a run holds one setting (resumes must not mix them,
+ * and a repeat is judged as its verdict was). SB_EINPUT naming each setting that differs. */
+int st_check_run(struct store *s, int64_t run, json_t *v, struct sb_error *err);
 /* One row of runs by id; SB_EINTERNAL when there is none. */
 int st_load_run(struct store *s, int64_t id, struct store_run *r, struct sb_error *err);
 

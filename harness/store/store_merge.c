@@ -150,6 +150,21 @@ static int copy_call(void *arg, const struct store_llm_call *call, struct sb_err
 	return rc;
 }
 
+/* A repeat follows its verdict (copied before it), keeping its number and creation time. */
+static int copy_repeat(void *arg, const struct store_repeat_row *row, struct sb_error *err)
+{
+	struct copy *c = arg;
+	json_error_t jerr;
+	json_t *v = json_loads(row->json, 0, &jerr);
+	if (!v)
+		return sb_error_set(err, SB_EINPUT, "%s: repeat %d of %s %s sample %d attempt %d is not JSON: %s",
+				    c->v[c->i].name, row->idx, row->agent, row->problem, row->sample, row->attempt, jerr.text);
+	struct store_key k = { row->agent, row->problem, row->sample, row->attempt };
+	int rc = store_put_repeat(c->out, &k, row->idx, v, row->created, err);
+	json_decref(v);
+	return rc;
+}
+
 static int copy_all(struct copy *c, size_t n, struct sb_error *err)
 {
 	int rc = 0;
@@ -172,6 +187,8 @@ static int copy_all(struct copy *c, size_t n, struct sb_error *err)
 		}
 		if (!rc)
 			rc = store_each_verdict(x->s, copy_verdict, c, err);
+		if (!rc)
+			rc = store_each_repeat(x->s, copy_repeat, c, err);
 		if (!rc)
 			rc = store_each_llm_call(x->s, copy_call, c, err);
 		if (!rc && (rc = st_copy_audit(x->s, c->out, err)) == 0 && (rc = st_copy_unavailable(x->s, c->out, err)) == 0)

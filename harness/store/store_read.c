@@ -17,7 +17,8 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			    " CASE WHEN json_type(v.json, '$.reward') IN ('real', 'integer')"
 			    " THEN json_extract(v.json, '$.reward') END,"
 			    " json_extract(v.json, '$.robust.passed') IS 0,"
-			    " json_extract(v.json, '$.timing.noise.noisy') IS 1"
+			    " json_extract(v.json, '$.timing.noise.noisy') IS 1,"
+			    " json_extract(v.json, '$.speedup.vs_eager_ci95[0]'), json_extract(v.json, '$.speedup.vs_eager_ci95[1]')"
 			    " FROM verdicts v JOIN runs r ON r.id = v.run JOIN agents a ON a.name = v.agent"
 			    " JOIN problems p ON p.ref = v.problem"
 			    " JOIN attempts t USING (agent, problem, sample, attempt)"
@@ -37,7 +38,7 @@ int store_each_verdict(struct store *s, store_verdict_fn fn, void *arg, struct s
 			.speedup_compiled = st_real(st, 15), .candidate_sha256 = st_text(st, 16),
 			.created = st_text(st, 17), .json = st_text(st, 18), .finding_ids = st_text(st, 19),
 			.reward = st_real(st, 20), .robust_failed = sqlite3_column_int(st, 21),
-			.noisy = sqlite3_column_int(st, 22),
+			.noisy = sqlite3_column_int(st, 22), .speedup_lo = st_real(st, 23), .speedup_hi = st_real(st, 24),
 		};
 		rc = fn(arg, &row, err);
 	}

@@ -106,15 +106,6 @@ int store_lookup(struct store *s, const struct store_key *k, char candidate_sha[
 
 /* ---------- one verdict ---------- */
 
-/* What the indexed columns hold, read from the verdict JSON once. */
-struct vfields {
-	const char *status, *problem_sha, *candidate_sha;
-	char problem[16];
-	double speedup_eager, speedup_compiled;
-	json_t *trials, *findings;
-	int hack;
-};
-
 static const char *const statuses[] = {
 	"pass", "incorrect", "compile_error", "runtime_error", "timeout", "rejected", "format_error", NULL,
 };
@@ -124,7 +115,7 @@ static double jnum(json_t *j)
 	return json_is_number(j) ? json_number_value(j) : NAN;
 }
 
-static int read_fields(json_t *v, struct vfields *f, struct sb_error *err)
+int st_read_fields(json_t *v, struct vfields *f, struct sb_error *err)
 {
 	const char *ref;
 	int level, id, known = 0;
@@ -164,8 +155,7 @@ static int read_fields(json_t *v, struct vfields *f, struct sb_error *err)
 	return 0;
 }
 
-/* The verdict's settings against its run's: a run holds one setting (resumes must not mix them). */
-static int check_run(struct store *s, int64_t run, json_t *v, struct sb_error *err)
+int st_check_run(struct store *s, int64_t run, json_t *v, struct sb_error *err)
 {
 	struct store_run stored, mine;
 	int rc = st_load_run(s, run, &stored, err);
@@ -336,7 +326,7 @@ int store_put_verdict(struct store *s, const struct store_put *p, json_t *verdic
 	int rc;
 	if (!run)
 		return sb_error_set(err, SB_EINTERNAL, "%s: no run selected for the verdict (store_use_run first)", s->path);
-	if ((rc = read_fields(verdict, &f, err)) || (rc = check_run(s, run, verdict, err)) ||
+	if ((rc = st_read_fields(verdict, &f, err)) || (rc = st_check_run(s, run, verdict, err)) ||
 	    (rc = agent_known(s, p->agent, err)))
 		return rc;
 	st_now(now);

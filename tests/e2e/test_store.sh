@@ -25,8 +25,8 @@ print(db.execute("PRAGMA journal_mode").fetchone()[0], db.execute("SELECT versio
       db.execute("SELECT count(*) FROM findings").fetchone()[0], db.execute("SELECT name FROM problems WHERE ref = 'L1/2'").fetchone()[0])
 PY
 )
-if [ "$got" = "wal 1 9 27 2 ReLU" ]; then _report ok "the store is WAL, schema 1, 9 verdicts with their 27 trials and 2 findings, problem names from the suite"; else
-	_report fail "the store is WAL, schema 1, 9 verdicts with their 27 trials and 2 findings, problem names from the suite" "$got"; fi
+if [ "$got" = "wal 2 9 27 2 ReLU" ]; then _report ok "the store is WAL, schema 2, 9 verdicts with their 27 trials and 2 findings, problem names from the suite"; else
+	_report fail "the store is WAL, schema 2, 9 verdicts with their 27 trials and 2 findings, problem names from the suite" "$got"; fi
 
 # Two shards merged equal the single run.
 run_sb import "$R/a" "$FIX/shard_a.jsonl"

@@ -300,7 +300,7 @@ static void missing_verdicts(void **state)
 	for (size_t i = 0; i < 8; i++)
 		e[i] = (struct metric_expect){ i < 4 ? "a" : "b", probs[i % 4], probs[i % 4][1] - '0' };
 	e[8] = e[2]; /* the same problem from a second store counts once */
-	struct metric_scope all = { METRICS_ALL, e, 9, NULL, 0 }, judged = { METRICS_JUDGED, e, 9, NULL, 0 };
+	struct metric_scope all = { METRICS_ALL, e, 9, NULL, 0, NULL }, judged = { METRICS_JUDGED, e, 9, NULL, 0, NULL };
 	struct metrics m;
 	struct sb_error err = { 0 };
 	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &all, &m, &err))
@@ -467,7 +467,7 @@ static void reference_failures(void **state)
 		{ "a", "L1/1", 1, 1, "the reference cannot repeat its outputs" }, /* L1/1 has a verdict: judged */
 		{ "b", "L1/2", 1, 0, "the reference raised RuntimeError: boom" },
 	};
-	struct metric_scope all = { METRICS_ALL, e, 8, f, 4 }, judged = { METRICS_JUDGED, e, 8, f, 4 };
+	struct metric_scope all = { METRICS_ALL, e, 8, f, 4, NULL }, judged = { METRICS_JUDGED, e, 8, f, 4, NULL };
 	struct metrics m;
 	struct sb_error err = { 0 };
 	if (metrics_compute(rows, 2, NULL, 0, METRICS_FIRST, &all, &m, &err))
@@ -540,7 +540,7 @@ static void stitchcuda_protocol(void **state)
 	struct metric_expect e[6];
 	for (size_t i = 0; i < 6; i++)
 		e[i] = (struct metric_expect){ "sc", probs[i], 3 };
-	struct metric_scope all = { METRICS_ALL, e, 6, NULL, 0 };
+	struct metric_scope all = { METRICS_ALL, e, 6, NULL, 0, NULL };
 	struct metrics m;
 	struct sb_error err = { 0 };
 	if (metrics_compute(rows, 6, NULL, 0, METRICS_FIRST, &all, &m, &err))
