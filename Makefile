@@ -16,7 +16,10 @@ $(shell mkdir -p build && [ "$$(cat build/gitrev 2>/dev/null)" = "$(GITREV)" ] |
 # runs ('=', not ':='): on a fresh machine `make demo` installs them (setup) after make read this file.
 static_lib = $(shell $(CC) -print-file-name=lib$(1).a)
 STATIC_LIBS = $(call static_lib,yaml) $(call static_lib,jansson) $(call static_lib,sqlite3)
-LDLIBS  = $(STATIC_LIBS) -lcurl -lm -ldl -lpthread
+# libmicrohttpd (`stitchbench serve`) is static too; its TLS side needs GnuTLS, whose libgnutls.so.30 every
+# Debian and Ubuntu system has (apt itself uses it).
+STATIC_LIBS += $(call static_lib,microhttpd)
+LDLIBS  = $(STATIC_LIBS) -lgnutls -lcurl -lm -ldl -lpthread
 
 SRC      := $(shell find harness -name '*.c' -not -path 'harness/profile/cupti/*' | sort)
 # The baseline agents (baselines/*.c) link into the same library as harness/agents/ (docs/agents.md).

@@ -11,7 +11,7 @@ check_only=0
 
 # Build and test dependencies (C side).
 packages=(build-essential pkg-config ninja-build libyaml-dev libjansson-dev libsqlite3-dev libcurl4-openssl-dev
-	libcmocka-dev gnuplot-nox)
+	libcmocka-dev gnuplot-nox libmicrohttpd-dev)
 # Tests: reports are opened in headless Chromium (tests/e2e/test_report.sh).
 packages+=(chromium)
 # Tests: a single-node Slurm started in a temporary folder (tests/e2e/test_slurm.sh).

@@ -43,6 +43,8 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx);
 extern const char cmd_run_help[];
 int cmd_audit(int argc, char **argv, struct sb_ctx *ctx);
 extern const char cmd_audit_help[];
+int cmd_serve(int argc, char **argv, struct sb_ctx *ctx);
+extern const char cmd_serve_help[];
 
 /* Options that every config-reading command takes; applied in this order: file, --set, flags. */
 struct config_opts {

@@ -20,6 +20,7 @@ const struct cmd commands[] = {
 	{ "compare", cmd_compare, "per-problem regressions between two runs, noise-aware; exit 1 when something regressed", cmd_compare_help },
 	{ "run", cmd_run, "run agents over problems (stitchcuda and baselines), resumable; everything persisted", cmd_run_help },
 	{ "audit", cmd_audit, "find flawed problems: constant or tiny outputs, identity ops, randomness, integer inputs", cmd_audit_help },
+	{ "serve", cmd_serve, "judge candidates sent over HTTP: verdicts and rewards for an RL trainer", cmd_serve_help },
 	{ "help", cmd_help, "show the help of a command", cmd_help_help },
 	{ NULL, NULL, NULL, NULL },
 };

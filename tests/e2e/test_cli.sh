@@ -51,8 +51,8 @@ check_rc "a wrong STITCHBENCH_HOME is an environment error" 3
 check_err "and says what to do" "STITCHBENCH_HOME=/nonexistent does not hold harness/worker/"
 
 libs=$(ldd "$SB" 2>&1)
-if grep -qE 'libyaml|libjansson|libsqlite3' <<<"$libs"; then
-	_report fail "libyaml, jansson and SQLite are linked statically" "$libs"
+if grep -qE 'libyaml|libjansson|libsqlite3|libmicrohttpd' <<<"$libs"; then
+	_report fail "libyaml, jansson, SQLite and libmicrohttpd are linked statically" "$libs"
 else
-	_report ok "libyaml, jansson and SQLite are linked statically"
+	_report ok "libyaml, jansson, SQLite and libmicrohttpd are linked statically"
 fi

@@ -19,7 +19,7 @@ for f in harness/eval/forkchild harness/core/proc harness/eval/sandbox harness/e
 done
 # setup: the libraries appear only now, as the packages of scripts/setup.sh would put them
 cat >"$P/scripts/setup.sh" <<SH
-for n in yaml jansson sqlite3; do ar rcs "$L/lib\$n.a"; done
+for n in yaml jansson sqlite3 microhttpd; do ar rcs "$L/lib\$n.a"; done
 SH
 cat >"$P/scripts/demo.sh" <<'SH'
 echo fake-run >build/demo-run
