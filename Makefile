@@ -31,7 +31,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-fast test-gpu bench bench-eval bench-real clean
+.PHONY: all setup demo test test-fast test-gpu bench bench-eval bench-real bench-compare clean
 
 all: bin/stitchbench
 
@@ -87,6 +87,10 @@ bench-eval: all
 # upstream KernelBench's references as candidates, then real LLM-written candidates (BENCHMARKS.md)
 bench-real: all
 	@bash scripts/bench/bench_real.sh
+
+# two agents with identical files and one 1.5x slower: are they told apart only when the data says so?
+bench-compare: all
+	@bash scripts/bench/bench_compare.sh
 
 clean:
 	rm -rf build bin lib
