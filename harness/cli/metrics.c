@@ -62,7 +62,7 @@ const char cmd_metrics_help[] =
 	"                are reused, so a second --repeats K judges nothing. Progress goes to stderr\n"
 	"   --json       the numbers as JSON (percentages in percent, n/a as null) instead of Markdown; with\n"
 	"                StitchCUDA's protocol each cell has a key \"stitchcuda\"\n\n"
-	"Output: a Markdown table 'correct % / fast_1 % / geomean' with agents as rows and levels as\n"
+	"Output: a Markdown table 'correct % / fast_1 % / geomean', each with its 95% interval, agents as rows and levels as\n"
 	"columns ('(N flagged)' after a cell with flagged passes, '(best)' after the overall geomean of an\n"
 	"agent faster than every other by the pairs' intervals), saying which denominator it used; with two\n"
 	"agents or more, the agents compared in pairs (over the problems both have: the geometric mean of\n"

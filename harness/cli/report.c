@@ -15,7 +15,7 @@ const char cmd_report_help[] =
 	"                          [--protocol stitchbench|stitchcuda] [--repeats K] [--no-plots]\n\n"
 	"Writes DIR/report.md (Markdown) and DIR/report.html: one self-contained page (styles and plots inline,\n"
 	"nothing fetched from anywhere) with the runs and their settings; the results table (agents as rows,\n"
-	"levels as columns: correct % / fast_1 % / geomean speedup), StitchCUDA's table with its protocol,\n"
+	"levels as columns: correct % / fast_1 % / geomean speedup, each with its 95% interval), StitchCUDA's table with its protocol,\n"
 	"and every metric per agent with bootstrap intervals (docs/metrics.md); and plots drawn by gnuplot:\n"
 	"fast_p curves per agent, speedup distributions (log scale), speedup per problem, the best speedup\n"
 	"by attempt for iterative agents (with attempts by stage), LLM tokens and cost against speedup, hack\n"

@@ -360,8 +360,12 @@ void metrics_summary_table(const struct metrics *m, struct table *t)
 			const struct metric_cell *c = &m->agents[a].cells[cols[i]];
 			struct strbuf cell = STRBUF_INIT;
 			if (c->problems) {
-				strbuf_addf(&cell, "%.1f / %.1f / ", c->correct_pct, c->fast_pct[3]);
-				num(&cell, c->geomean_eager, "%.3f", "x");
+				/* each number with its interval: a point alone invites ranking agents by noise */
+				with_ci(&cell, c->correct_pct, &c->correct_ci, "%.1f", "");
+				strbuf_addstr(&cell, " / ");
+				with_ci(&cell, c->fast_pct[3], &c->fast1_ci, "%.1f", "");
+				strbuf_addstr(&cell, " / ");
+				with_ci(&cell, c->geomean_eager, &c->geomean_eager_ci, "%.3f", "x");
 				if (!cols[i] && (int)a == best) /* faster than every other agent by its pair's interval */
 					strbuf_addstr(&cell, " (best)");
 				if (c->flagged) /* in correct %, in nothing after it */
@@ -730,7 +734,7 @@ static void pairs_markdown(const struct metrics *m, struct strbuf *out)
 void metrics_table(const struct metrics *m, struct strbuf *out)
 {
 	struct table t;
-	strbuf_addstr(out, "## correct % / fast_1 % / geometric-mean speedup vs eager\n\n");
+	strbuf_addstr(out, "## correct % / fast_1 % / geometric-mean speedup vs eager, each [95% interval]\n\n");
 	scope_note(m, out, md_escape);
 	strbuf_addstr(out, "\n\n");
 	struct strbuf unjudged = STRBUF_INIT;

@@ -79,6 +79,16 @@ check_eq() { # name got want
 	if [ "$2" = "$3" ]; then _report ok "$1"; else _report fail "$1" "got:  $2
 want: $3"; fi
 }
+# The headline cells' values without their [lo, hi] intervals (Markdown may escape the brackets): the
+# points are checked against numbers worked out by hand, the intervals by tests of their own.
+points() { sed -E 's/ \\?\[[-+]?[0-9.]+x?, [-+]?[0-9.]+x?\\?\]//g'; }
+check_out_points() { # name fixed-string
+	if grep -qF -- "$2" <<<"$(points <<<"$OUT_TXT")"; then _report ok "$1"; else
+		_report fail "$1" "stdout, intervals left out, lacks '$2': ${OUT_TXT:0:1200}"; fi
+}
+grep_points() { # fixed-string file
+	points <"$2" | grep -qF -- "$1"
+}
 check_out_re() { # name regex
 	if grep -qE -- "$2" <<<"$OUT_TXT"; then _report ok "$1"; else
 		_report fail "$1" "stdout does not match /$2/: ${OUT_TXT:0:1200}"; fi

@@ -59,7 +59,7 @@ run_sb metrics "$R/plain"
 check_rc "metrics without a protocol" 0
 if ! grep -qF "StitchCUDA's protocol" <<<"$OUT_TXT"; then _report ok "a run of no preset shows stitchbench's tables alone"; else
 	_report fail "a run of no preset shows stitchbench's tables alone" "${OUT_TXT:0:600}"; fi
-check_out "where fast_1 counts the clean fast pass only" "| sc | 60.0 / 20.0 / 1.000x (1 flagged) | 60.0 / 20.0 / 1.000x (1 flagged) |"
+check_out_points "where fast_1 counts the clean fast pass only" "| sc | 60.0 / 20.0 / 1.000x (1 flagged) | 60.0 / 20.0 / 1.000x (1 flagged) |"
 
 run_sb metrics "$R/plain" --protocol stitchcuda
 check_rc "metrics --protocol stitchcuda" 0

@@ -37,10 +37,10 @@ if [ "$(grep -o '<svg' <<<"$html" | wc -l)" = 4 ] && ! grep -q '<?xml\|<!DOCTYPE
 	_report fail "the four SVGs are inlined without their prolog, doctype or namespace URLs" "$(grep -o '<svg\|<?xml\|xmlns[^ ]*' <<<"$html" | sort | uniq -c)"; fi
 if ! grep -qF '<img src=x' <<<"$html" && grep -qF '&lt;img src=x onerror=alert(1)&gt;|x_y' <<<"$html"; then
 	_report ok "the hostile agent name is text in the HTML"; else _report fail "the hostile agent name is text in the HTML" "$(grep -o '.\{20\}img src=x.\{20\}' <<<"$html" | head -3)"; fi
-if ! grep -qF '<img' <<<"$md" && grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |' <<<"$md"; then
+if ! grep -qF '<img' <<<"$md" && grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |' <(points <<<"$md"); then
 	_report ok "and in the Markdown, where its '|' cannot add a column"; else _report fail "and in the Markdown, where its '|' cannot add a column" "$(grep -F 'img' <<<"$md" | head -3)"; fi
 check_true "the Markdown shows the PNGs" grep -qF '](plots/per_problem.png)' "$TMP/rep1/report.md"
-check_true "the Markdown has the metrics table" grep -qF '| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |' "$TMP/rep1/report.md"
+check_true "the Markdown has the metrics table" grep_points '| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |' "$TMP/rep1/report.md"
 check_true "no audit table: the report says so" grep -qF 'No audit data' "$TMP/rep1/report.md"
 (cd "$TMP/rep1/plots" && gnuplot fast_p.gp) >/dev/null 2>&1
 check_true "a plot's script redraws it in its folder" test -s "$TMP/rep1/plots/fast_p.svg"
@@ -50,10 +50,10 @@ check_true "the report says what the rates are over" grep -qF 'a problem without
 check_true "and is marked 'no verdict' there" grep -qE '^\| L[0-9]/[0-9]+ \| [^|]* \| no verdict \|' "$TMP/rep1/report.md"
 run_sb report "$R/one" -o "$TMP/rep5" --no-plots --denominator judged
 check_true "--denominator judged rates the agent over its own problems" \
-	grep -qF '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |' "$TMP/rep5/report.md"
+	grep_points '| &lt;img src=x onerror=alert(1)&gt;\|x\_y | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |' "$TMP/rep5/report.md"
 run_sb report "$R/one" -o "$TMP/rep5" --denominator most
 check_rc "a bad --denominator is a usage error" 2
-check_true "--by best changes the represented candidates" grep -qF '| samples | 75.0 / 50.0 / 1.957x |' "$TMP/rep2/report.md"
+check_true "--by best changes the represented candidates" grep_points '| samples | 75.0 / 50.0 / 1.957x |' "$TMP/rep2/report.md"
 (cd "$TMP" && "$SB" report "$R/one" >/dev/null 2>&1)
 check_true "the default folder is reports/RUN in the current folder" test -s "$TMP/reports/one/report.html"
 
@@ -63,7 +63,7 @@ run_sb import "$R/b" "$FIX/shard_b.jsonl"
 run_sb import "$R/c" "$FIX/other_gpu.jsonl"
 run_sb report "$R/a" "$R/b" "$R/c" -o "$TMP/multi"
 check_rc "a report of three runs" 0
-check_true "same-named agents of two runs stay apart" grep -qF '| samples@b | 50.0 / 50.0 / 3.000x | 33.3 / 0.0 / 0.500x | - | 40.0 / 20.0 / 1.225x |' "$TMP/multi/report.md"
+check_true "same-named agents of two runs stay apart" grep_points '| samples@b | 50.0 / 50.0 / 3.000x | 33.3 / 0.0 / 0.500x | - | 40.0 / 20.0 / 1.225x |' "$TMP/multi/report.md"
 check_true "runs with settings that change the numbers are named in the report" \
 	grep -qF 'gpu: "NVIDIA H200" in '"$R/a"' vs "NVIDIA A100-SXM4-80GB" in '"$R/c" "$TMP/multi/report.md"
 check_err "and warned about" "these runs were made with settings that change the numbers"
@@ -222,7 +222,7 @@ check_rc "--threshold takes a fraction too" 1
 variant "$TMP/flag.jsonl" "${changed}S = 15.0; LO = 0.99; HI = 1.01; $speed"'; v["findings"] = [{"id": "H21", "severity": "flag", "message": "15.0x eager: more than 10x", "line": 0, "col": 0}]'
 run_sb import "$R/flag" "$TMP/flag.jsonl" "$FIX/shard_b.jsonl"
 run_sb metrics "$R/flag"
-check_out "metrics: the flagged 15x counts as correct, not in fast_1 or the geomean, and is counted apart" \
+check_out_points "metrics: the flagged 15x counts as correct, not in fast_1 or the geomean, and is counted apart" \
 	"| samples | 50.0 / 0.0 / 1.000x (1 flagged) | 33.3 / 0.0 / 0.500x | 42.9 / 0.0 / 0.707x (1 flagged) |"
 check_out "with a row of its own" "| flagged % (correct with a hack finding) | 25.0 | 0.0 | 14.3 |"
 run_sb report "$R/flag" -o "$TMP/flagrep" --no-plots

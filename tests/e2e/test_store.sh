@@ -196,13 +196,15 @@ check_rc "--level without --format kernelbench is a usage error" 2
 # Metrics, worked out by hand in tests/fixtures/verdicts/README.md.
 run_sb metrics "$R/merged"
 check_rc "metrics prints the table" 0
-check_out "agents as rows, levels as columns: correct / fast_1 / geomean" "| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |"
+check_out_points "agents as rows, levels as columns: correct / fast_1 / geomean" "| samples | 50.0 / 25.0 / 1.225x | 33.3 / 0.0 / 0.500x | 42.9 / 14.3 / 0.909x |"
+check_out_re "each headline number carries its 95% interval" '^\| samples \| 50\.0 \[[0-9.]+, [0-9.]+\] / 25\.0 \[[0-9.]+, [0-9.]+\] / 1\.225x \[[0-9.]+, [0-9.]+\] \| '
+check_out "and the table's heading says so" "## correct % / fast_1 % / geometric-mean speedup vs eager, each [95% interval]"
 check_out "fast_0.5 counts 0.5 as not faster" "| fast_0.5 % | 50.0 | 0.0 | 28.6 |"
 check_out "hack % counts the rejected candidate" "| hack % | 0.0 | 33.3 | 14.3 |"
 check_out "geomean vs compiled is n/a without a compiled side" "| geomean vs compiled (n) | 0.980x (2) | n/a (0) | 0.980x (2) |"
 check_out "no LLM calls: tokens are n/a" "| tokens to first correct | n/a | n/a | n/a |"
 run_sb metrics "$R/merged" --by best
-check_out "--by best takes the best sample" "| samples | 75.0 / 50.0 / 1.957x | 33.3 / 0.0 / 0.500x | 57.1 / 28.6 / 1.392x |"
+check_out_points "--by best takes the best sample" "| samples | 75.0 / 50.0 / 1.957x | 33.3 / 0.0 / 0.500x | 57.1 / 28.6 / 1.392x |"
 run_sb metrics "$R/a" "$R/b" --json
 got=$(python3 -c 'import json,sys; j=json.load(sys.stdin); a=[x["agent"] for x in j["agents"]]; c=j["agents"][1]["levels"]["1"]; print(a, c["problems"], c["fast_pct"]["1"], j["by"])' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "['samples@a', 'samples@b'] 2 50.0 first" ]; then _report ok "metrics of two runs keeps same-named agents apart, as JSON"; else
@@ -212,14 +214,14 @@ check_err "metrics warns when runs were made with other settings" "eval.trials: 
 run_sb import "$R/two" "$FIX/shard_a.jsonl" --agent base --model qwen3-32b
 run_sb import "$R/two" "$FIX/shard_b.jsonl"
 run_sb metrics "$R/two"
-check_out "two agents of one run are two rows; base's 4 problems without a verdict count as failures" \
+check_out_points "two agents of one run are two rows; base's 4 problems without a verdict count as failures" \
 	"| base | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |"
 check_out "the table says what the rates are over" "a problem without a verdict counting as a failure (--denominator all)"
 check_out "and how many problems had no verdict" "| no verdict (counted as failed) | 1 | 3 | 4 |"
 check_err "an agent that lacks verdicts for some problems of its run is named" \
 	"agent base has verdicts for 3 of the 7 problems in $R/two; the 4 without one count as failures"
 run_sb metrics "$R/two" --denominator judged
-check_out "--denominator judged rates base over its 3 problems" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
+check_out_points "--denominator judged rates base over its 3 problems" "| base | 66.7 / 33.3 / 1.225x | - | 66.7 / 33.3 / 1.225x |"
 check_out "and says so" "problems without one are left out (--denominator judged)"
 run_sb metrics "$R/two" --json
 check_eq "--json names the denominator and counts the problems without a verdict" \
@@ -270,7 +272,7 @@ run_sb metrics "$R/reffail"
 check_rc "metrics of a run with a reference failure" 0
 check_out "says which problem could not be judged, and why, in a line of its own" \
 	"1 problem could not be judged: its reference failed, or the machine could not run the candidate; the harness's, the problem's or the machine's failure, not the agent's, so it is left out of the rates of the agents without a verdict for it: L1/5 (base, samples: the reference raised ZeroDivisionError)."
-check_out "the rates stay those over the 7 problems judged or without a verdict" \
+check_out_points "the rates stay those over the 7 problems judged or without a verdict" \
 	"| base | 50.0 / 25.0 / 1.225x | 0.0 / 0.0 / n/a | 28.6 / 14.3 / 1.225x |"
 check_out "the problem is counted apart" "| not judged (left out) | 1 | 0 | 1 |"
 check_err "the coverage warning counts it apart" \

@@ -104,7 +104,7 @@ static void nothing_correct(void **state)
 	assert_true(isnan(c->attempts_to_correct));
 	struct strbuf out = STRBUF_INIT;
 	metrics_table(&m, &out);
-	assert_non_null(strstr(out.buf, "| a | 0.0 / 0.0 / n/a | 0.0 / 0.0 / n/a |"));
+	assert_non_null(strstr(out.buf, "| a | 0.0 [0.0, 0.0] / 0.0 [0.0, 0.0] / n/a | 0.0 [0.0, 0.0] / 0.0 [0.0, 0.0] / n/a |"));
 	assert_non_null(strstr(out.buf, "| geomean vs eager [95% CI] (n) | n/a (0) | n/a (0) |"));
 	strbuf_release(&out);
 	metrics_release(&m);
@@ -210,8 +210,8 @@ static void two_levels_first(void **state)
 	struct strbuf out = STRBUF_INIT;
 	metrics_table(&m, &out);
 	assert_non_null(strstr(out.buf, "| agent | L1 | L2 | all |\n"));
-	assert_non_null(strstr(out.buf, "| base | 50.0 / 0.0 / 1.000x | - | 50.0 / 0.0 / 1.000x |\n"));
-	assert_non_null(strstr(out.buf, "| coder | 50.0 / 50.0 / 1.200x | 50.0 / 50.0 / 3.000x | 50.0 / 50.0 / 1.897x |\n"));
+	assert_non_null(strstr(out.buf, "| base | 50.0 [0.0, 100.0] / 0.0 [0.0, 0.0] / 1.000x [1.000, 1.000] | - | 50.0 [0.0, 100.0] / 0.0 [0.0, 0.0] / 1.000x [1.000, 1.000] |\n"));
+	assert_non_null(strstr(out.buf, "| coder | 50.0 [0.0, 100.0] / 50.0 [0.0, 100.0] / 1.200x [1.200, 1.200] | 50.0 [0.0, 100.0] / 50.0 [0.0, 100.0] / 3.000x [3.000, 3.000] | 50.0 [0.0, 100.0] / 50.0 [0.0, 100.0] / 1.897x [1.200, 3.000] |\n"));
 	assert_non_null(strstr(out.buf, "| tokens to first correct | 1500 | 400 | 950 |\n"));
 	assert_non_null(strstr(out.buf, "| cost (USD) | 0.0450 | 0.0090 | 0.0540 |\n"));
 	assert_non_null(strstr(out.buf, "| geomean vs compiled (n) | 0.900x (1) | 2.000x (1) | 1.342x (2) |\n"));
@@ -272,7 +272,7 @@ static void unavailable_agents(void **state)
 	struct strbuf out = STRBUF_INIT;
 	metrics_table(&m, &out);
 	assert_non_null(strstr(out.buf, "| tc | unavailable | unavailable |"));
-	assert_non_null(strstr(out.buf, "| b | 0.0 / 0.0 / n/a |"));
+	assert_non_null(strstr(out.buf, "| b | 0.0 [0.0, 0.0] / 0.0 [0.0, 0.0] / n/a |"));
 	assert_non_null(strstr(out.buf, "### tc\n\nUnavailable in this run: torch 1.13.0a0 has no torch.compile (needs torch "
 				       "2.0 or later). Its samples ended without attempts, so it has no numbers (not 0%)."));
 	assert_null(strstr(out.buf, "not really"));
@@ -328,7 +328,7 @@ static void missing_verdicts(void **state)
 	metrics_table(&m, &out);
 	assert_non_null(strstr(out.buf, "a problem without a verdict counting as a failure (--denominator all)"));
 	assert_non_null(strstr(out.buf, "| no verdict (counted as failed) | 1 | 1 | 2 |"));
-	assert_non_null(strstr(out.buf, "| a | 33.3 / 33.3 / 1.500x | 0.0 / 0.0 / n/a | 25.0 / 25.0 / 1.500x |"));
+	assert_non_null(strstr(out.buf, "| a | 33.3 [0.0, 100.0] / 33.3 [0.0, 100.0] / 1.500x [1.500, 1.500] | 0.0 [0.0, 0.0] / 0.0 [0.0, 0.0] / n/a | 25.0 [0.0, 75.0] / 25.0 [0.0, 75.0] / 1.500x [1.500, 1.500] |"));
 	strbuf_release(&out);
 	json_t *j = metrics_json(&m);
 	assert_string_equal(json_string_value(json_object_get(j, "denominator")), "all");
@@ -388,7 +388,7 @@ static void flagged_passes(void **state)
 	assert_close(m.agents[2].cells[0].geomean_eager, 1.1);
 	struct strbuf out = STRBUF_INIT;
 	metrics_table(&m, &out);
-	assert_non_null(strstr(out.buf, "| a | 75.0 / 25.0 / 2.000x (2 flagged) | 75.0 / 25.0 / 2.000x (2 flagged) |"));
+	assert_non_null(strstr(out.buf, "| a | 75.0 [25.0, 100.0] / 25.0 [0.0, 75.0] / 2.000x [2.000, 2.000] (2 flagged) | 75.0 [25.0, 100.0] / 25.0 [0.0, 75.0] / 2.000x [2.000, 2.000] (2 flagged) |"));
 	assert_non_null(strstr(out.buf, "| flagged % (correct with a hack finding) | 50.0 | 50.0 |"));
 	assert_non_null(strstr(out.buf, "fast_p and the geometric means count clean passes only"));
 	strbuf_release(&out);
@@ -702,8 +702,8 @@ static void pairs_faster(void **state)
 	assert_int_equal(metrics_best_agent(&m), 0);
 	strbuf_reset(&out);
 	metrics_table(&m, &out);
-	assert_non_null(strstr(out.buf, "| a | 100.0 / 100.0 / "));
-	assert_non_null(strstr(out.buf, "x (best) |\n| b | 100.0 / "));
+	assert_non_null(strstr(out.buf, "| a | 100.0 [100.0, 100.0] / 100.0 [100.0, 100.0] / "));
+	assert_non_null(strstr(out.buf, "] (best) |\n| b | 100.0 [100.0, 100.0] / "));
 	strbuf_release(&out);
 	json_t *j = metrics_json(&m), *jp = json_array_get(json_object_get(j, "pairs"), 0);
 	assert_string_equal(json_string_value(json_object_get(j, "best")), "a");

@@ -797,7 +797,7 @@ static void flagged_and_reference_failed(void **state)
 	if (report_write(&o, &res, &err))
 		fail_msg("%s", err.msg);
 	char *md = read_all(res.md_path);
-	assert_non_null(strstr(md, "| a | 100.0 / 50.0 / 2.000x (1 flagged) |"));
+	assert_non_null(strstr(md, "| a | 100.0 [100.0, 100.0] / 50.0 [0.0, 100.0] / 2.000x [1.964, 2.036] (1 flagged) |"));
 	assert_non_null(strstr(md, "\n1 problem could not be judged: its reference failed, or the machine could not run "
 				   "the candidate; the harness's, the problem's or the machine's failure, not "
 				   "the agent's, so it is left out of the rates of the agents without a verdict for it: "
