@@ -212,7 +212,7 @@ curve = [s for s in at["series"] if s["keys"] == [agent + ": correct"]][0]["poin
 y = max(curve)[1]  # the point of the largest k
 table = [t for t in f["tables"] if t["id"] == "summary-table"][0]
 row = table["body"][table["first_col"].index(agent)]
-print("%.1f %s" % (100 * (tick["0"] - y) / (tick["0"] - tick["100"]), row[table["head"].index("all")].split(" / ")[0]))
+print("%.1f %s" % (100 * (tick["0"] - y) / (tick["0"] - tick["100"]), row[table["head"].index("all")].split(" / ")[0].split(" [")[0]))
 PY
 }
 tap_from() { # lines "ok|fail<TAB>name<TAB>evidence" -> TAP
