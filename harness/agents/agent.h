@@ -24,7 +24,7 @@ struct agent_kind {
 };
 
 extern const struct agent_kind agent_stitchcuda, agent_oneshot, agent_best_of_n, agent_refine,
-	agent_torch_eager, agent_torch_compile, agent_samples;
+	agent_cudaforge, agent_kevin, agent_torch_eager, agent_torch_compile, agent_samples;
 /* NULL for an unknown kind. */
 const struct agent_kind *agent_kind_find(const char *name);
 

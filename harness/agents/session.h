@@ -130,6 +130,15 @@ int session_submit_code(struct agent_session *s, enum agent_stage stage, const c
 int session_submit_failure(struct agent_session *s, enum agent_stage stage, const char *message, const char *text,
 			   const struct attempt **out, struct sb_error *err);
 
+/* Documentation retrieval (agents[].docs, docs/agents.md): opens the agent's index, building it when the
+ * cache has none for the folder's content; 0 at once without docs. Called when the sample starts, so a
+ * missing folder stops the run before any call is paid for. */
+int session_docs_open(struct agent_session *s, struct sb_error *err);
+/* Sets the placeholder "docs": for a repair stage of an agent with docs, the passages that best match
+ * the last attempt's failure within agents[].docs_tokens, recorded in samples/.../docs-call-NNNN.json
+ * (NNNN: the call the prompt goes to) and in a note; "" otherwise. */
+int session_docs_var(struct agent_session *s, enum agent_stage stage, struct tvars *v, struct sb_error *err);
+
 /* Notes for summary.json and the log ("replan 1 (wrong_results)"); plans are kept as plan-N.json. */
 __attribute__((format(printf, 2, 3)))
 void session_note(struct agent_session *s, const char *fmt, ...);

@@ -114,10 +114,14 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 	json_t *plan = NULL;
 	const struct attempt *a;
 	pol.replan = 1;
+	/* a documentation folder that cannot be indexed stops the run before the Planner is paid for */
+	int rc = session_docs_open(s, err);
+	if (rc)
+		return rc;
 	/* the reference's kernels on this GPU, for the Planner and any Replanner (cached per problem) */
 	refprofile_for_planner(session_shared(s), session_task(s)->problem, &profile);
 	tvars_set(&v, "profile", profile.buf);
-	int rc = ask_plan(s, "planner", &v, &plan, &why, &answer, err);
+	rc = ask_plan(s, "planner", &v, &plan, &why, &answer, err);
 	tvars_release(&v);
 	if (!rc && !plan) {
 		/* a recorded failure: an attempt, so the sample counts (as not compiled) in every metric */
@@ -157,7 +161,11 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 		snprintf(tmpl, sizeof(tmpl), "coder-%s", stage_name(d.stage));
 		struct llm_response r;
 		coder_vars(s, plan, profile.buf, &v);
-		rc = session_ask(s, "system", tmpl, &v, &r, NULL, err);
+		rc = session_docs_var(s, d.stage, &v, err);
+		if (!rc)
+			rc = session_ask(s, "system", tmpl, &v, &r, NULL, err);
+		else
+			memset(&r, 0, sizeof(r));
 		tvars_release(&v);
 		if (!rc)
 			rc = session_submit_answer(s, d.stage, r.text, &a, err);

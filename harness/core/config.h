@@ -54,7 +54,8 @@ struct model_cfg {
 struct agent_cfg {
 	struct src_pos pos;
 	char *name;
-	char *kind;             /* stitchcuda | oneshot | best-of-n | refine | torch-compile | torch-eager | samples */
+	char *kind;             /* stitchcuda | oneshot | best-of-n | refine | cudaforge | kevin | torch-compile |
+	                           torch-eager | samples */
 	char *model;            /* a models[].name; unused by agents without an LLM */
 	int samples;
 	int max_attempts;
@@ -67,8 +68,14 @@ struct agent_cfg {
 	long max_tokens_total;  /* 0 = unlimited */
 	int max_wall_s;         /* 0 = unlimited */
 	int n;                  /* best-of-n */
+	int max_rounds;         /* cudaforge: Coder rounds per sample, one candidate each */
+	int trajectories;       /* kevin: refinement trajectories per sample */
+	int turns;              /* kevin: turns per trajectory, one candidate each */
+	long history_tokens;    /* kevin: what the previous turns may take of a prompt (estimated tokens) */
 	char *samples_dir;      /* samples: a KernelBench generations folder */
 	char *prompts_dir;      /* NULL = the built-in templates */
+	char *docs;             /* a folder of documents the Coder's repair prompts draw passages from; NULL = none */
+	int docs_tokens;        /* the passages' token budget per prompt */
 };
 
 struct problems_cfg {

@@ -14,8 +14,8 @@
 
 static const char *const providers[] = { "openai", "anthropic", "replay", NULL };
 static const char *const efforts[] = { "low", "medium", "high", NULL };
-static const char *const agent_kinds[] = { "stitchcuda", "oneshot", "best-of-n", "refine",
-					   "torch-compile", "torch-eager", "samples", NULL };
+static const char *const agent_kinds[] = { "stitchcuda", "oneshot", "best-of-n", "refine", "cudaforge",
+					   "kevin", "torch-compile", "torch-eager", "samples", NULL };
 static const char *const tolerances[] = { "kernelbench", "kernelbench-v0", NULL };
 static const char *const statistics[] = { "median", "mean", NULL };
 const char *const config_presets[] = { "stitchbench", "kernelbench", "stitchcuda", NULL }; /* enum eval_preset's order */
@@ -64,13 +64,19 @@ static void agent_init(void *p)
 	a->replan_wrong_results = 2;
 	a->stagnation_pct = 5.0;
 	a->n = 1;
+	a->max_rounds = 10;
+	a->trajectories = 4;
+	a->turns = 4;
+	a->history_tokens = 8000;
 	a->replan_stagnant_attempts = 2;
+	a->docs_tokens = 1500;
 }
 
 static void agent_release(void *p)
 {
 	struct agent_cfg *a = p;
 	free(a->name); free(a->kind); free(a->model); free(a->samples_dir); free(a->prompts_dir);
+	free(a->docs);
 }
 
 static const struct field model_fields[] = {
@@ -128,8 +134,20 @@ static const struct field agent_fields[] = {
 	{ "max_wall_s", FT_INT, F(agent_cfg, max_wall_s), .min = 0, .max = 1e9,
 	  .doc = "wall-time budget per sample in seconds; 0 = unlimited" },
 	{ "n", FT_INT, F(agent_cfg, n), .min = 1, .max = 10000, .doc = "best-of-n: candidates drawn per sample" },
+	{ "max_rounds", FT_INT, F(agent_cfg, max_rounds), .min = 1, .max = 1000,
+	  .doc = "cudaforge: Coder rounds per sample (one candidate each); the Judge may end it sooner" },
+	{ "trajectories", FT_INT, F(agent_cfg, trajectories), .min = 1, .max = 1000,
+	  .doc = "kevin: refinement trajectories per sample" },
+	{ "turns", FT_INT, F(agent_cfg, turns), .min = 1, .max = 1000, .doc = "kevin: turns per trajectory (one candidate each)" },
+	{ "history_tokens", FT_LONG, F(agent_cfg, history_tokens), .min = 100, .max = 1e9,
+	  .doc = "kevin: estimated tokens (bytes / 4) the previous turns may take of a prompt" },
 	{ "samples_dir", FT_STR, F(agent_cfg, samples_dir), .doc = "samples: a KernelBench generations folder" },
 	{ "prompts_dir", FT_STR, F(agent_cfg, prompts_dir), .doc = "templates to use instead of the built-in ones" },
+	{ "docs", FT_STR, F(agent_cfg, docs),
+	  .doc = "stitchcuda: a folder of Markdown, HTML and text documents; after a compile or correctness failure "
+		 "the Coder's prompt gets the passages that best match the error (indexed once, cached by content)" },
+	{ "docs_tokens", FT_INT, F(agent_cfg, docs_tokens), .min = 50, .max = 100000,
+	  .doc = "stitchcuda: token budget of those passages per prompt" },
 	END
 };
 

@@ -89,7 +89,7 @@ static void builtin_templates_render(void **state)
 	static const char *const base[] = { "problem_source", "problem", "target_speedup", "device", "gpu_name",
 					    "sm_arch", "gpu_memory", "bandwidth", "l2_cache", "sm_count", "cpu",
 					    "torch_version", NULL };
-	static const char *const coder[] = { "plan", "previous_code", "feedback", "history", "profile", NULL };
+	static const char *const coder[] = { "plan", "previous_code", "feedback", "history", "profile", "docs", NULL };
 	static const struct { const char *name; const char *const *extra; const char *more; int blocks; } t[] = {
 		{ "hardware-cuda", NULL, NULL, 0 }, { "hardware-cpu", NULL, NULL, 0 },
 		{ "constraints-cuda", NULL, NULL, 0 }, { "constraints-cpu", NULL, NULL, 0 },
