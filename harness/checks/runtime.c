@@ -211,6 +211,22 @@ void rt_rule_process(const char *caught, int others, int first_other, const char
 				others, others == 1 ? "" : "es", first_other, others == 1 ? "is" : "are", when);
 }
 
+/* An idle worker blocks in a read: its threads sleep. 10% of one CPU, and at least 8 ms, leaves room for a
+ * stray wake-up (a timer of the runtime, page reclaim) and is far below what a thread that works shows. */
+#define IDLE_CPU_SHARE 0.1
+#define IDLE_CPU_MIN_MS 8.0
+
+void rt_rule_idle_work(double cpu_ms, double wall_ms, const char *busy, struct findings *f)
+{
+	if (!(wall_ms > 0) || cpu_ms <= IDLE_CPU_MIN_MS || cpu_ms <= IDLE_CPU_SHARE * wall_ms)
+		return;
+	rt_findings_add(f, "H06", "the candidate's process used %.0f ms of CPU in %.0f ms while no call of it was in "
+			"flight (after its last timed call; the kernel's clock for the process%s%s): a thread that works "
+			"between calls does work the timer never sees; do all the work inside forward and let threads "
+			"wait (join them, or block them) between calls", cpu_ms, wall_ms, busy && *busy ? "; threads: " : "",
+			busy && *busy ? busy : "");
+}
+
 void rt_rule_patched(const struct strvec *patched, const char *when, struct findings *f)
 {
 	if (!patched->nr)

@@ -69,6 +69,9 @@ void rt_rule_threads_after_timing(int py_after, int py, struct findings *f);
 /* H06 from the kernel's view of the candidate's process `when`: signals it newly catches (their names, NULL
  * for none) or other processes of its own alive (the first's pid); at most one H06 of these. */
 void rt_rule_process(const char *caught, int others, int first_other, const char *when, struct findings *f);
+/* H06 from the CPU time the candidate's process used while no call was in flight (cpu_ms over wall_ms, read
+ * by the parent from the kernel after its last timed call; busy: its threads that ran, "" if unknown). */
+void rt_rule_idle_work(double cpu_ms, double wall_ms, const char *busy, struct findings *f);
 /* H08: watched functions replaced (names as the worker reported them). */
 void rt_rule_patched(const struct strvec *patched, const char *when, struct findings *f);
 /* H11: two calls on different inputs returned identical outputs (digests) while the reference's differ.

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A line "Name:\tvalue" of /proc/<pid>/status, the value's text into out. */
@@ -79,6 +80,8 @@ void procwatch_read(pid_t pid, struct proc_view *v, int others)
 		v->threads = atoi(text);
 	if (status_field(v->worker, "State", text, sizeof(text)) == 0)
 		v->state = text[0];
+	if (status_field(v->worker, "Seccomp", text, sizeof(text)) == 0)
+		v->seccomp = atoi(text);
 	if (v->worker == pid || !others)
 		return; /* without a namespace of its own its children are not counted */
 	DIR *d = opendir("/proc");
@@ -93,6 +96,84 @@ void procwatch_read(pid_t pid, struct proc_view *v, int others)
 			continue;
 		if (!v->others++)
 			v->first_other = p;
+	}
+	closedir(d);
+}
+
+/* utime + stime (fields 14 and 15) of a /proc stat file, in ticks, and the name in its parentheses. */
+static long long stat_ticks(const char *path, char *name, size_t len)
+{
+	char buf[1024];
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	if (!open || !close || close < open)
+		return -1;
+	if (name)
+		snprintf(name, len, "%.*s", (int)(close - open - 1), open + 1);
+	/* after ") " come state (field 3) ... utime (14), stime (15) */
+	char *p = close + 2;
+	long long ut = -1, st = -1;
+	for (int field = 3; field <= 15 && p && *p; field++) {
+		if (field == 14)
+			ut = strtoll(p, NULL, 10);
+		else if (field == 15)
+			st = strtoll(p, NULL, 10);
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	return ut >= 0 && st >= 0 ? ut + st : -1;
+}
+
+double procwatch_cpu_s(pid_t pid)
+{
+	clockid_t id;
+	struct timespec ts;
+	/* the kernel's own clock for the process: nanoseconds, every thread, live and ended */
+	if (pid > 0 && clock_getcpuclockid(pid, &id) == 0 && clock_gettime(id, &ts) == 0)
+		return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	long long t = pid > 0 ? stat_ticks(path, NULL, 0) : -1;
+	return t < 0 ? -1 : (double)t / (double)sysconf(_SC_CLK_TCK);
+}
+
+void procwatch_threads_busy(pid_t pid, int *tids, long long *ticks, int cap, int *n, char *buf, size_t len)
+{
+	char dir[64], path[128], name[64];
+	int first = *n == 0, used = 0;
+	if (buf && len)
+		buf[0] = 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *de; (de = readdir(d));) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/stat", dir, tid);
+		long long t = stat_ticks(path, name, sizeof(name));
+		if (t < 0)
+			continue;
+		if (first) {
+			if (*n < cap) {
+				tids[*n] = tid;
+				ticks[(*n)++] = t;
+			}
+			continue;
+		}
+		long long was = 0; /* a thread born since counts from 0 */
+		for (int i = 0; i < *n; i++)
+			if (tids[i] == tid)
+				was = ticks[i];
+		double ms = (double)(t - was) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+		if (ms > 0 && buf && (size_t)used + 80 < len)
+			used += snprintf(buf + used, len - (size_t)used, "%s%s (%d) %.0f ms", used ? ", " : "", name, tid, ms);
 	}
 	closedir(d);
 }

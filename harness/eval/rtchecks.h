@@ -20,6 +20,7 @@ struct rt_report {
 	size_t noutputs;
 	int threads_known;
 	int py_before, py_after, os_before, os_after; /* before the first trial, after the last call */
+	double idle_cpu_ms, idle_wall_ms; /* CPU the candidate's process used while idle after timing (0: not read) */
 	char determinism[24];        /* "bitwise" | "within_tolerance" | "differs" | "" (not run) */
 	char rotation[24];           /* "changed" | "stale" | "" (not run) */
 	long long poison_bytes;      /* NaN written into freed device memory before the second run; -1: off */
@@ -71,6 +72,7 @@ struct rt_session {
 	struct findings found;
 	size_t applied;              /* findings already in the verdict */
 	struct proc_view base;       /* the candidate's worker before any of its code ran, as /proc shows it */
+	int siglock_noted;           /* the skipped line for signals 32 and 33 without the seccomp filter is in */
 	struct rt_report *report;    /* owned by the verdict */
 };
 

@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <stddef.h>
 
 #include "sandbox_caps.h"
 
@@ -319,6 +323,55 @@ static int apply_landlock(const struct sandbox_opts *o, char *msg, size_t len)
 	return 0;
 }
 
+/* Signals 32 and 33 are glibc's own (SIGCANCEL, SIGSETXID): its sigaction refuses them to programs and
+ * installs its handlers there itself when a process starts threads. A raw rt_sigaction syscall could put
+ * the candidate's code there, and /proc's SigCgt would show the same bit as glibc's handler. This filter
+ * refuses every new action for them (EPERM) to the worker and all it starts, glibc's included, so the
+ * bits say what is installed: a handler there came before the candidate's code ran (a fork server's
+ * worker inherits glibc's), or not at all. Nothing in the worker needs them: no thread is cancelled and
+ * no set*id call is made in a process that already runs threads. */
+static int lock_libc_signals(char *msg, size_t len)
+{
+#if defined(__x86_64__)
+#define SB_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SB_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+#ifdef SB_AUDIT_ARCH
+	struct sock_filter prog[] = {
+		/* another ABI's system calls (i386's int 0x80, x32) would be another rt_sigaction: the worker
+		 * makes none, so they are refused whole */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SB_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* the signal number: only its low word matters to the kernel */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 32, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 33, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* reading the action (act == NULL) stays allowed */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fprog = { (unsigned short)(sizeof(prog) / sizeof(prog[0])), prog };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) != 0)
+		return fail(msg, len, "installing the seccomp filter for signals 32 and 33");
+#else
+	(void)msg;
+	(void)len;
+#endif
+	return 0;
+}
+
 /* Root without capabilities cannot raise its rlimits back, load modules or remount. */
 static void drop_capabilities(void)
 {
@@ -366,12 +419,15 @@ int sandbox_enter(void *arg, char *msg, size_t msglen)
 		return -1;
 	if (!(o->disabled & SANDBOX_NO_CAPS))
 		drop_capabilities();
+	if (!(o->disabled & SANDBOX_NO_SIGLOCK) && lock_libc_signals(msg, msglen))
+		return -1;
 	return 0;
 }
 
 static const struct { const char *name; int bit; } layer_names[] = {
 	{ "netns", SANDBOX_NO_NETNS }, { "pidns", SANDBOX_NO_PIDNS }, { "landlock", SANDBOX_NO_LANDLOCK },
-	{ "rlimits", SANDBOX_NO_RLIMITS }, { "caps", SANDBOX_NO_CAPS }, { "all", SANDBOX_NO_ALL }, { NULL, 0 },
+	{ "rlimits", SANDBOX_NO_RLIMITS }, { "caps", SANDBOX_NO_CAPS }, { "siglock", SANDBOX_NO_SIGLOCK },
+	{ "all", SANDBOX_NO_ALL }, { NULL, 0 },
 };
 
 int sandbox_disabled_from_env(void)

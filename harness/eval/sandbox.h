@@ -28,11 +28,12 @@ struct sandbox_opts {
 
 enum {
 	SANDBOX_NO_NETNS = 1, SANDBOX_NO_PIDNS = 2, SANDBOX_NO_LANDLOCK = 4, SANDBOX_NO_RLIMITS = 8,
-	SANDBOX_NO_CAPS = 16, SANDBOX_NO_ALL = 32,
+	SANDBOX_NO_CAPS = 16, SANDBOX_NO_ALL = 32, SANDBOX_NO_SIGLOCK = 64,
 };
 
 /* Layers named in $STITCHBENCH_SANDBOX_DISABLE (netns,pidns,landlock,rlimits,caps,all), for
- * diagnosing a machine where a layer breaks CUDA; every verdict records what was off. */
+ * diagnosing a machine where a layer breaks CUDA (siglock: the seccomp filter that keeps glibc's signals 32
+ * and 33 out of the candidate's reach); every verdict records what was off. */
 int sandbox_disabled_from_env(void);
 
 /* What was applied, recorded with every verdict; a downgrade is a line in `notes`. */

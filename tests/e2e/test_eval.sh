@@ -27,6 +27,24 @@ print(all(s[k] >= 0 for k in stages), s["build"] > 0 and s["correctness"] > 0 an
 if [[ "$got" == "True True True True "* ]]; then _report ok "its seconds by stage add up to its total (unaccounted: ${got##* } s)"
 else _report fail "its seconds by stage add up to its total" "$got; $(python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])' <<<"$OUT_TXT" 2>&1)"; fi
 
+# OpenMP over every CPU: glibc's signal 33 and libgomp's pool come with the first parallel region, and the
+# pool sleeps between calls, so nothing runs while the worker is idle
+run_sb eval "$FIX/relu_openmp_ok.py" --problem L1/2 "${FAST[@]}" --json
+check_rc "an honest OpenMP candidate passes" 0
+got=$(python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+idle = v["runtime"]["idle"]
+print(v["status"], [f["id"] for f in v["findings"]], idle is not None and idle["cpu_ms"] < 8 <= idle["wall_ms"],
+      any("32 and 33" in s for s in v["runtime"]["skipped"]))' <<<"$OUT_TXT" 2>&1)
+if [ "$got" = "pass [] True False" ]; then _report ok "with no finding, idle after its calls, signals 32 and 33 judged"; else
+	_report fail "with no finding, idle after its calls, signals 32 and 33 judged" "$got"; fi
+
+# a handler of its own on glibc's signal 33 through a raw rt_sigaction: the sandbox's filter refuses it
+run_sb eval "$FIX/signal33_raw.py" --problem L1/2 "${SANDBOX[@]}"
+check_rc "a raw rt_sigaction on signal 33 fails the candidate" 1
+check_out "the kernel refused it" "rt_sigaction(33): Operation not permitted"
+
 run_sb eval "$FIX/relu_cpp_wrong.py" --problem L1/2 "${FAST[@]}" --json
 check_rc "a wrong candidate exits 1" 1
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); o=v["trials"][0]["outputs"][0]; print(v["status"], o["worst_index"], o["worst_coord"], round(o["max_abs_error"], 3), v["timing"])' <<<"$OUT_TXT" 2>&1)

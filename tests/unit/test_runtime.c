@@ -195,6 +195,25 @@ static void process_and_late_threads(void **state)
 	findings_release(&f);
 }
 
+static void idle_work(void **state)
+{
+	(void)state;
+	struct findings f = { 0 };
+	/* a pool that went to sleep, and stray wake-ups of a few milliseconds: nothing */
+	rt_rule_idle_work(0.0, 150.0, "", &f);
+	rt_rule_idle_work(7.9, 150.0, "", &f);
+	rt_rule_idle_work(14.0, 150.0, "", &f);
+	rt_rule_idle_work(50.0, 0.0, "", &f);
+	assert_int_equal(f.n, 0);
+	/* a thread that works while no call is in flight, even on a machine that gives it a fifth of a core */
+	rt_rule_idle_work(30.0, 150.0, "python3 (77) 30 ms", &f);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].id, "H06");
+	assert_non_null(strstr(f.v[0].message, "used 30 ms of CPU in 150 ms while no call of it was in flight"));
+	assert_non_null(strstr(f.v[0].message, "threads: python3 (77) 30 ms"));
+	findings_release(&f);
+}
+
 static void patched_and_same_output(void **state)
 {
 	(void)state;
@@ -341,6 +360,7 @@ int main(void)
 		cmocka_unit_test(plain_outputs),
 		cmocka_unit_test(threads),
 		cmocka_unit_test(process_and_late_threads),
+		cmocka_unit_test(idle_work),
 		cmocka_unit_test(patched_and_same_output),
 		cmocka_unit_test(determinism_rotation_zero_poison),
 		cmocka_unit_test(findings_are_capped_per_id),
