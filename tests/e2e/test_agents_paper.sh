@@ -41,22 +41,6 @@ for a in sys.argv[1:]:
 print(json.dumps(out))
 PY
 }
-model() { # name port
-	printf '  - {name: %s, provider: openai, api_base: "http://127.0.0.1:%s/v1", model: fake-model, api_key_env: null, max_concurrent: 1, timeout_s: 30}\n' "$1" "$2"
-}
-config() { # file models agents
-	cat >"$1" <<EOF
-name: paper
-problems: {levels: [1], select: [L1/2]}
-models:
-$2
-agents:
-$3
-eval: {device: cpu, trials: 2, perf_trials: 3, warmup_ms: 10, timing_cap_s: 10}
-checks: {policy: {H01: flag, H04: flag}}
-output: {dir: $R}
-EOF
-}
 
 # ---------- cudaforge ----------
 # cf: incorrect -> judge "correct" -> pass -> judge "optimize" -> pass -> judge "stop": 6 calls, 3 rounds of 5
@@ -83,7 +67,7 @@ script cg "I will think about it." \
 long() { python3 -c 'import sys; print(("SUMMARY-" + sys.argv[1] + ": " + "the plan is to vectorise the loop and keep it in registers. " * 20)[:700])' "$1"; }
 script kb "$(long T1)" "$(long T2)" "$(long T3)" "$(long T4)"
 start_fake cf; start_fake cg; start_fake kb
-config "$TMP/cf.yaml" "$(model cf "$PORT_cf"; model cg "$PORT_cg"; model kb "$PORT_kb")" \
+fake_config "$TMP/cf.yaml" "$(model cf "$PORT_cf"; model cg "$PORT_cg"; model kb "$PORT_kb")" \
 	"  - {name: cf, kind: cudaforge, model: cf, max_rounds: 5}
   - {name: cg, kind: cudaforge, model: cg, max_rounds: 3}
   - {name: kb, kind: kevin, model: kb, trajectories: 1, turns: 4, history_tokens: 300}"
@@ -148,7 +132,7 @@ check_true "no rendered prompt keeps a placeholder" bash -c "! grep -rl '{{' '$D
 # last call is slow so that the run can be killed while it is in flight.
 script kv "$HALF" "$RELU" "$CLAMP" "DELAY:3:$HALF"
 start_fake kv
-config "$TMP/kv.yaml" "$(model kv "$PORT_kv")" "  - {name: kv, kind: kevin, model: kv, trajectories: 2, turns: 2}"
+fake_config "$TMP/kv.yaml" "$(model kv "$PORT_kv")" "  - {name: kv, kind: kevin, model: kv, trajectories: 2, turns: 2}"
 descendants() { local k; for k in $(ps -o pid= --ppid "$1" 2>/dev/null); do descendants "$k"; echo "$k"; done; }
 kill_run() { local o; o=$(descendants "$1"); kill -KILL "$1"; wait "$1" 2>/dev/null; [ -n "$o" ] && kill -KILL $o 2>/dev/null; return 0; }
 K="$R/kv"

@@ -49,9 +49,6 @@ cp "$TMP/docs.script" "$TMP/plain.script"
 start_fake docs
 start_fake plain
 
-model() { # name port
-	printf '  - {name: %s, provider: openai, api_base: "http://127.0.0.1:%s/v1", model: fake-model, api_key_env: null, max_concurrent: 1, timeout_s: 30}\n' "$1" "$2"
-}
 config() { # file docs-folder
 	cat >"$1" <<EOF
 name: docs

@@ -86,23 +86,6 @@ for i, f in enumerate(sorted(glob.glob(os.path.join(d, "call-*.md")))):
 print(json.dumps(out))
 PY
 }
-fake_config() { # file model-block...
-	cat >"$1" <<EOF
-name: fake
-problems: {levels: [1], select: [L1/2]}
-models:
-$2
-agents:
-$3
-eval: {device: cpu, trials: 2, perf_trials: 3, warmup_ms: 10, timing_cap_s: 10}
-checks: {policy: {H01: flag, H04: flag}}
-output: {dir: $R}
-EOF
-}
-model() { # name port max_concurrent
-	printf '  - {name: %s, provider: openai, api_base: "http://127.0.0.1:%s/v1", model: fake-model, api_key_env: null, max_concurrent: %s, timeout_s: 30}\n' "$1" "$2" "$3"
-}
-
 # stitchcuda and oneshot, each on its own server, in one run
 mkdir -p "$TMP/sc" && cp "$CASS/stitchcuda/L1_2/s0/call-0001.md" "$TMP/sc/call-0000.md" && cp "$CASS/oneshot/L1_2/s0/call-0000.md" "$TMP/sc/call-0001.md"
 script_of "$TMP/sc" >"$TMP/a.script"
