@@ -152,6 +152,8 @@ struct judging {
 	struct eval_claim claim;
 	struct lockfile lock;
 	int cfg_ready, suite_ready, env_ready;
+	size_t left;                  /* evaluations still to judge: while more follow, the next one's worker
+				       * starts during the current one, as in eval --samples */
 };
 
 /* The run's lock, configuration, suite and evaluator: what judging needs, made only when something is to
@@ -198,6 +200,7 @@ static int judging_open(struct judging *j, struct sb_error *err)
 static void judging_close(struct judging *j)
 {
 	if (j->env_ready) {
+		eval_prestart_drain(); /* a worker started for an evaluation a stop left out; before its env goes */
 		eval_claim_release(&j->claim);
 		eval_env_release(&j->env);
 	}
@@ -233,6 +236,8 @@ static int repeat_one(struct judging *j, struct cand *c, struct repeats_result *
 		struct verdict v;
 		if (j->o->stop && atomic_load(j->o->stop))
 			break;
+		j->env.prestart_next = j->left > 1;
+		j->left -= j->left > 0;
 		if ((rc = judge_candidate(&j->env, &j->cfg, p, path, NULL, &v, err))) {
 			verdict_release(&v);
 			break;
@@ -299,6 +304,7 @@ int repeats_fill(const char *run, const struct repeats_opts *o, struct repeats_r
 	res->candidates = n;
 	if (!rc && need) {
 		j.dir = dir;
+		j.left = need;
 		say(o, 0, "repeats: %zu evaluations to judge for %zu candidates (%zu repeats stored already)", need, n,
 		    res->stored);
 		rc = judging_open(&j, err);
