@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/agents/extract.h"
 #include "../harness/agents/session.h"
 #include "../harness/core/fs.h"
 
@@ -108,38 +109,11 @@ static void forge_metrics(const struct agent_session *s, json_t *verdict, struct
 	}
 }
 
-/* The answer after any reasoning block: a lone </think> ends the reasoning wherever it starts. */
-static const char *after_reasoning(const char *text)
-{
-	const char *end = NULL;
-	for (const char *p = text; (p = strstr(p, "</think>")); p += 8)
-		end = p + 8;
-	return end ? end : text;
-}
-
-/* The Judge's JSON object: the first ```json block, else the text from the first '{' to the last '}'. */
+/* The Judge's JSON object (extract_json: reasoning dropped, a ```json block or the braces). */
 static json_t *judge_object(const char *text, struct strbuf *why)
 {
-	const char *body = after_reasoning(text), *a = strstr(body, "```json"), *b = NULL;
-	if (a) {
-		a = strchr(a, '\n');
-		b = a ? strstr(a, "```") : NULL;
-	}
-	if (!a || !b) {
-		a = strchr(body, '{');
-		b = strrchr(body, '}');
-		if (a && b && b > a)
-			b++;
-	}
-	if (!a || !b || b <= a) {
-		strbuf_addstr(why, "the answer holds no JSON object");
-		return NULL;
-	}
-	json_error_t je;
-	json_t *j = json_loadb(a, (size_t)(b - a), 0, &je);
-	if (!j)
-		strbuf_addf(why, "line %d column %d: %s", je.line, je.column, je.text);
-	else if (!json_is_object(j)) {
+	json_t *j = extract_json(text, why);
+	if (j && !json_is_object(j)) {
 		strbuf_addstr(why, "the JSON is not an object");
 		json_decref(j);
 		j = NULL;
@@ -164,8 +138,10 @@ static void forge_advice_read(const char *text, int failed, struct forge_advice 
 	adv->action = failed ? FORGE_CORRECT : FORGE_OPTIMIZE;
 	if (!j) {
 		strbuf_addf(&adv->note, "not the JSON asked for (%s): its text is the instruction", why.buf);
-		strbuf_add(&adv->instruction, after_reasoning(text ? text : ""),
-			   strnlen(after_reasoning(text ? text : ""), FORGE_MAX_ANSWER));
+		struct strbuf answer = STRBUF_INIT;
+		extract_answer(text ? text : "", &answer);
+		strbuf_add(&adv->instruction, answer.buf, answer.len < FORGE_MAX_ANSWER ? answer.len : FORGE_MAX_ANSWER);
+		strbuf_release(&answer);
 	} else {
 		if (k < 0)
 			strbuf_addf(&adv->note, "action %s%s%s is none of correct, optimize, stop; taken as %s",

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/agents/extract.h"
 #include "../harness/agents/session.h"
 #include "../harness/core/fs.h"
 
@@ -32,10 +33,9 @@ struct kevin_turn {
  * its reasoning instead of the reasoning itself, which would outgrow any context in a few turns. */
 static char *kevin_summary(const char *text)
 {
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = text ? text : "", *q;
-	for (q = p; (q = strstr(q, "</think>")); q += 8)
-		p = q + 8;
+	struct strbuf sb = STRBUF_INIT, answer = STRBUF_INIT;
+	extract_answer(text ? text : "", &answer);
+	const char *p = answer.buf;
 	int fence = 0, blank = 1;
 	while (*p && sb.len < KEVIN_SUMMARY_BYTES) {
 		const char *nl = strchr(p, '\n');
@@ -45,9 +45,6 @@ static char *kevin_summary(const char *text)
 			s++, len--;
 		if (len >= 3 && !strncmp(s, "```", 3)) {
 			fence = !fence;
-		} else if (!fence && len >= 7 && !strncmp(s, "<think>", 7)) {
-			/* an unclosed reasoning block: nothing after it is a summary */
-			break;
 		} else if (!fence && len) {
 			strbuf_add(&sb, s, len);
 			strbuf_addch(&sb, '\n');
@@ -62,6 +59,7 @@ static char *kevin_summary(const char *text)
 		strbuf_setlen(&sb, KEVIN_SUMMARY_BYTES);
 		strbuf_addstr(&sb, "...");
 	}
+	strbuf_release(&answer);
 	strbuf_trim(&sb);
 	if (!sb.len)
 		strbuf_addstr(&sb, "(no summary given)");

@@ -11,9 +11,7 @@ const char *extract_how_name(enum extract_how h)
 	return (unsigned)h < sizeof(names) / sizeof(names[0]) ? names[h] : "unknown";
 }
 
-/* The answer without <think>...</think> sections (and without everything before a lone </think>,
- * which servers leave when they strip the opening tag). */
-static void strip_reasoning(const char *text, struct strbuf *out)
+void extract_answer(const char *text, struct strbuf *out)
 {
 	const char *close = strstr(text, "</think>"), *open = strstr(text, "<think>");
 	if (close && (!open || open > close))
@@ -125,7 +123,7 @@ enum extract_how extract_code(const char *text, struct strbuf *code)
 	struct strbuf answer = STRBUF_INIT;
 	struct fence f[64];
 	enum extract_how how = EXTRACT_NONE;
-	strip_reasoning(text ? text : "", &answer);
+	extract_answer(text ? text : "", &answer);
 	size_t n = find_fences(answer.buf, f, sizeof(f) / sizeof(f[0]));
 	for (size_t i = n; i-- > 0 && how == EXTRACT_NONE;)
 		if ((!strcmp(f[i].lang, "python") || !strcmp(f[i].lang, "py") || !strcmp(f[i].lang, "python3")) &&
@@ -184,13 +182,13 @@ static int check_plan(json_t *plan, struct strbuf *why)
 	return 0;
 }
 
-json_t *extract_plan(const char *text, struct strbuf *why)
+json_t *extract_json(const char *text, struct strbuf *why)
 {
 	struct strbuf answer = STRBUF_INIT;
 	struct fence f[64];
 	const char *start = NULL;
 	size_t len = 0;
-	strip_reasoning(text ? text : "", &answer);
+	extract_answer(text ? text : "", &answer);
 	size_t n = find_fences(answer.buf, f, sizeof(f) / sizeof(f[0]));
 	for (size_t i = 0; i < n && !start; i++)
 		if (!strcmp(f[i].lang, "json"))
@@ -207,20 +205,26 @@ json_t *extract_plan(const char *text, struct strbuf *why)
 		if (a && b && b > a)
 			start = a, len = (size_t)(b - a) + 1;
 	}
-	json_t *plan = NULL;
+	json_t *o = NULL;
 	if (!start) {
 		strbuf_addstr(why, "the answer holds no JSON object");
 	} else {
 		json_error_t jerr;
-		plan = json_loadb(start, len, JSON_REJECT_DUPLICATES, &jerr);
-		if (!plan)
+		o = json_loadb(start, len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!o)
 			strbuf_addf(why, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
-		else if (check_plan(plan, why)) {
-			json_decref(plan);
-			plan = NULL;
-		}
 	}
 	strbuf_release(&answer);
+	return o;
+}
+
+json_t *extract_plan(const char *text, struct strbuf *why)
+{
+	json_t *plan = extract_json(text, why);
+	if (plan && check_plan(plan, why)) {
+		json_decref(plan);
+		plan = NULL;
+	}
 	return plan;
 }
 

@@ -20,9 +20,17 @@ const char *extract_how_name(enum extract_how h);
  * answer) runs to the end of the text. code receives the file's text, ending in a newline. */
 enum extract_how extract_code(const char *text, struct strbuf *code);
 
-/* The planner's answer as a plan: the first ```json block, else any fenced block, else the text from the
- * first '{' to the last '}'. Returns the plan object, or NULL with why saying what is wrong in words
- * (jansson's "line L column C: ..." for a parse error, or the field that is missing or mistyped). */
+/* The answer without <think>...</think> sections (and without everything before a lone </think>, which
+ * servers leave when they strip the opening tag; an unclosed <think> ends the answer), appended to out. */
+void extract_answer(const char *text, struct strbuf *out);
+
+/* The JSON an answer holds, reasoning dropped: the first ```json block, else any fenced block that starts
+ * with '{', else the text from the first '{' to the last '}'. Returns the value (the caller checks its
+ * type), or NULL with why saying what is wrong in words (jansson's "line L column C: ..."). */
+json_t *extract_json(const char *text, struct strbuf *why);
+
+/* The planner's answer as a plan: extract_json, then each field checked. Returns the plan, or
+ * NULL with why naming the parse error or the field that is missing or mistyped. */
 json_t *extract_plan(const char *text, struct strbuf *why);
 
 /* The plan as Markdown for the coder's prompt: the summary, then each list under its heading. */
