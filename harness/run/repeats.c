@@ -23,10 +23,9 @@
 #include "../report/metrics.h"
 #include "../store/store.h"
 
-/* What a candidate to repeat needs beyond its metrics row, read from its stored verdict. */
+/* What a candidate to repeat needs beyond its metrics row: the hashes its verdict's columns hold. */
 struct cand_info {
 	char sha[65], problem_sha[65];
-	char *path;                   /* candidate.path as the verdict recorded it (NULL: none) */
 };
 
 struct cand {
@@ -53,10 +52,6 @@ static int keep_info(void *arg, size_t index, const struct store_verdict_row *v,
 	struct cand_info *c = &l->info[index];
 	snprintf(c->sha, sizeof(c->sha), "%s", v->candidate_sha256 ? v->candidate_sha256 : "");
 	snprintf(c->problem_sha, sizeof(c->problem_sha), "%s", v->problem_sha256 ? v->problem_sha256 : "");
-	json_t *j = json_loads(v->json, 0, NULL);
-	const char *path = json_string_value(json_object_get(json_object_get(j, "candidate"), "path"));
-	c->path = path ? xstrdup(path) : NULL;
-	json_decref(j);
 	return 0;
 }
 
@@ -108,26 +103,34 @@ static size_t pick(const struct metric_input *in, const struct repeats_opts *o, 
 	return n;
 }
 
+/* path, resolved, when it is a file holding the bytes that were judged; else NULL. */
+static char *same_bytes(const char *path, const char *sha256)
+{
+	char sha[65];
+	struct stat st;
+	if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && sha256_file_hex(path, sha) == 0 && !strcmp(sha, sha256))
+		return realpath(path, NULL);
+	return NULL;
+}
+
 /* The candidate's file: where the run keeps it (candidates/AGENT/L1_2/sN/attempt-NN.py), else the path its
- * verdict recorded, whichever still holds the bytes that were judged. NULL when neither does. */
-static char *find_file(const char *dir, const struct cand *c)
+ * verdict recorded (read from the store only then), whichever still holds the bytes that were judged.
+ * NULL when neither does. */
+static char *find_file(const char *dir, struct store *s, const struct cand *c)
 {
 	char *root = xstrfmt("%s/candidates", dir);
 	char *t = transcript_path(root, c->row->agent, c->row->problem, c->row->sample, 0);
-	char *tdir = xstrdup(dirname(t));
-	char *paths[2] = { xstrfmt("%s/attempt-%02d.py", tdir, c->row->attempt), c->info->path ? xstrdup(c->info->path) : NULL };
-	char *found = NULL;
+	char *kept = xstrfmt("%s/attempt-%02d.py", dirname(t), c->row->attempt);
+	char *found = same_bytes(kept, c->info->sha);
 	free(root);
 	free(t);
-	free(tdir);
-	for (int i = 0; i < 2; i++) {
-		char sha[65];
-		struct stat st;
-		if (!found && paths[i] && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) && sha256_file_hex(paths[i], sha) == 0 &&
-		    !strcmp(sha, c->info->sha))
-			found = realpath(paths[i], NULL);
-		free(paths[i]);
-	}
+	free(kept);
+	json_t *v = NULL;
+	struct store_key k = { c->row->agent, c->row->problem, c->row->sample, c->row->attempt };
+	struct sb_error err = { 0 };
+	if (!found && store_load_verdict(s, &k, &v, NULL, &err) == 1)
+		found = same_bytes(json_string_value(json_object_get(json_object_get(v, "candidate"), "path")), c->info->sha);
+	json_decref(v);
 	return found;
 }
 
@@ -223,7 +226,7 @@ static int repeat_one(struct judging *j, struct cand *c, struct repeats_result *
 		res->skipped++;
 		return 0;
 	}
-	char *path = find_file(j->dir, c);
+	char *path = find_file(j->dir, j->s, c);
 	if (!path) {
 		say(j->o, 1, "repeats: %s %s sample %d attempt %d is not repeated: its candidate file (%.12s...) is neither "
 		    "in %s/candidates nor at the path its verdict recorded", r->agent, r->problem, r->sample, r->attempt,
@@ -314,8 +317,6 @@ int repeats_fill(const char *run, const struct repeats_opts *o, struct repeats_r
 	}
 	judging_close(&j);
 	store_close(j.s);
-	for (size_t i = 0; i < info.n; i++)
-		free(info.info[i].path);
 	free(info.info);
 	free(cands);
 	metric_input_release(&in);
