@@ -120,10 +120,11 @@ build/pic/%.o: %.c
 all: prof
 ifneq ($(CUPTI_H),)
 prof: lib/libstitchprof.so
-lib/libstitchprof.so: harness/profile/cupti/stitchprof.c harness/profile/cupti/stitchprof.h
+PROF_SRC := harness/profile/cupti/stitchprof.c harness/profile/cupti/metrics.c
+lib/libstitchprof.so: $(PROF_SRC) harness/profile/cupti/stitchprof.h harness/profile/cupti/stitchprof_int.h
 	@mkdir -p lib
-	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fPIC -shared -I$(dir $(CUPTI_H)) -o $@ $< \
-		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(PROF_RPATH) -Wl,--no-undefined -lcupti -ldl -lpthread
+	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fPIC -shared -I$(dir $(CUPTI_H)) -Iharness/profile/cupti/cshim -o $@ $(PROF_SRC) \
+		-L$(CUPTI_LIBDIR) -Wl,-rpath,$(PROF_RPATH) -Wl,--no-undefined -lcupti -ldl -lpthread -lm
 else
 prof:
 	@echo "note: no CUPTI headers under $(CUDA_HOME) (set CUDA_HOME): lib/libstitchprof.so not built, profiling is off"

@@ -28,9 +28,9 @@ struct forge_advice {
 static const char *const action_names[] = { "correct", "optimize", "stop" };
 
 /* Per-kernel hardware metrics the Judge is shown when a verdict's profile.kernels[] rows carry them.
- * The evaluator fills what it measures; a field it does not measure is simply absent. Bound and roofline
- * analysis (DRAM and SM throughput as % of peak, occupancy, the limiter, the distance from the roofline)
- * plugs in here by its field names, with nothing else to change. */
+ * The evaluator fills what it measures (the bound class, the limiter, the distance from the roofline,
+ * throughputs as % of peak, occupancy); a field it does not measure is simply absent. A new field
+ * plugs in here by its name, with nothing else to change. */
 static const struct {
 	const char *key, *label;
 	int percent;                 /* a number shown with one decimal and a % sign */
@@ -39,7 +39,9 @@ static const struct {
 	{ "roofline_pct", "of roofline", 1 },
 	{ "limiter", "limiter", 0 },
 	{ "dram_pct", "DRAM throughput", 1 },
+	{ "mem_pct", "memory throughput", 1 },
 	{ "sm_pct", "SM throughput", 1 },
+	{ "tensor_pct", "tensor pipes", 1 },
 	{ "occupancy_pct", "achieved occupancy", 1 },
 };
 

@@ -176,15 +176,37 @@ static void add_timing(json_t *v, double target, struct strbuf *out)
 		strbuf_addf(out, "Target %.2fx: not reached; %.2fx faster is still needed.\n", target, target / sp);
 }
 
+/* A kernel row's hardware metrics (docs/verdict.md: bound, limiter and the percentages), measured when
+ * the row has a bound class. The strings stay the row's. */
+static void row_metrics(json_t *k, struct hw_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->bound = json_string_value(json_object_get(k, "bound"));
+	m->measured = m->bound != NULL;
+	m->limiter = json_string_value(json_object_get(k, "limiter"));
+	m->roofline_pct = num(k, "roofline_pct");
+	m->duration_us = num(k, "duration_us");
+	m->sm_pct = num(k, "sm_pct");
+	m->mem_pct = num(k, "mem_pct");
+	m->dram_pct = num(k, "dram_pct");
+	m->l2_pct = num(k, "l2_pct");
+	m->l1_pct = num(k, "l1_pct");
+	m->occupancy_pct = num(k, "occupancy_pct");
+	m->tensor_pct = num(k, "tensor_pct");
+}
+
 /* The profile a verdict may carry (libstitchprof): profile.kernels[] with name, and total_us
- * or share. Verdicts without one (CPU runs, no CUPTI) simply get no kernel section. */
-static void add_profile(json_t *v, struct strbuf *out)
+ * or share, and where measured each kernel's bound class and throughputs, then one hint per class
+ * shown. Verdicts without one (CPU runs, no CUPTI) simply get no kernel section. */
+static void add_profile(json_t *v, const struct bound_hints *hints, struct strbuf *out)
 {
 	json_t *kernels = json_object_get(json_object_get(v, "profile"), "kernels"), *k;
+	struct bound_notes notes;
 	size_t i;
 	double total = 0;
 	if (!json_array_size(kernels))
 		return;
+	bound_notes_init(&notes);
 	json_array_foreach(kernels, i, k)
 		if (isfinite(num(k, "total_us")))
 			total += num(k, "total_us");
@@ -205,13 +227,19 @@ static void add_profile(json_t *v, struct strbuf *out)
 				    (long long)json_integer_value(json_object_get(k, "calls")));
 		if (isfinite(us) || json_is_integer(json_object_get(k, "calls")))
 			strbuf_addch(out, ')');
+		struct hw_metrics m;
+		row_metrics(k, &m);
+		bound_metrics_line(&m, out);
+		bound_notes_add(&notes, str(k, "name"), &m);
 		strbuf_addch(out, '\n');
 	}
 	if (json_array_size(kernels) > FEEDBACK_MAX_KERNELS)
 		strbuf_addf(out, "(%zu more kernels)\n", json_array_size(kernels) - FEEDBACK_MAX_KERNELS);
+	bound_notes_write(&notes, hints, out);
+	bound_notes_release(&notes);
 }
 
-void feedback_from_verdict(json_t *v, double target, struct strbuf *out)
+void feedback_from_verdict(json_t *v, double target, const struct bound_hints *hints, struct strbuf *out)
 {
 	struct strbuf fb = STRBUF_INIT;
 	const char *status = str(v, "status");
@@ -244,7 +272,7 @@ void feedback_from_verdict(json_t *v, double target, struct strbuf *out)
 		add_timing(v, target, &fb);
 	}
 	add_findings(v, "flag", &fb);
-	add_profile(v, &fb);
+	add_profile(v, hints, &fb);
 	if (fb.len > FEEDBACK_MAX_BYTES) {
 		strbuf_setlen(&fb, FEEDBACK_MAX_BYTES);
 		strbuf_addstr(&fb, "\n(feedback cut here)\n");

@@ -1,6 +1,7 @@
 /* refprofile.c - the reference's kernel profile as the StitchCUDA Planner reads it: which kernels
- * PyTorch runs for the reference, their share of the time, their launch shapes. A plan that knows the
- * GEMM takes 85% of the time and the three elementwise kernels 5% each is a better plan. */
+ * PyTorch runs for the reference, their share of the time, their launch shapes and, where measured,
+ * what bounds each. A plan that knows the GEMM takes 85% of the time and the three elementwise kernels
+ * 5% each, memory-bound, is a better plan. */
 #include "refprofile.h"
 
 #include <math.h>
@@ -17,9 +18,11 @@ static void add_dims(struct strbuf *out, const int32_t d[3])
 		strbuf_addf(out, "(%d,%d,%d)", d[0], d[1], d[2]);
 }
 
-void refprofile_text(const struct prof_report *r, const char *gpu, struct strbuf *out)
+void refprofile_text(const struct prof_report *r, const char *gpu, const struct bound_hints *hints,
+		     struct strbuf *out)
 {
 	size_t ncalls = r->ntrials ? r->ntrials : 1, kernels = 0, shown = 0;
+	struct bound_notes notes;
 	for (size_t i = 0; i < r->nrows; i++)
 		kernels += r->rows[i].kind == 'k';
 	strbuf_addf(out, "Measured with CUPTI on %s over %zu calls of the reference. One call: %.1f us between "
@@ -30,6 +33,7 @@ void refprofile_text(const struct prof_report *r, const char *gpu, struct strbuf
 		return;
 	}
 	strbuf_addstr(out, "Kernels and copies by share of the time (library or custom, per call, mean, grid x block):\n");
+	bound_notes_init(&notes);
 	for (size_t i = 0; i < r->nrows && shown < REFPROFILE_MAX_KERNELS; i++, shown++) {
 		const struct prof_row *row = &r->rows[i];
 		strbuf_addf(out, "- %.90s: %.1f%%", row->short_name ? row->short_name : row->name, 100 * row->share);
@@ -41,6 +45,8 @@ void refprofile_text(const struct prof_report *r, const char *gpu, struct strbuf
 			add_dims(out, row->block);
 			if (row->regs)
 				strbuf_addf(out, ", %u registers per thread", row->regs);
+			bound_metrics_line(&row->hw, out);
+			bound_notes_add(&notes, row->short_name ? row->short_name : row->name, &row->hw);
 		} else {
 			strbuf_addf(out, ", %.3g per call, mean %.1f us", (double)row->calls / (double)ncalls, row->mean_us);
 		}
@@ -52,9 +58,12 @@ void refprofile_text(const struct prof_report *r, const char *gpu, struct strbuf
 			rest += r->rows[i].share;
 		strbuf_addf(out, "(%zu more, %.1f%% of the time together)\n", r->nrows - shown, 100 * rest);
 	}
+	bound_notes_write(&notes, hints, out);
+	bound_notes_release(&notes);
 }
 
-void refprofile_for_planner(const struct run_shared *sh, const struct problem *p, struct strbuf *out)
+void refprofile_for_planner(const struct run_shared *sh, const struct problem *p, const struct bound_hints *hints,
+			    struct strbuf *out)
 {
 	if (!sh->env || strncmp(sh->env->device, "cuda", 4) != 0) {
 		strbuf_addstr(out, "None: this run is on the CPU, where there are no kernels to profile; reason from "
@@ -79,7 +88,7 @@ void refprofile_for_planner(const struct run_shared *sh, const struct problem *p
 	if (rc) {
 		strbuf_addf(out, "Not available in this run (%s); reason from the source and the hardware.", err.msg);
 	} else {
-		refprofile_text(&r, e->gpu, out);
+		refprofile_text(&r, e->gpu, hints, out);
 	}
 	prof_report_release(&r);
 }

@@ -48,6 +48,7 @@ void session_free(struct agent_session *s)
 	free(s->att);
 	free(s->sums);
 	tvars_release(&s->base);
+	bound_hints_release(&s->hints);
 	strvec_clear(&s->notes);
 	free(s->harness_prompts);
 	free(s->baseline_prompts);
@@ -180,6 +181,18 @@ int session_render(struct agent_session *s, const char *name, const struct tvars
 	rc = prompt_render_file(&s->dirs, name, &all, out, err);
 	tvars_release(&all);
 	return rc;
+}
+
+int session_bound_hints(struct agent_session *s, const struct bound_hints **out, struct sb_error *err)
+{
+	if (!s->have_hints) {
+		int rc = bound_hints_load(&s->hints, &s->dirs, err);
+		if (rc)
+			return rc;
+		s->have_hints = 1;
+	}
+	*out = &s->hints;
+	return 0;
 }
 
 /* ---------- LLM calls ---------- */

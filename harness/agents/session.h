@@ -19,6 +19,7 @@
 
 struct store;
 struct judge;
+struct bound_hints;
 
 /* The bits of run_shared.stop: why the run stops (any bit: end at the next call or attempt). */
 #define RUN_STOP_SIGNAL 1   /* Ctrl-C or SIGTERM */
@@ -94,6 +95,11 @@ long session_tokens(const struct agent_session *s);
  * constraints, the hw_context_vars, target_speedup, ...) plus `extra`, which wins on a name clash. */
 int session_render(struct agent_session *s, const char *name, const struct tvars *extra, struct strbuf *out,
 		   struct sb_error *err);
+
+/* The hints by bound class (template bound-hints, the agent's prompts_dir first) that the Verifier's
+ * feedback and the reference profile end with; loaded once per sample. SB_EINPUT for a template that is
+ * missing or malformed. */
+int session_bound_hints(struct agent_session *s, const struct bound_hints **out, struct sb_error *err);
 
 /* One LLM call, numbered in order within the sample. The rendered messages are stored first
  * (prompts/...). A call whose transcript this run already holds is served from it and not sent again,

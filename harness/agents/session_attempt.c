@@ -149,6 +149,10 @@ static int submit(struct agent_session *s, enum agent_stage stage, const char *c
 		  const char *message, const struct attempt **out, struct sb_error *err)
 {
 	int idx = (int)s->natt, rc;
+	const struct bound_hints *hints;
+	/* before judging: a broken hints template stops the run without spending an evaluation */
+	if ((rc = session_bound_hints(s, &hints, err)))
+		return rc;
 	char name[32];
 	snprintf(name, sizeof(name), "attempt-%02d.%s", idx, code ? "py" : "txt");
 	char *path = session_path(s, "candidates", name);
@@ -209,7 +213,7 @@ static int submit(struct agent_session *s, enum agent_stage stage, const char *c
 	a->sum.speedup = num_or_nan(json_object_get(json_object_get(vj, "speedup"), "vs_eager"));
 	a->sum.speedup_lo = num_or_nan(json_array_get(json_object_get(json_object_get(vj, "speedup"), "vs_eager_ci95"), 0));
 	struct strbuf fb = STRBUF_INIT;
-	feedback_from_verdict(vj, s->t.agent->target_speedup, &fb);
+	feedback_from_verdict(vj, s->t.agent->target_speedup, hints, &fb);
 	a->feedback = strbuf_detach(&fb, NULL);
 	s->sums[s->natt] = a->sum;
 	s->natt++;

@@ -3,6 +3,7 @@
 #ifndef SB_SESSION_INT_H
 #define SB_SESSION_INT_H
 
+#include "boundhints.h"
 #include "session.h"
 
 struct agent_session {
@@ -12,6 +13,8 @@ struct agent_session {
 	char *harness_prompts, *baseline_prompts;
 	struct tvars base;               /* the session's own placeholders */
 	int have_base;
+	struct bound_hints hints;        /* bound-hints.md, loaded by the first attempt or profile */
+	int have_hints;
 	struct attempt *att;
 	struct attempt_summary *sums;    /* att[i].sum, contiguous, as the stage machine takes them */
 	size_t natt;

@@ -119,7 +119,10 @@ static int stitchcuda_run(struct agent_session *s, struct sb_error *err)
 	if (rc)
 		return rc;
 	/* the reference's kernels on this GPU, for the Planner and any Replanner (cached per problem) */
-	refprofile_for_planner(session_shared(s), session_task(s)->problem, &profile);
+	const struct bound_hints *hints;
+	if ((rc = session_bound_hints(s, &hints, err)))
+		return rc;
+	refprofile_for_planner(session_shared(s), session_task(s)->problem, hints, &profile);
 	tvars_set(&v, "profile", profile.buf);
 	rc = ask_plan(s, "planner", &v, &plan, &why, &answer, err);
 	tvars_release(&v);

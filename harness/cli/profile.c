@@ -25,7 +25,10 @@ const char cmd_profile_help[] =
 	"stream, custom or library (aten, cuBLAS, cuDNN, CUTLASS, triton, cub, ...), grid x block; per call,\n"
 	"the kernel time (sum) and span (first kernel start to last kernel end, any stream) beside the CUDA-\n"
 	"event time; for the top kernel, its achieved bandwidth where its bytes are known; and the runtime\n"
-	"findings (H01, H04, H05, H06; docs/profile.md).\n\n"
+	"findings (H01, H04, H05, H06; docs/profile.md). Then one more call under CUPTI's range profiler gives\n"
+	"each kernel its DRAM, L2, L1 and SM throughput, achieved occupancy and tensor-pipe use (% of peak), its\n"
+	"bound class (memory, compute, latency, launch), limiter and % of roofline; --set\n"
+	"eval.profile_metrics=off leaves that out.\n\n"
 	"A candidate runs as `eval` runs it (sandboxed, built, one correctness trial against the reference)\n"
 	"but without static checks and without paired timing; a candidate that fails correctness is not\n"
 	"profiled. --reference profiles the problem's Model.forward in a trusted worker; that profile is cached\n"
@@ -76,6 +79,7 @@ static int parse(int argc, char **argv, struct profile_args *a, struct sb_error 
 	strvec_push(&a->cfg.sets, "eval.trials=1");
 	strvec_push(&a->cfg.sets, "eval.perf_trials=0");
 	strvec_push(&a->cfg.sets, "checks.static=false");
+	strvec_push(&a->cfg.sets, "eval.profile_metrics=cupti");
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:h", lo, NULL)) != -1) {

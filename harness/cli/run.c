@@ -11,6 +11,7 @@
 #include <libgen.h>
 
 #include "../agents/session.h"
+#include "../core/config_schema.h"
 #include "../core/log.h"
 #include "../core/suite.h"
 #include "../report/report.h"
@@ -296,6 +297,20 @@ static void run_repeats(struct sb_ctx *ctx, const struct run_result *r, int k, c
 			"judges the repeats later)", err.msg, r->run_dir, k);
 }
 
+/* Hardware metrics cost a passing evaluation about 8 s on an H100 (BENCHMARKS.md), so they are off by
+ * default; the agents whose Verifier or Judge reads them (stitchcuda's feedback, cudaforge's Judge) get
+ * them unless the configuration says otherwise. The run's config.yaml keeps the value, so a resume agrees. */
+static void metrics_for_agents_that_read_them(struct config *cfg)
+{
+	if (config_is_given(cfg, "eval.profile_metrics"))
+		return;
+	for (size_t i = 0; i < cfg->nagents; i++) {
+		const char *kind = cfg->agents[i].kind;
+		if (kind && (!strcmp(kind, "stitchcuda") || !strcmp(kind, "cudaforge")))
+			cfg->eval.profile_metrics = PM_CUPTI;
+	}
+}
+
 int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 {
 	struct run_args a;
@@ -316,6 +331,8 @@ int cmd_run(int argc, char **argv, struct sb_ctx *ctx)
 		if (a.resume)
 			resume_cfg = (char *)a.cfg.config_path; /* allocated by resolve_config */
 	}
+	if (!rc)
+		metrics_for_agents_that_read_them(&cfg);
 	if (rc || (rc = suite_load(&s, ctx->home, cfg.problems.root, &err))) {
 		rc = cli_fail(ctx, &err);
 		goto out;

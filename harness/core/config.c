@@ -68,6 +68,7 @@ void config_init(struct config *c)
 	c->eval.split_nvcc = 1;
 	c->eval.profile = 1;
 	c->eval.profile_trials = 10;
+	c->eval.profile_metrics = PM_OFF;
 	c->checks.static_checks = 1;
 	c->checks.runtime_checks = 1;
 	c->checks.reward_lambda = 0.5;

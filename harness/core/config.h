@@ -12,6 +12,7 @@
 
 enum tolerance_preset { TOL_KERNELBENCH = 0, TOL_KERNELBENCH_V0 = 1 };
 enum timing_statistic { STAT_MEDIAN = 0, STAT_MEAN = 1 };
+enum profile_metrics_mode { PM_OFF = 0, PM_CUPTI = 1 }; /* eval.profile_metrics */
 enum process_factor_mode { PF_AUTO = 0, PF_ON = 1, PF_OFF = 2 }; /* eval.process_factor: auto = on a GPU */
 enum exchange_mode { XCHG_AUTO = 0, XCHG_FILES = 1, XCHG_SHARED = 2 }; /* eval.exchange: auto = shared on a GPU */
 enum policy_action { POLICY_FLAG = 0, POLICY_REJECT = 1 };
@@ -119,6 +120,7 @@ struct eval_cfg {
 	int build_jobs;         /* 0 = number of cores */
 	int profile;            /* on the GPU, profile the candidate with CUPTI after timing (libstitchprof) */
 	int profile_trials;     /* profiled calls */
+	enum profile_metrics_mode profile_metrics; /* hardware metrics per kernel after the profile (hwmetrics.h) */
 };
 
 struct checks_cfg {

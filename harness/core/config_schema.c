@@ -20,6 +20,7 @@ static const char *const tolerances[] = { "kernelbench", "kernelbench-v0", NULL 
 static const char *const statistics[] = { "median", "mean", NULL };
 const char *const config_presets[] = { "stitchbench", "kernelbench", "stitchcuda", NULL }; /* enum eval_preset's order */
 static const char *const pf_modes[] = { "auto", "on", "off", NULL }; /* enum process_factor_mode's order */
+static const char *const pm_modes[] = { "off", "cupti", NULL }; /* enum profile_metrics_mode's order */
 static const char *const xchg_modes[] = { "auto", "files", "shared", NULL }; /* enum exchange_mode's order */
 
 static void model_init(void *p)
@@ -234,6 +235,9 @@ static const struct field eval_fields[] = {
 	  .doc = "on the GPU, trace the candidate's kernels with CUPTI after timing (verdict profile, H01/H04/H05)" },
 	{ "profile_trials", FT_INT, F(eval_cfg, profile_trials), .vis = VIS_HIDDEN, .min = 1, .max = 10000,
 	  .doc = "calls profiled" },
+	{ "profile_metrics", FT_ENUM, F(eval_cfg, profile_metrics), .vis = VIS_HIDDEN, .choices = pm_modes,
+	  .doc = "with profile: hardware metrics per kernel from one more call (CUPTI range profiler, kernel replay): "
+		 "DRAM and SM throughput, occupancy, bound class and % of roofline (docs/profile.md); off or cupti" },
 	END
 };
 

@@ -12,14 +12,14 @@
 #include "../core/sha256.h"
 #include "session.h"
 
-#define REFPROF_FORMAT 1
+#define REFPROF_FORMAT 2
 
 static char *entry_dir(const struct eval_env *e, const struct config *cfg, const struct problem *p)
 {
 	char hex[65];
-	char *key = xstrfmt("format=%d\ntrace=%d\nproblem=%s\ndevice=%s\ntorch=%s\ncalls=%d\nwarmup=%d,%d\nseed=%d",
+	char *key = xstrfmt("format=%d\ntrace=%d\nproblem=%s\ndevice=%s\ntorch=%s\ncalls=%d\nwarmup=%d,%d\nseed=%d\nmetrics=%d",
 			    REFPROF_FORMAT, TRACE_FORMAT, p->sha256, e->gpu, e->torch, cfg->eval.profile_trials,
-			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.seed);
+			    cfg->eval.warmup_ms, cfg->eval.warmup_calls, cfg->eval.seed, (int)cfg->eval.profile_metrics);
 	sha256_hex(key, strlen(key), hex);
 	free(key);
 	return xstrfmt("%s/refprof/%.32s", e->cache_root, hex);
@@ -44,6 +44,7 @@ static int measure(const struct eval_env *e, const struct config *cfg, const str
 	strvec_pushf(&env, "TMPDIR=%s", dir);
 	struct worker_spec spec = { e->python, e->worker_script, dir, env.v, NULL, 64 << 10, 0, NULL };
 	char *trace = xstrfmt("%s/trace", dir), *keep = xstrfmt("%s/trace", keep_dir), *msg = NULL;
+	char *metrics = cfg->eval.profile_metrics == PM_CUPTI ? xstrfmt("%s/metrics", dir) : NULL;
 	if ((rc = worker_start(&w, &spec, err)))
 		goto out;
 	json_t *reply;
@@ -63,6 +64,7 @@ static int measure(const struct eval_env *e, const struct config *cfg, const str
 		.lib = e->prof_lib, .trace = trace, .which = "model", .calls = cfg->eval.profile_trials, .setup = 1,
 		.nsets = 3, .base_seed = (uint32_t)cfg->eval.seed, .flush_bytes = eval_flush_bytes(e),
 		.warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls, .keep = keep,
+		.metrics = metrics,
 	};
 	if (prof_session_run(&w, &plan, proc_now() + 3600, out, &f, &msg))
 		rc = sb_error_set(err, SB_EINPUT, "profiling the reference failed: %s", msg);
@@ -76,6 +78,7 @@ stop:
 out:
 	free(msg);
 	free(trace);
+	free(metrics);
 	free(keep);
 	strvec_clear(&env);
 	fs_remove_tree(dir);

@@ -141,6 +141,7 @@ static struct prof_row *new_row(struct prof_report *r, size_t *cap)
 	}
 	struct prof_row *row = &r->rows[r->nrows++];
 	memset(row, 0, sizeof(*row));
+	hw_metrics_init(&row->hw);
 	return row;
 }
 

@@ -12,6 +12,7 @@
 #include "../checks/finding.h"
 #include "../checks/rules_profile.h"
 #include "../core/strbuf.h"
+#include "hwmetrics.h"
 #include "trace.h"
 
 /* A kernel ending this long after the end event counts as late (clock rounding stays below it). */
@@ -52,6 +53,7 @@ struct prof_row {
 	uint32_t regs;
 	int32_t static_smem, dynamic_smem;
 	uint64_t bytes;              /* copies: bytes moved in all calls; kernels: 0 (unknown) */
+	struct hw_metrics hw;        /* kernels: hardware metrics and bound class (eval.profile_metrics) */
 };
 
 struct prof_report {
@@ -72,6 +74,12 @@ struct prof_report {
 	double kernel_sum_us, span_us, event_us; /* medians over the calls */
 	long long io_bytes;          /* bytes of the inputs and outputs of one call; 0 unknown */
 	size_t objects;              /* candidate .so files used to recognise its own template kernels */
+	/* hardware metrics (eval.profile_metrics, hwmetrics.h): rows[].hw holds them per kernel */
+	int metrics_asked;           /* a metrics pass was asked for */
+	char metrics_chip[32];
+	char metrics_reason[256];    /* why some or all kernels have none */
+	size_t metrics_kernels;      /* kernel rows with metrics */
+	int metrics_passes;          /* replay passes per kernel */
 	int own_library_calls;       /* set by the caller: the candidate's C++ calls a CUDA library's API itself
 				      * (static_file_calls_library), so library kernels are its own work */
 };

@@ -82,6 +82,24 @@ static json_t *row_json(const struct prof_row *r)
 	} else {
 		json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
 	}
+	if (r->kind == 'k' && r->hw.measured) {
+		const struct hw_metrics *m = &r->hw;
+		if (m->bound)
+			json_object_set_new(o, "bound", json_string(m->bound));
+		if (m->limiter)
+			json_object_set_new(o, "limiter", json_string(m->limiter));
+		const struct { const char *key; double v; } nums[] = {
+			{ "roofline_pct", m->roofline_pct }, { "sm_pct", m->sm_pct }, { "mem_pct", m->mem_pct },
+			{ "dram_pct", m->dram_pct }, { "l2_pct", m->l2_pct }, { "l1_pct", m->l1_pct },
+			{ "occupancy_pct", m->occupancy_pct }, { "tensor_pct", m->tensor_pct },
+			{ "duration_us", m->duration_us },
+		};
+		/* an unmeasured number is left out, not null: readers test for the key */
+		for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+			if (isfinite(nums[i].v))
+				json_object_set_new(o, nums[i].key, json_real(round(nums[i].v * 100) / 100));
+		json_object_set_new(o, "metric_launches", json_integer((json_int_t)m->launches));
+	}
 	return o;
 }
 
@@ -113,6 +131,12 @@ json_t *prof_report_json(const struct prof_report *r, size_t max_rows)
 	json_object_set_new(o, "trials", trials);
 	json_object_set_new(o, "kernels", rows);
 	json_object_set_new(o, "kernels_omitted", json_integer((json_int_t)(r->nrows > max_rows ? r->nrows - max_rows : 0)));
+	if (r->metrics_asked)
+		json_object_set_new(o, "metrics", json_pack("{s:s, s:s?, s:i, s:I, s:s?}", "source", "cupti", "chip",
+							    r->metrics_chip[0] ? r->metrics_chip : NULL, "passes",
+							    r->metrics_passes, "kernels_measured",
+							    (json_int_t)r->metrics_kernels, "reason",
+							    r->metrics_reason[0] ? r->metrics_reason : NULL));
 	return o;
 }
 
@@ -159,6 +183,47 @@ static void bandwidth(const struct prof_report *r, struct strbuf *out)
 	free(s);
 }
 
+static void pct(char *buf, size_t len, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, len, "%.1f", v);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* The kernels' hardware metrics (hwmetrics.h), numbered as in the table above. */
+static void hw_table(const struct prof_report *r, size_t max_rows, struct strbuf *out)
+{
+	if (!r->metrics_asked)
+		return;
+	if (!r->metrics_kernels) {
+		strbuf_addf(out, "hardware metrics: none (%s)\n", r->metrics_reason[0] ? r->metrics_reason : "not measured");
+		return;
+	}
+	strbuf_addf(out, "hardware metrics (CUPTI range profiler on %s, one more call, each launch replayed %d times; "
+		    "%% of peak):\n", r->metrics_chip[0] ? r->metrics_chip : "this GPU", r->metrics_passes);
+	strbuf_addf(out, "%3s  %-34s %-8s %6s  %-19s %6s %6s %6s %6s %6s\n", "#", "kernel", "bound", "roof%", "limiter",
+		    "DRAM", "SM", "memory", "occup", "tensor");
+	for (size_t i = 0; i < r->nrows && i < max_rows; i++) {
+		const struct prof_row *row = &r->rows[i];
+		const struct hw_metrics *m = &row->hw;
+		if (row->kind != 'k' || !m->measured)
+			continue;
+		char *s = kname_short(row->name, 34), roof[16], d[16], sm[16], mem[16], occ[16], ten[16];
+		pct(roof, sizeof(roof), m->roofline_pct);
+		pct(d, sizeof(d), m->dram_pct);
+		pct(sm, sizeof(sm), m->sm_pct);
+		pct(mem, sizeof(mem), m->mem_pct);
+		pct(occ, sizeof(occ), m->occupancy_pct);
+		pct(ten, sizeof(ten), m->tensor_pct);
+		strbuf_addf(out, "%3zu  %-34s %-8s %6s  %-19s %6s %6s %6s %6s %6s\n", i + 1, s, m->bound ? m->bound : "-", roof,
+			    m->limiter ? m->limiter : "-", d, sm, mem, occ, ten);
+		free(s);
+	}
+	if (r->metrics_reason[0])
+		strbuf_addf(out, "note: %s\n", r->metrics_reason);
+}
+
 void prof_report_table(const struct prof_report *r, size_t max_rows, struct strbuf *out)
 {
 	if (!r->available) {
@@ -189,6 +254,7 @@ void prof_report_table(const struct prof_report *r, size_t max_rows, struct strb
 		strbuf_addf(out, "     ... %zu more row%s (--json lists up to 20)\n", r->nrows - max_rows,
 			    r->nrows - max_rows == 1 ? "" : "s");
 	bandwidth(r, out);
+	hw_table(r, max_rows, out);
 	if (r->reason[0])
 		strbuf_addf(out, "note: %s\n", r->reason);
 }
@@ -209,6 +275,19 @@ void prof_report_summary(const struct prof_report *r, struct strbuf *out)
 		free(s);
 	}
 	strbuf_addf(out, "%s\n", r->nrows ? "" : " no kernels");
+	if (r->metrics_kernels) {
+		strbuf_addstr(out, "    bound:");
+		for (size_t i = 0, shown = 0; i < r->nrows && shown < 3; i++) {
+			const struct hw_metrics *m = &r->rows[i].hw;
+			if (r->rows[i].kind != 'k' || !m->measured || !m->bound)
+				continue;
+			char *s = kname_short(r->rows[i].name, 40);
+			strbuf_addf(out, "%s %s %s-bound at %.0f%% of its roof (%s)", shown++ ? "," : "", s, m->bound,
+				    m->roofline_pct, m->limiter);
+			free(s);
+		}
+		strbuf_addch(out, '\n');
+	}
 	if (r->reason[0])
 		strbuf_addf(out, "    note: %s\n", r->reason);
 }

@@ -68,18 +68,26 @@ static size_t trusted_objects(json_t *list, const char *under, char ***out)
 	return n;
 }
 
-static void keep_trace(const struct prof_plan *p, const struct prof_call *calls, size_t n, long long io_bytes)
+/* A kept copy is for fixtures and the reference cache: best effort, a file that cannot be read or
+ * written is simply not kept. */
+static void copy_file(const char *from, const char *to)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *path = xstrfmt("%s.calls", p->keep);
-	FILE *f = fopen(path, "w");
-	if (strbuf_read_file(&sb, p->trace, 1u << 30) == 0) {
-		FILE *t = fopen(p->keep, "w");
+	if (strbuf_read_file(&sb, from, 1u << 30) == 0) {
+		FILE *t = fopen(to, "w");
 		if (t) {
 			fwrite(sb.buf, 1, sb.len, t);
 			fclose(t);
 		}
 	}
+	strbuf_release(&sb);
+}
+
+static void keep_trace(const struct prof_plan *p, const struct prof_call *calls, size_t n, long long io_bytes)
+{
+	char *path = xstrfmt("%s.calls", p->keep);
+	FILE *f = fopen(path, "w");
+	copy_file(p->trace, p->keep);
 	if (f) {
 		fprintf(f, "# stitchbench profiled calls (docs/trace.md): call TRIAL CUDA_EVENT_US\nio_bytes %lld\n", io_bytes);
 		for (size_t i = 0; i < n; i++)
@@ -87,7 +95,91 @@ static void keep_trace(const struct prof_plan *p, const struct prof_call *calls,
 		fclose(f);
 	}
 	free(path);
-	strbuf_release(&sb);
+}
+
+void prof_report_attach_metrics(struct prof_report *r, const char *path)
+{
+	struct hw_file f;
+	struct sb_error err = { 0 };
+	r->metrics_asked = 1;
+	if (hw_file_read(path, &f, &err)) {
+		snprintf(r->metrics_reason, sizeof(r->metrics_reason), "%s", err.msg);
+		return;
+	}
+	snprintf(r->metrics_chip, sizeof(r->metrics_chip), "%s", f.chip);
+	r->metrics_passes = f.passes;
+	/* ranges are matched to launches by their order: when CUPTI made ranges for launches the callbacks
+	 * did not see (or the reverse), no range can be trusted to be the kernel it would be matched to */
+	if (f.names != f.nranges) {
+		snprintf(r->metrics_reason, sizeof(r->metrics_reason), "CUPTI measured %zu launches but %zu were seen "
+			 "launched (a CUDA graph or a launch path the callbacks miss): the metrics are not attributed",
+			 f.nranges, f.names);
+		hw_file_release(&f);
+		return;
+	}
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct prof_row *row = &r->rows[i];
+		if (row->kind != 'k' || !row->mangled)
+			continue;
+		hw_file_kernel(&f, row->mangled, &row->hw);
+		r->metrics_kernels += row->hw.measured != 0;
+	}
+	size_t kernels = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		kernels += r->rows[i].kind == 'k';
+	if (f.dropped)
+		snprintf(r->metrics_reason, sizeof(r->metrics_reason), "CUPTI dropped %zu launches (more than it had room "
+			 "for)", f.dropped);
+	else if (r->metrics_kernels < kernels)
+		snprintf(r->metrics_reason, sizeof(r->metrics_reason), "%zu of %zu kernels did not run in the measured call",
+			 kernels - r->metrics_kernels, kernels);
+	hw_file_release(&f);
+}
+
+/* One more call, with every launch replayed by the range profiler until its counters are read. It comes
+ * after the traced calls, so the replays never reach the trace; a failure here costs the metrics only. */
+static void metrics_pass(struct worker *w, const struct prof_plan *p, double deadline, struct prof_report *r)
+{
+	json_t *reply;
+	struct worker_fault fault;
+	char *msg = NULL;
+	r->metrics_asked = 1;
+	remove(p->metrics);
+	if (ask(w, json_pack("{s:s, s:s, s:s}", "cmd", "metrics_start", "lib", p->lib, "out", p->metrics), &reply,
+		deadline, &fault, &msg))
+		goto failed;
+	int available = json_is_true(json_object_get(reply, "available"));
+	if (!available)
+		snprintf(r->metrics_reason, sizeof(r->metrics_reason), "%s",
+			 json_string_value(json_object_get(reply, "reason")) ?: "the metrics session did not start");
+	json_decref(reply);
+	if (!available)
+		return;
+	uint32_t seed = p->seeds ? eval_seed(p->seeds, SEED_PROFILE, 5000) : trial_seed(p->base_seed, 9500);
+	if (ask(w, json_pack("{s:s, s:s, s:[i], s:[I], s:b, s:i}", "cmd", "time", "which", p->which, "sets", 0, "seeds",
+			     (json_int_t)seed, "fresh", 1, "lead_us", 0),
+		&reply, deadline, &fault, &msg))
+		goto failed;
+	json_decref(reply);
+	if (ask(w, json_pack("{s:s}", "cmd", "metrics_stop"), &reply, deadline, &fault, &msg))
+		goto failed;
+	available = json_is_true(json_object_get(reply, "available"));
+	if (!available)
+		snprintf(r->metrics_reason, sizeof(r->metrics_reason), "%s",
+			 json_string_value(json_object_get(reply, "reason")) ?: "the metrics session failed");
+	json_decref(reply);
+	if (available) {
+		prof_report_attach_metrics(r, p->metrics);
+		if (p->keep) {
+			char *to = xstrfmt("%s.metrics", p->keep);
+			copy_file(p->metrics, to);
+			free(to);
+		}
+	}
+	return;
+failed:
+	snprintf(r->metrics_reason, sizeof(r->metrics_reason), "%s", msg ? msg : "the worker failed");
+	free(msg);
 }
 
 int prof_session_run(struct worker *w, const struct prof_plan *p, double deadline, struct prof_report *r,
@@ -159,6 +251,8 @@ int prof_session_run(struct worker *w, const struct prof_plan *p, double deadlin
 	r->started = 1; /* after the report is built: a blinded tracer is judged by prof_findings */
 	if (p->keep)
 		keep_trace(p, calls, n, io_bytes);
+	if (p->metrics && r->available)
+		metrics_pass(w, p, deadline, r);
 	for (size_t i = 0; i < nobj; i++)
 		free(objects[i]);
 	free(objects);
@@ -202,6 +296,12 @@ int prof_report_from_kept(const char *trace_path, struct prof_report *r, struct 
 	free(calls);
 	free(path);
 	strbuf_release(&sb);
+	if (rc == 0) { /* a kept metrics file beside the trace, when there is one */
+		char *mpath = xstrfmt("%s.metrics", trace_path);
+		if (access(mpath, R_OK) == 0)
+			prof_report_attach_metrics(r, mpath);
+		free(mpath);
+	}
 	return rc;
 }
 
@@ -218,17 +318,19 @@ void prof_candidate(const struct eval_env *e, const struct config *cfg, const st
 		return;
 	}
 	char *trace = xstrfmt("%s/profile.trace", c->dir), *msg = NULL;
+	char *metrics = cfg->eval.profile_metrics == PM_CUPTI ? xstrfmt("%s/profile.metrics", c->dir) : NULL;
 	struct prof_plan plan = {
 		.lib = e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
 		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = c->nsets, .seeds = c->seeds, .base_seed = (uint32_t)cfg->eval.seed,
 		.flush_bytes = eval_flush_bytes(e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
-		.lead_us = eval_lead_us(e, cfg), .keep = e->keep_trace,
+		.lead_us = eval_lead_us(e, cfg), .keep = e->keep_trace, .metrics = metrics,
 	};
 	struct worker_fault f;
 	if (prof_session_run(c->worker, &plan, c->deadline, v->profile, &f, &msg))
 		prof_report_unavailable(v->profile, "%s", msg);
 	free(msg);
 	free(trace);
+	free(metrics);
 	struct findings found = { 0 };
 	/* a candidate calling cuBLAS from its own C++ runs only library kernels honestly; a torch op in
 	 * forward doing the same is the static checks' H01 */

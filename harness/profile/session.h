@@ -26,6 +26,8 @@ struct prof_plan {
 				      * profiled calls run as the timed calls did, so work a call leaves running
 				      * past its end event is late here too (without a lead the end event waits
 				      * for the host's launch, and such work fits inside the window) */
+	const char *metrics;         /* where the worker writes the hardware metrics of one more call (the CUPTI
+				      * range profiler, hwmetrics.h); NULL: no metrics pass */
 	const char *keep;            /* copy the trace here and the calls to KEEP.calls; NULL: don't */
 };
 
@@ -39,6 +41,10 @@ int prof_session_run(struct worker *w, const struct prof_plan *p, double deadlin
  * libstitchprof recording them (docs/profile.md), into v->profile. Only a finding changes the status: a
  * profiler that fails leaves its reason in the verdict's profile. */
 void prof_candidate(const struct eval_env *e, const struct config *cfg, const struct eval_live *c, struct verdict *v);
+
+/* Attaches the kernels' hardware metrics from the metrics file at `path` to r's rows (and says why
+ * not in r->metrics_reason). */
+void prof_report_attach_metrics(struct prof_report *r, const char *path);
 
 /* Reads a kept trace (prof_plan.keep) and its .calls back into a report: recorded fixtures, tests.
  * Without a .calls file every trial of the trace counts, with unknown CUDA-event times. */

@@ -75,6 +75,11 @@ def _bind(lib):
     for name in ("stitchprof_start", "stitchprof_trial_begin", "stitchprof_trial_end", "stitchprof_flush",
                  "stitchprof_stop"):
         getattr(lib, name).restype = ctypes.c_int
+    lib.stitchprof_metrics_begin.argtypes = [ctypes.c_char_p]
+    lib.stitchprof_metrics_begin.restype = ctypes.c_int
+    lib.stitchprof_metrics_end.restype = ctypes.c_int
+    lib.stitchprof_metrics_mark.argtypes = [ctypes.c_int]
+    lib.stitchprof_metrics_mark.restype = None
 
 
 class Profiler:
@@ -86,24 +91,33 @@ class Profiler:
         self.trial = 0            # the last trial id handed out
         self.open = False         # a CUPTI trial is open
         self.in_range = False     # its NVTX range is open
+        self.metrics = False      # a hardware-metrics session runs (every launch is replayed)
         self.errors = []
 
     def _error(self):
         return (self.lib.stitchprof_error() or b"").decode(errors="replace")
 
-    def start(self, lib_path, trace_path):
-        """Loads the library and starts a session. Never raises: {"available": False, "reason"} instead."""
-        if self.active:
-            return {"available": False, "reason": "a profiling session is already running in this worker"}
+    def _load(self, lib_path):
+        """The library, loaded and bound; None and the reason when it cannot be."""
         if not torch.cuda.is_available():
-            return {"available": False, "reason": "profiling needs a CUDA GPU; this worker has none"}
+            return "profiling needs a CUDA GPU; this worker has none"
         try:
             lib = ctypes.CDLL(lib_path)
             _bind(lib)
         except (OSError, AttributeError) as exc:
-            return {"available": False, "reason": "cannot load %s: %s (build it with make on a machine with "
-                                                  "the CUDA toolkit's CUPTI)" % (lib_path, exc)}
+            return "cannot load %s: %s (build it with make on a machine with the CUDA toolkit's CUPTI)" % (
+                lib_path, exc)
         self.lib = lib
+        return None
+
+    def start(self, lib_path, trace_path):
+        """Loads the library and starts a session. Never raises: {"available": False, "reason"} instead."""
+        if self.active or self.metrics:
+            return {"available": False, "reason": "a profiling session is already running in this worker"}
+        reason = self._load(lib_path)
+        if reason:
+            return {"available": False, "reason": reason}
+        lib = self.lib
         torch.cuda.synchronize()  # earlier work would land in the trace without a trial
         if lib.stitchprof_start(os.fsencode(trace_path)) != 0:
             return {"available": False, "reason": self._error()}
@@ -124,12 +138,16 @@ class Profiler:
                 self.open = True
             elif len(self.errors) < 5:
                 self.errors.append(self._error())
+        if self.metrics:
+            self.lib.stitchprof_metrics_mark(1)
 
     def end(self):
         """After the timed call and the device synchronised."""
         if self.open:
             self.lib.stitchprof_trial_end()
             self.open = False
+        if self.metrics:
+            self.lib.stitchprof_metrics_mark(0)
         if self.in_range:
             nvtx().range_pop()
             self.in_range = False
@@ -152,3 +170,25 @@ class Profiler:
         if rc != 0:
             reply["errors"] = self.errors + [self._error()]
         return reply
+
+    def metrics_start(self, lib_path, out_path):
+        """Starts the hardware-metrics session (no trace may run). Never raises."""
+        if self.active or self.metrics:
+            return {"available": False, "reason": "a profiling session is already running in this worker"}
+        reason = self._load(lib_path)
+        if reason:
+            return {"available": False, "reason": reason}
+        torch.cuda.synchronize()  # earlier work must not become ranges
+        if self.lib.stitchprof_metrics_begin(os.fsencode(out_path)) != 0:
+            return {"available": False, "reason": self._error()}
+        self.metrics = True
+        return {"available": True}
+
+    def metrics_stop(self):
+        if not self.metrics:
+            return {"available": False, "reason": "no metrics session is running"}
+        torch.cuda.synchronize()
+        self.metrics = False
+        if self.lib.stitchprof_metrics_end() != 0:
+            return {"available": False, "reason": self._error()}
+        return {"available": True}

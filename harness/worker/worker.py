@@ -994,6 +994,12 @@ class Worker:
             profiler.tensor_bytes(last)
         return reply
 
+    def cmd_metrics_start(self, req):
+        return self.prof.metrics_start(req["lib"], req["out"])
+
+    def cmd_metrics_stop(self, req):
+        return self.prof.metrics_stop()
+
     def cmd_quit(self, req):
         return {}
 

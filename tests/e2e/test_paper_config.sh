@@ -134,6 +134,7 @@ run_sb run -c "$CFG" "${BUNDLED[@]}" --run-id paper --jobs 1 --device cpu \
 check_rc "the four rows run to the end" 0
 check_eq "each endpoint got exactly its agent's calls (sc cf kv nr)" "$(requests sc) $(requests cf) $(requests kv) $(requests nr)" "6 7 6 7"
 check_true "the run kept the config's preset" grep -q 'preset: "\{0,1\}stitchcuda' "$R/paper/config.yaml"
+check_true "agents that read kernel metrics turn them on for the run (kept for a resume)" grep -q 'profile_metrics: "\{0,1\}cupti' "$R/paper/config.yaml"
 got=$(python3 -c '
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

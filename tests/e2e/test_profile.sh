@@ -55,6 +55,18 @@ check_out "it uses the kept calls and their CUDA-event times" "per call (median 
 check_out_re "the GEMM is the top row, labelled cuBLAS" '^  1  sm90_xmma_gemm.* +3 +300\.00 +50\.0% +100\.00 +7 cuBLAS'
 check_out_re "the side-stream kernel is custom on its own stream" '^  3  side_kernel +3 +90\.00 +15\.0% +30\.00 +13 custom +512x128'
 check_out "copies are rows too" "[memset]"
+check_out "the metrics file beside the trace gives each kernel its bound class" "hardware metrics (CUPTI range profiler on GH100"
+check_out_re "a short kernel that reaches no roof is launch-bound" '^  3  side_kernel +launch +12\.0  launch overhead'
+check_out_re "the GEMM is compute-bound on its tensor pipes" '^  1  sm90_xmma_gemm.* compute +82\.0  tensor pipelines'
+run_sb profile --trace "$TR/two_streams.trace" --json
+got=$(python3 -c 'import json,sys; p=json.load(sys.stdin)["profile"]; k=p["kernels"][1]; print(k["bound"], k["limiter"], k["dram_pct"], p["metrics"]["kernels_measured"], "bound" in p["kernels"][4])' <<<"$OUT_TXT" 2>&1)
+[ "$got" = "memory DRAM bandwidth 85.0 4 False" ] && _report ok "--json carries the metrics per kernel, none for a copy" || _report fail "--json carries the metrics per kernel, none for a copy" "$got"
+cp "$TR/two_streams.trace" "$TR/two_streams.trace.calls" "$TMP/"
+sed 's/^end 5$/end 4/' "$TR/two_streams.trace.metrics" >"$TMP/two_streams.trace.metrics"
+run_sb profile --trace "$TMP/two_streams.trace"
+check_rc "a damaged metrics file costs the metrics, not the profile" 0
+check_out "it says why there are none" "hardware metrics: none ("
+check_out "naming the line" "two_streams.trace.metrics:20: the end line counts 4 ranges"
 run_sb profile --trace "$TR/late_side_stream.trace" --rows 1
 check_out "without .calls every trial counts" "3 calls"
 check_out "a kernel after the end event is H05" "finding H05 (reject)"

@@ -99,6 +99,7 @@ static void builtin_templates_render(void **state)
 		{ "coder-repair_compile", coder, NULL, 1 }, { "coder-repair_correctness", coder, NULL, 1 },
 		{ "coder-optimize_performance", coder, NULL, 1 }, { "coder-optimize", coder, NULL, 1 },
 		{ "oneshot", NULL, NULL, 1 }, { "refine", NULL, "feedback", 1 },
+		{ "bound-hints", NULL, "kernels", 0 },
 	};
 	const char *root = getenv("SB_SOURCE_ROOT");
 	char *h = xstrfmt("%s/harness/prompts", root ? root : "."), *b = xstrfmt("%s/baselines/prompts", root ? root : ".");
@@ -223,7 +224,7 @@ static json_t *verdict(const char *text)
 static char *feedback(json_t *v, double target)
 {
 	struct strbuf out = STRBUF_INIT;
-	feedback_from_verdict(v, target, &out);
+	feedback_from_verdict(v, target, NULL, &out);
 	json_decref(v);
 	return strbuf_detach(&out, NULL);
 }

@@ -108,3 +108,44 @@ def test_the_ncu_target_runs_its_calls_on_the_cpu():
                         "--problem", str(SMALL_SUITE / "level1" / "2_ReLU.py"),
                         "--device", "cpu", "--calls", "3"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only answer")
+def test_the_worker_answers_metrics_requests_on_the_cpu(tmp_path, worker):
+    problem = SMALL_SUITE / "level1" / "2_ReLU.py"
+    replies = worker([
+        {"cmd": "load", "problem": str(problem), "device": "cpu", "seed": 42},
+        {"cmd": "timing_setup", "seeds": [1, 2]},
+        {"cmd": "metrics_start", "lib": str(LIB), "out": str(tmp_path / "m")},
+        {"cmd": "time", "which": "model", "sets": [0], "seeds": [5]},
+        {"cmd": "metrics_stop"},
+    ])
+    assert [r["ok"] for r in replies] == [True] * 6, replies
+    start, timed, stop = replies[2], replies[3], replies[4]
+    assert start["available"] is False and "CUDA GPU" in start["reason"]
+    assert timed["us"][0] > 0
+    assert stop["available"] is False and "no metrics session" in stop["reason"]
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_metrics_session_excludes_a_trace_and_marks_the_calls(monkeypatch):
+    """Launch callbacks and replays would disturb a trace, so the two never run together; while metrics
+    run, each timed call is bracketed for the library, so its launches are told from the ones around it."""
+    marks = []
+
+    class Lib:
+        def stitchprof_metrics_mark(self, on):
+            marks.append(on)
+
+    class Stream:
+        cuda_stream = 0
+
+    p = profiler.Profiler()
+    p.lib, p.metrics = Lib(), True
+    assert p.start("/nonexistent", "/nonexistent")["available"] is False
+    assert "already running" in p.start("/nonexistent", "/nonexistent")["reason"]
+    p.begin(Stream())
+    p.end()
+    assert marks == [1, 0]
+    p.metrics, p.active = False, True
+    assert "already running" in p.metrics_start("/nonexistent", "/nonexistent")["reason"]

@@ -1,6 +1,7 @@
 /* stitchprof.c - libstitchprof: records kernels, memcpys, memsets, CUDA events and synchronisations
  * through the CUPTI Activity API and writes them as the line-oriented trace of docs/trace.md. */
 #include "stitchprof.h"
+#include "stitchprof_int.h"
 
 #include <cupti.h>
 #include <dlfcn.h>
@@ -74,6 +75,28 @@ static const char *cupti_msg(CUptiResult r)
 const char *stitchprof_error(void)
 {
 	return S.err;
+}
+
+int sp_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(S.err, sizeof(S.err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *sp_cupti_msg(CUptiResult r)
+{
+	return cupti_msg(r);
+}
+
+int sp_tracing(void)
+{
+	pthread_mutex_lock(&S.lock);
+	int active = S.active;
+	pthread_mutex_unlock(&S.lock);
+	return active;
 }
 
 /* ---------- names ---------- */

@@ -28,6 +28,14 @@ int stitchprof_stop(void);
 /* Totals of the session (also after stop): records written, kernels among them, records CUPTI dropped. */
 void stitchprof_counts(uint64_t *records, uint64_t *kernels, uint64_t *dropped);
 
+/* Hardware metrics (metrics.c): between begin and end, with no trace running, every kernel launch is
+ * a range of the CUPTI range profiler and is replayed until its counters are read; end writes the
+ * metrics file `path` (docs/trace.md). mark(1) and mark(0) bracket a call the worker times, so the
+ * file tells its launches from the ones around it (input draws, the cache flush). */
+int stitchprof_metrics_begin(const char *path);
+void stitchprof_metrics_mark(int in_call);
+int stitchprof_metrics_end(void);
+
 /* The last error, one line. */
 const char *stitchprof_error(void);
 
