@@ -31,7 +31,7 @@ MAIN_OBJ := build/harness/main.o
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-.PHONY: all setup demo test test-fast test-gpu bench bench-eval bench-real bench-compare clean
+.PHONY: all setup demo test test-fast test-gpu bench bench-eval bench-real bench-compare bench-hw clean
 
 all: bin/stitchbench
 
@@ -91,6 +91,10 @@ bench-real: all
 # two agents with identical files and one 1.5x slower: are they told apart only when the data says so?
 bench-compare: all
 	@bash scripts/bench/bench_compare.sh
+
+# per-kernel bound classes beside Nsight Compute's own sections, on a GPU node with ncu (BENCHMARKS.md)
+bench-hw: all
+	@python3 scripts/bench/hw_crosscheck.py
 
 clean:
 	rm -rf build bin lib
