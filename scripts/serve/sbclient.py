@@ -205,6 +205,8 @@ def main(argv=None):
     ap.add_argument("--lambda", dest="lam", type=float)
     ap.add_argument("--chunk", type=int, default=16)
     ap.add_argument("--give-up-after", type=float, default=1800.0)
+    ap.add_argument("--verdicts", choices=["summary", "full"], default="summary",
+                    help="full: each result carries its whole verdict (replay_check.py replays them)")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args(argv)
     cands = []
@@ -221,7 +223,7 @@ def main(argv=None):
     else:
         ap.error("give --problem with FILEs, or --samples DIR")
     c = Client(read_endpoints(a.endpoints), token=os.environ.get(a.token_env) or None, chunk=a.chunk,
-               give_up_after=a.give_up_after)
+               give_up_after=a.give_up_after, verdicts=a.verdicts)
     try:
         for r in c.evaluate(cands, reward=a.reward, lam=a.lam):
             print(json.dumps(r, sort_keys=True))

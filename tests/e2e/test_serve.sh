@@ -4,7 +4,8 @@
 # rewards, an idempotent retry, a request id reused for another candidate, the asynchronous form with a
 # long poll, budgets, priorities, a full queue (429), kill -9 mid-batch and a restart (nothing lost,
 # nothing judged twice: the store's rows and the servers' logs counted), a client that hangs up
-# mid-request, and scripts/serve/sbclient.py over two servers, one killed while it judges.
+# mid-request, scripts/serve/sbclient.py over two servers, one killed while it judges, and a served verdict
+# replayed by `eval --seeds` (scripts/serve/replay_check.py).
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 H="$SB_ROOT/tests/e2e/serve_http.py"
@@ -269,3 +270,18 @@ check_eq "with one result per candidate, in order, every one judged by the live 
 	"$(python3 -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]; print([(x["status"], x["endpoint"] == sys.argv[2]) for x in r])' "$TMP/client.out" "$URL_A")" \
 	"[('pass', True), ('pass', True)]"
 check_eq "the batch's candidates are in the live server's store once each" "$(rows c1 c2)" 2
+
+# ---------- the served verdicts are eval's on the same seeds ----------
+replay() { "$@" >"$TMP/replay.out" 2>"$TMP/replay.err"; RC=$?; OUT_TXT=$(cat "$TMP/replay.out"); ERR_TXT=$(cat "$TMP/replay.err"); }
+SB_SERVE_TOKEN=$TOK_A python3 "$SB_ROOT/scripts/serve/sbclient.py" --endpoints "$URL_A" --problem L1/2 --verdicts full \
+	"$TMP"/c1.py >"$TMP/full.out" 2>"$TMP/full.err"
+check_eq "sbclient --verdicts full answers with the whole verdict and its seeds" \
+	"$(python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); print(r["status"], len(r["verdict"]["seeds"]["secret"]))' "$TMP/full.out" 2>&1)" "pass 32"
+replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/full.out" --problem L1/2 "$TMP"/c1.py -- "${CPU[@]}"
+check_rc "eval --seeds replays the served verdict" 0
+check_out "with the same status, findings and trials" "identical verdicts: 1 of 1 replayed"
+python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); r["verdict"]["trials"][0]["pass"] = False; print(json.dumps(r))' \
+	"$TMP/full.out" >"$TMP/forged.out"
+replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/forged.out" --problem L1/2 "$TMP"/c1.py -- "${CPU[@]}"
+check_rc "a verdict that is not what its seeds give is told apart" 1
+check_out "naming what differs" "DIFFERENT in trials"
