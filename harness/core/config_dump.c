@@ -233,7 +233,8 @@ json_t *config_identity(const struct config *c)
 		for (const struct field *f = sec->sub; f->key; f++) {
 			json_t *v;
 			/* the policy is compared hack id by hack id, as the runs table's own column */
-			if (f->vis == VIS_INTERNAL || f->type == FT_POLICY || !(v = identity_value(f, AT(c, sec->off, char))))
+			if (f->vis == VIS_INTERNAL || f->vis == VIS_REPORT || f->type == FT_POLICY ||
+			    !(v = identity_value(f, AT(c, sec->off, char))))
 				continue;
 			char *key = xstrfmt("%s.%s", sec->key, f->key);
 			json_object_set_new(o, key, v);

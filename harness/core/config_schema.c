@@ -235,7 +235,7 @@ static const struct field eval_fields[] = {
 	  .doc = "on the GPU, trace the candidate's kernels with CUPTI after timing (verdict profile, H01/H04/H05)" },
 	{ "profile_trials", FT_INT, F(eval_cfg, profile_trials), .vis = VIS_HIDDEN, .min = 1, .max = 10000,
 	  .doc = "calls profiled" },
-	{ "profile_metrics", FT_ENUM, F(eval_cfg, profile_metrics), .vis = VIS_HIDDEN, .choices = pm_modes,
+	{ "profile_metrics", FT_ENUM, F(eval_cfg, profile_metrics), .vis = VIS_REPORT, .choices = pm_modes,
 	  .doc = "with profile: hardware metrics per kernel from one more call (CUPTI range profiler, kernel replay): "
 		 "DRAM and SM throughput, occupancy, bound class and % of roofline (docs/profile.md); off or cupti" },
 	END

@@ -29,12 +29,15 @@ enum field_type {
 /* Who a key is for. Public keys change what is measured or decided: docs/config.md documents them and
  * they join a run's identity. Hidden keys change numbers too (so they join the identity) but are
  * measuring knobs that presets set; internal keys are fast paths that leave every verdict as it is
- * (tests/e2e/test_fastpaths.sh). Neither is documented. 0 is public, so a new key is documented and
- * compared unless someone decides otherwise. */
+ * (tests/e2e/test_fastpaths.sh); report keys add to what a verdict shows after everything is decided
+ * (the kernels' hardware metrics), so two runs that differ in one still compare. None of the three is
+ * in docs/config.md. 0 is public, so a new key is documented and compared unless someone decides
+ * otherwise. */
 enum field_visibility {
 	VIS_PUBLIC,
 	VIS_HIDDEN,
 	VIS_INTERNAL,
+	VIS_REPORT,
 };
 
 struct field {
