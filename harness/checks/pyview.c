@@ -15,10 +15,19 @@
 static const char *const compound[] = { "def", "class", "if", "elif", "else", "for", "while", "try", "except",
 					"finally", "with", "async", NULL };
 
+/* A `global` or `nonlocal` statement's name in a function: its bindings there are the module's (or
+ * the enclosing function's). */
+struct declared {
+	int func, nonlocal;
+	char name[PV_NAME];
+};
+
 struct builder {
 	struct pyview *v;
 	const struct pytok_list *t;
 	unsigned char *st;
+	struct declared *decl;
+	size_t ndecl;
 };
 
 static int tok_in(const struct pytok_list *t, size_t i, const char *const *words)
@@ -163,6 +172,11 @@ static void add_bind(struct builder *b, const struct scope *s, size_t at, int se
 	x->self_attr = self_attr;
 	x->cls = -1;
 	int body_cls = cur_class_body(s);
+	for (size_t k = 0; k < b->ndecl && !self_attr && body_cls < 0; k++)
+		if (b->decl[k].func == x->func && !strcmp(b->decl[k].name, x->name)) {
+			x->func = b->decl[k].nonlocal ? v->funcs[x->func].parent : -1;
+			break;
+		}
 	if (body_cls >= 0 && !self_attr) {
 		x->self_attr = 1; /* a class attribute, reached as self.name */
 		x->cls = body_cls;
@@ -174,13 +188,70 @@ static void add_bind(struct builder *b, const struct scope *s, size_t at, int se
 	}
 }
 
-/* Binds each name of a target list [a, b) ("x", "self.x", "a, b", "(a, b)", "x: int") to rhs. When
- * the right side has as many top-level items as the target, items pair up. */
+/* A self attribute bound under `name`, or under "?" when the name is computed at run time. */
+static void add_named(struct builder *b, const struct scope *s, size_t at, size_t rhs, size_t rhs_end, const char *name)
+{
+	size_t n = b->v->nbinds;
+	add_bind(b, s, at, 1, rhs, rhs_end);
+	if (b->v->nbinds > n)
+		snprintf(b->v->binds[n].name, PV_NAME, "%s", name && strlen(name) < PV_NAME ? name : "?");
+}
+
+/* The constant string the tokens [a, b) are, or NULL. The caller frees it. */
+static char *literal(const struct pytok_list *t, size_t a, size_t b)
+{
+	size_t next;
+	char *v = a < b ? pytok_string_value(t, a, &next) : NULL;
+	if (v && next != b) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+/* The end of the subscripts from x on (`[i][j]`), or x when there are none. */
+static size_t subscripts(const struct pytok_list *t, size_t x, size_t y)
+{
+	while (x < y && pytok_is_op(t, x, "["))
+		x = pytok_matching(t, x) + 1;
+	return x;
+}
+
+/* A store into an item: `x[k] = e` and `self.x[k] = e` bind x to e (the container holds e, as after
+ * x.append(e)); `self.__dict__[k] = e` and `vars(self)[k] = e` bind the attribute k, whatever spells
+ * it. Other targets bind nothing. */
+static void item_target(struct builder *b, const struct scope *s, size_t x, size_t y, size_t r0, size_t r1)
+{
+	const struct pytok_list *t = b->t;
+	size_t key = PV_NONE;
+	if (pytok_is_name(t, x, "vars") && pytok_is_op(t, x + 1, "(") && pytok_is_name(t, x + 2, "self") &&
+	    pytok_is_op(t, x + 3, ")") && pytok_is_op(t, x + 4, "[") && subscripts(t, x + 4, y) == y) {
+		key = x + 4;
+	} else if (pytok_is_name(t, x, "self") && pytok_is_op(t, x + 1, ".") && pytok_is_name(t, x + 2, "__dict__") &&
+		   pytok_is_op(t, x + 3, "[") && subscripts(t, x + 3, y) == y) {
+		key = x + 3;
+	} else if (pytok_is_name(t, x, "self") && pytok_is_op(t, x + 1, ".") && t->v[x + 2].kind == PT_NAME &&
+		   pytok_is_op(t, x + 3, "[") && subscripts(t, x + 3, y) == y) {
+		add_bind(b, s, x + 2, 1, r0, r1);
+		return;
+	} else if (t->v[x].kind == PT_NAME && pytok_is_op(t, x + 1, "[") && subscripts(t, x + 1, y) == y) {
+		add_bind(b, s, x, 0, r0, r1);
+		return;
+	} else {
+		return;
+	}
+	char *name = literal(t, key + 1, pytok_matching(t, key));
+	add_named(b, s, key + 1, r0, r1, name);
+	free(name);
+}
+
+/* Binds each name of a target list [a, b) ("x", "self.x", "a, b", "(a, b)", "[a, b]", "x: int",
+ * "x[k]") to rhs. When the right side has as many top-level items as the target, items pair up. */
 static void bind_targets(struct builder *b, const struct scope *s, size_t a, size_t bnd, size_t rhs, size_t rhs_end)
 {
 	const struct pytok_list *t = b->t;
 	int d = a < t->n ? t->v[a].depth : 0;
-	if (a < bnd && pytok_is_op(t, a, "(") && pytok_matching(t, a) == bnd - 1) {
+	if (a < bnd && (pytok_is_op(t, a, "(") || pytok_is_op(t, a, "[")) && pytok_matching(t, a) == bnd - 1) {
 		bind_targets(b, s, a + 1, bnd - 1, rhs, rhs_end);
 		return;
 	}
@@ -210,8 +281,10 @@ static void bind_targets(struct builder *b, const struct scope *s, size_t a, siz
 			add_bind(b, s, x, 0, r0, r1);
 		else if (y == x + 3 && pytok_is_name(t, x, "self") && pytok_is_op(t, x + 1, ".") && t->v[x + 2].kind == PT_NAME)
 			add_bind(b, s, x + 2, 1, r0, r1);
-		else if (x < y && pytok_is_op(t, x, "(") && pytok_matching(t, x) == y - 1)
+		else if (x < y && (pytok_is_op(t, x, "(") || pytok_is_op(t, x, "[")) && pytok_matching(t, x) == y - 1)
 			bind_targets(b, s, x + 1, y - 1, r0, r1);
+		else
+			item_target(b, s, x, y, r0, r1);
 	}
 }
 
@@ -223,6 +296,16 @@ static void simple_statement(struct builder *b, const struct scope *s, size_t a,
 {
 	const struct pytok_list *t = b->t;
 	size_t eqs[16], neq = 0;
+	if ((pytok_is_name(t, a, "global") || pytok_is_name(t, a, "nonlocal")) && cur_func(s) >= 0) {
+		for (size_t k = a + 1; k < e; k++)
+			if (t->v[k].kind == PT_NAME) {
+				struct declared *d = GROW(b->decl, b->ndecl);
+				d->func = cur_func(s);
+				d->nonlocal = pytok_is_name(t, a, "nonlocal");
+				pytok_text(t, k, d->name, sizeof(d->name));
+			}
+		return;
+	}
 	for (size_t k = a; k < e; k++) {
 		if (t->v[k].depth != 0 || (t->v[k].flags & PTF_FEXPR))
 			continue;
@@ -254,17 +337,29 @@ static void simple_statement(struct builder *b, const struct scope *s, size_t a,
 		add_bind(b, s, k, self_attr, k + 4, pytok_matching(t, k + 3));
 		return;
 	}
-	/* setattr(self, "name", e) */
-	if (pytok_is_name(t, a, "setattr") && pytok_is_op(t, a + 1, "(") && pytok_is_name(t, a + 2, "self") &&
-	    pytok_is_op(t, a + 3, ",") && t->v[a + 4].kind == PT_STRING && pytok_is_op(t, a + 5, ",")) {
-		size_t close = pytok_matching(t, a + 1);
-		char *name = pytok_string_value(t, a + 4, NULL);
-		if (name && strlen(name) < PV_NAME) {
-			add_bind(b, s, a + 4, 1, a + 6, close);
-			snprintf(b->v->binds[b->v->nbinds - 1].name, PV_NAME, "%s", name);
-		}
-		free(name);
-	}
+	/* setattr(self, k, e), object.__setattr__(self, k, e), self.__setattr__(k, e), super().__setattr__(k, e):
+	 * the attribute k, or one whose name the file does not show */
+	size_t open = PV_NONE;
+	int recv = 1;
+	if (pytok_is_name(t, a, "setattr") && pytok_is_op(t, a + 1, "("))
+		open = a + 1;
+	else if (pytok_is_name(t, a, "object") && pytok_is_op(t, a + 1, ".") && pytok_is_name(t, a + 2, "__setattr__") &&
+		 pytok_is_op(t, a + 3, "("))
+		open = a + 3;
+	else if (pytok_is_name(t, a, "self") && pytok_is_op(t, a + 1, ".") && pytok_is_name(t, a + 2, "__setattr__") &&
+		 pytok_is_op(t, a + 3, "("))
+		open = a + 3, recv = 0;
+	else if (pytok_is_name(t, a, "super") && pytok_is_op(t, a + 1, "(") && pytok_is_op(t, a + 2, ")") &&
+		 pytok_is_op(t, a + 3, ".") && pytok_is_name(t, a + 4, "__setattr__") && pytok_is_op(t, a + 5, "("))
+		open = a + 5, recv = 0;
+	struct pv_arg args[4];
+	size_t n = open == PV_NONE ? 0 : pv_call_args(t, open, args, 4);
+	if (n != (size_t)(2 + recv) || (recv && !(args[0].b == args[0].a + 1 && pytok_is_name(t, args[0].a, "self"))))
+		return;
+	const struct pv_arg *key = &args[recv], *val = &args[recv + 1];
+	char *name = literal(t, key->a, key->b);
+	add_named(b, s, key->a, val->a, val->b, name);
+	free(name);
 }
 
 static void dotted(const struct pytok_list *t, size_t *k, size_t e, char *out, size_t cap)
@@ -415,7 +510,7 @@ static void class_header(struct builder *b, struct scope *s, size_t a, size_t co
 
 void pyview_build(const struct pytok_list *t, struct pyview *v)
 {
-	struct builder b = { v, t, xcalloc(t->n + 1, 1) };
+	struct builder b = { v, t, xcalloc(t->n + 1, 1), NULL, 0 };
 	struct scope s = { 0 };
 	memset(v, 0, sizeof(*v));
 	v->t = t;
@@ -446,6 +541,7 @@ void pyview_build(const struct pytok_list *t, struct pyview *v)
 	}
 	v->stmt = b.st;
 	free(s.v);
+	free(b.decl);
 	/* GPU code written in Python (@triton.jit, @numba.cuda.jit): the interpreter never runs its body */
 	for (size_t f = 0; f < v->nfuncs; f++)
 		for (size_t i = v->funcs[f].deco; i < v->funcs[f].def; i++) {

@@ -64,6 +64,9 @@ int torch_op_spelling(const char *name);
  * from the file, every literal that looks like C++. A source that passes through a decoder is H13. */
 void static_sources(struct static_ctx *c, struct cx_list *cx);
 
+/* Whether calling `path` (a canonical torch.* path) has PyTorch compute something (rules_work.c). */
+int torch_work(const char *path);
+
 /* What to write instead of the PyTorch op at `path` (a GEMM, a convolution, a compiled graph, ...). */
 const char *work_advice(const char *path);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/strbuf.h"
+#include "pyvalue.h"
 #include "rules.h"
 
 /* Tensor methods that are the operators spelled out (x.mul(2) is x * 2): by a scalar they are glue, like
@@ -51,8 +52,7 @@ static const char *const functional_parts[] = { "F", "functional", "_VF", "_Vari
 						"_decomp", "_ops", NULL };
 static const char *const tensor_parts[] = { "Tensor", "TensorBase", "_TensorBase", NULL };
 
-/* Whether calling `path` (a canonical torch.* path) has PyTorch compute something. */
-static int torch_work(const char *path)
+int torch_work(const char *path)
 {
 	if (!path_under(path, "torch") || !strcmp(path, "torch"))
 		return 0;
@@ -122,7 +122,9 @@ struct walk {
 	const char *id;          /* "H01", or "H02" for an except branch */
 	int handler_line;
 	const char *through;     /* H02: the function the except branch carries on in, after its try statement */
-	unsigned char *seen_func, *seen_bind, *seen_class;
+	unsigned char *seen_func, *seen_bind, *seen_class, *seen_lambda;
+	unsigned char *judged;   /* per token: the '(' of a call check_call has judged */
+	struct pvals *vals;      /* what expressions may hold (pyvalue.c), shared by every walk of the module */
 	int hot;                 /* mark what it visits as running in forward */
 	int depth;               /* calls followed inside each other */
 };
@@ -518,6 +520,145 @@ static void result_method(struct walk *w, size_t dot, const struct site *s)
 	report(w, dot + 1, s, "tensor-method", obj, m);
 }
 
+/* Builtins that call what they are given. */
+static const char *const calling_builtins[] = { "map", "filter", "sorted", "min", "max", NULL };
+
+/* Tensor methods that call what they are given. */
+static const char *const calling_methods[] = { "apply_", "map_", "map2_", "register_hook", NULL };
+
+/* Whether the call of v whose '(' is at open may call its arguments: anything but a builtin that only
+ * stores, converts or inspects them (len, isinstance, dict, iter), or a tensor's method (out.copy_(y)). */
+static int calls_its_arguments(const struct pytok_list *t, const struct pval *v, size_t open)
+{
+	char m[PV_NAME];
+	if (v->f == VAL_BUILTIN)
+		return word_in(v->builtin, calling_builtins);
+	if (v->f == VAL_TENSOR && open >= 2 && pytok_is_op(t, open - 2, ".") && t->v[open - 1].kind == PT_NAME) {
+		pytok_text(t, open - 1, m, sizeof(m));
+		return (!tensor_method_free(m) && !tensor_method_computes(m)) || word_in(m, calling_methods);
+	}
+	return 1;
+}
+
+/* What a value may be, when it is called, runs as forward does: the functions, lambdas and classes of
+ * the file it may hold. */
+static void follow_values(struct walk *w, const struct pval *v, size_t at, const struct site *s)
+{
+	struct site here = { at, "" };
+	const struct pytok_list *t = w->c->t;
+	if (w->depth >= MAX_WALK_DEPTH)
+		return;
+	for (int i = 0; i < v->nfunc && (v->f & VAL_FUNC); i++)
+		follow_func(w, v->func[i]);
+	for (int i = 0; i < v->ncls && (v->f & VAL_CLASS); i++)
+		follow_class(w, v->cls[i]);
+	for (int i = 0; i < v->ninst && (v->f & VAL_INST); i++)
+		follow_class(w, v->inst[i]);
+	for (int i = 0; i < v->nlam && (v->f & VAL_LAMBDA); i++) {
+		size_t a, b, lam = v->lam[i];
+		if (w->seen_lambda[lam])
+			continue;
+		w->seen_lambda[lam] = 1;
+		pval_lambda_body(t, lam, &a, &b);
+		snprintf(here.name, sizeof(here.name), "the lambda of line %d", t->v[lam].line);
+		w->depth++;
+		scan(w, a, b, 0, s ? s : &here);
+		w->depth--;
+	}
+}
+
+/* Whether the walk's id already has a finding on the line where one at token `at` would show. */
+static int already_reported(struct walk *w, size_t at, const struct site *s)
+{
+	int line = w->c->t->v[s ? s->at : at].line;
+	for (size_t i = 0; i < w->c->out->n; i++)
+		if (!strcmp(w->c->out->v[i].id, w->id) && w->c->out->v[i].line == line)
+			return 1;
+	return 0;
+}
+
+/* A call of the tainted value at tokens [a, b), or (callee not NULL) that value handed to the call of
+ * `callee`. */
+static void report_value(struct walk *w, size_t a, size_t b, const struct pval *v, const char *callee,
+			 const struct site *s)
+{
+	const struct pytok_list *t = w->c->t;
+	char text[72], reach[200], obj[360];
+	size_t from = t->v[a].off, to = t->v[b - 1].off + t->v[b - 1].len;
+	int via_hot = v->nvia && !v->direct;
+	for (int i = 0; i < v->nvia; i++)
+		via_hot &= w->c->hot[v->via[i]] || w->judged[v->via[i]];
+	if (already_reported(w, a, s) || via_hot)
+		return; /* the calls whose results this is, in forward's call tree, are reported there */
+	snprintf(text, sizeof(text), "%.*s%s", (int)(to - from > 60 ? 60 : to - from), t->src + from,
+		 to - from > 60 ? "..." : "");
+	if (v->why[0] && t->v[v->why_at].line != t->v[a].line)
+		snprintf(reach, sizeof(reach), "%s from line %d", v->why, t->v[v->why_at].line);
+	else if (v->why[0])
+		snprintf(reach, sizeof(reach), "%s", v->why);
+	else
+		snprintf(reach, sizeof(reach), "the nn layer %s", v->path[0] ? v->path : "of torch.nn");
+	if (callee)
+		snprintf(obj, sizeof(obj), "%s with %s as an argument, which reaches %s", callee, text, reach);
+	else
+		snprintf(obj, sizeof(obj), "%s, which reaches %s", text, reach);
+	report(w, a, s, "torch-value", obj, (v->f & VAL_OP) && v->path[0] ? v->path : v->why);
+}
+
+/* Whether what reference r names has a binding handle_ref follows: a name or self attribute bound by
+ * name (not only through setattr with a computed name), or anything else it resolves. */
+static int named_binding(const struct pyview *v, const struct pv_ref *r)
+{
+	size_t b[1];
+	char first[PV_NAME];
+	const char *dot = strchr(r->path, '.');
+	if (r->head == REF_BOUND) {
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(r->path, "."), r->path);
+		return pv_lookup(v, first, r->start, b, 1) > 0;
+	}
+	if (r->head == REF_SELF && dot && !strchr(dot + 1, '.'))
+		return pv_lookup_attr(v, pv_self_class(v, r->start), dot + 1, b, 1) > 0;
+	return 1;
+}
+
+/* A call in forward's call tree, judged by the values that reach it (pyvalue.c): calling a torch op
+ * that a container, a descriptor, a class attribute or a lookup door carried there, or handing one to
+ * something that may call it. The torch ops named on the spot are handle_ref's; this finds them
+ * whatever carries them. */
+static void check_call(struct walk *w, size_t open, size_t lo, const struct site *s)
+{
+	const struct pytok_list *t = w->c->t;
+	size_t start = pval_callee(t, open);
+	struct pval cv;
+	if (start < lo || start >= open)
+		return;
+	struct pv_ref r;
+	w->judged[open] = 1;
+	pval_expr(w->vals, start, open, &cv);
+	follow_values(w, &cv, start, s);
+	/* a layer called by the name it is bound to (self.fc(x), layer(x)) is handle_ref's, once per binding */
+	if ((cv.f & VAL_MODULE) && pv_ref_at(w->c->v, start, &r) && r.end == open && named_binding(w->c->v, &r))
+		cv.f &= ~VAL_MODULE;
+	if (cv.f & (VAL_TAINT | VAL_MODULE))
+		report_value(w, start, open, &cv, NULL, s);
+	if (!calls_its_arguments(t, &cv, open))
+		return;
+	struct pv_arg args[32];
+	size_t n = pv_call_args(t, open, args, 32);
+	char callee[72];
+	size_t from = t->v[start].off, to = t->v[open - 1].off + t->v[open - 1].len;
+	snprintf(callee, sizeof(callee), "%.*s", (int)(to - from > 60 ? 60 : to - from), t->src + from);
+	for (size_t i = 0; i < n; i++) {
+		struct pval av;
+		if (args[i].a >= args[i].b)
+			continue;
+		pval_expr(w->vals, args[i].a, args[i].b, &av);
+		follow_values(w, &av, args[i].a, s);
+		if (av.f & VAL_TAINT)
+			report_value(w, args[i].a, args[i].b, &av, callee, s);
+	}
+}
+
 static const struct pv_handler *handler_at(const struct pyview *v, size_t i)
 {
 	for (size_t h = 0; h < v->nhandlers; h++)
@@ -565,6 +706,10 @@ static void scan(struct walk *w, size_t a, size_t b, int called_ctx, const struc
 		} else if (pytok_is_op(t, i, ".") && i > a && i + 2 < t->n && t->v[i + 1].kind == PT_NAME &&
 			   pytok_is_op(t, i + 2, "(") && (pytok_is_op(t, i - 1, ")") || pytok_is_op(t, i - 1, "]"))) {
 			result_method(w, i, s);
+		} else if (pytok_is_op(t, i, ")")) {
+			size_t open = pytok_opening(t, i);
+			if (open >= a && pval_is_call(t, open))
+				check_call(w, open, a, s); /* at its end: what its arguments name is reported first */
 		}
 	}
 }
@@ -579,6 +724,8 @@ static void walk_init(struct walk *w, struct static_ctx *c, const char *id)
 	w->seen_func = xcalloc(c->v->nfuncs + 1, 1);
 	w->seen_bind = xcalloc(c->v->nbinds + 1, 1);
 	w->seen_class = xcalloc(c->v->nclasses + 1, 1);
+	w->seen_lambda = xcalloc(c->t->n + 1, 1);
+	w->judged = xcalloc(c->t->n + 1, 1);
 }
 
 static void walk_release(struct walk *w)
@@ -586,6 +733,8 @@ static void walk_release(struct walk *w)
 	free(w->seen_func);
 	free(w->seen_bind);
 	free(w->seen_class);
+	free(w->seen_lambda);
+	free(w->judged);
 }
 
 /* ---------- code that runs in the timed call without being forward's body ---------- */
@@ -787,8 +936,10 @@ static int handler_exits(const struct pytok_list *t, const struct pv_handler *h)
 static void rule_h01_h02(struct static_ctx *c)
 {
 	struct walk w;
+	struct pvals *vals = pvals_new(c->v);
 	int mn = c->v->model_new;
 	walk_init(&w, c, "H01");
+	w.vals = vals;
 	w.hot = 1;
 	if (mn >= 0) {
 		int m = pv_find_method(c->v, mn, "forward");
@@ -805,6 +956,7 @@ static void rule_h01_h02(struct static_ctx *c)
 	for (size_t h = 0; h < c->v->nhandlers; h++) {
 		const struct pv_handler *hd = &c->v->handlers[h];
 		walk_init(&w, c, "H02");
+		w.vals = vals;
 		w.handler_line = c->t->v[hd->at].line;
 		scan(&w, hd->body, hd->end, 0, NULL);
 		walk_release(&w);
@@ -814,11 +966,13 @@ static void rule_h01_h02(struct static_ctx *c)
 		if (f < 0 || handler_exits(c->t, hd) || c->v->funcs[f].end <= hd->end)
 			continue;
 		walk_init(&w, c, "H02");
+		w.vals = vals;
 		w.handler_line = c->t->v[hd->at].line;
 		w.through = c->v->funcs[f].name;
 		scan(&w, hd->end, c->v->funcs[f].end, 0, NULL);
 		walk_release(&w);
 	}
+	pvals_free(vals);
 }
 
 /* The reference by name: "Model" put together or written as a string (globals()["Model"],
