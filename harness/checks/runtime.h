@@ -96,20 +96,33 @@ void rt_rule_zero_output(int cand_all_zero, int ref_all_zero, int passed, const 
  * first run's output did not (the first run passed: passes_without). */
 void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, struct findings *f);
 /* H08 by the parent's clock (struct trusted_clock): the candidate claims at least the reference's speed, the
- * speedup its process reported is more than RT_TRUSTED_SLACK times the upper end of what the parent's own
- * clock around its timed blocks allows, and the excess behind that (its lower end) is more than
- * RT_TRUSTED_FLOOR of the reference's own overhead per call. The slack covers what the bootstrap interval
- * does not (a median of ratios against a ratio of sums); the floor, that two processes running the same
- * harness code take a few per cent more or less for it: a lie smaller than that, on calls much shorter
- * than the harness's own work, is beyond this clock's resolution. */
+ * speedup its process reported is more than RT_TRUSTED_SLACK times what the parent's own clock around its
+ * timed blocks allows, and the excess behind that is more than RT_TRUSTED_FLOOR of the reference's own
+ * overhead per call. Both are point estimates over the median round, not the ends of an interval: with
+ * ten rounds a bootstrap of the median reaches the honest rounds of a candidate that lies in six, while
+ * the reported paired median already moved with the six. A median over rounds is judged wrong only when
+ * most rounds disagree, which noise on one side does not make them do. The slack covers a median of ratios
+ * against a ratio of sums; the floor, that two processes running the same harness code take a few per cent
+ * more or less for it: a lie smaller than that, on calls much shorter than the harness's own work, is
+ * beyond this clock's resolution. */
 #define RT_TRUSTED_SLACK 1.5
 #define RT_TRUSTED_FLOOR 0.1
 struct rt_clock {
 	double reported, speedup, hi;         /* the reported speedup; the parent's clock's, and its upper end */
-	double excess_lo_us, ref_least_us;    /* the excess's lower end; the reference's least overhead per call */
+	double excess_us, ref_least_us;       /* the excess per call; the reference's least overhead per call */
 	double cand_overhead_us, ref_overhead_us;
+	double block_speedup;                 /* per round the reference's reported block sum over the candidate's,
+					       * their median (0: not measured) */
+	int block_calls;                      /* calls per block */
 };
 void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f);
+/* H08 from the same blocks, by the reported times alone: the paired median of the calls (what the verdict
+ * reports) more than RT_BLOCK_SLACK times the ratio of the blocks' sums. A candidate that sees a block's
+ * inputs before their calls can do the block's work in its first call and answer the rest at once: each
+ * time true, the median of per-call ratios fooled, the sums not. Honest calls of one block take about the
+ * same time on each side, and the two ratios stay within a few per cent of each other. */
+#define RT_BLOCK_SLACK 1.5
+void rt_rule_block_sums(const struct rt_clock *tc, struct findings *f);
 /* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their pair
  * ratio more than RT_REPEAT_FACTOR times that of the fresh calls of the same round (`within`, the median
  * over the repeats) means the candidate answers contents it has seen faster than new ones: it keeps

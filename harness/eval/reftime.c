@@ -52,9 +52,17 @@ static int time_side(struct refworker *w, const char *which, const struct config
 	json_decref(reply);
 	for (int i = 0; i < cfg->eval.perf_trials; i++)
 		json_array_append_new(sets, json_integer(i));
-	if (refworker_ask(w, json_pack("{s:s, s:s, s:o, s:i, s:i, s:b}", "cmd", "time", "which", which, "sets", sets, "prime_ms",
-				       gpu ? cfg->eval.timing_prime_ms : 0, "lead_us", gpu ? cfg->eval.timing_lead_us : 0,
-				       "gc", cfg->eval.timing_gc),
+	if (gpu && cfg->eval.timing_prime_ms > 0) {
+		/* the set before the block's first: the last one */
+		if (refworker_ask(w, json_pack("{s:s, s:s, s:i, s:i}", "cmd", "prime", "which", which, "set", -1, "ms",
+					       cfg->eval.timing_prime_ms), &reply, "priming", err)) {
+			json_decref(sets);
+			return -1;
+		}
+		json_decref(reply);
+	}
+	if (refworker_ask(w, json_pack("{s:s, s:s, s:o, s:i, s:b}", "cmd", "time", "which", which, "sets", sets,
+				       "lead_us", gpu ? cfg->eval.timing_lead_us : 0, "gc", cfg->eval.timing_gc),
 			  &reply, "timing", err))
 		return -1;
 	json_t *us = json_object_get(reply, "us");

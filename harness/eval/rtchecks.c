@@ -530,9 +530,14 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 			v->timing.repeats.ratio_fresh, &s->found);
 	const struct trusted_clock *tc = &v->timing.trusted;
 	if (v->timing.ran && tc->judged) {
-		struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_lo_us, tc->ref_least_us,
-					tc->cand_overhead_us, tc->ref_overhead_us };
+		struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_us, tc->ref_least_us,
+					tc->cand_overhead_us, tc->ref_overhead_us, tc->block_speedup, tc->block_calls };
 		rt_rule_trusted_clock(&clk, &s->found);
+	}
+	if (v->timing.ran && tc->measured && tc->rounds >= 3) {
+		struct rt_clock clk = { .reported = tc->reported, .block_speedup = tc->block_speedup,
+					.block_calls = tc->block_calls };
+		rt_rule_block_sums(&clk, &s->found);
 	}
 	else if (v->timing.ran)
 		strvec_pushf(&r->skipped, "H08 (the parent's clock): %s", tc->measured ? tc->note : "no rounds were kept");

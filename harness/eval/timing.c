@@ -329,34 +329,38 @@ static double trusted_speedup(double ref_us, double cand_us, double excess_us)
 	return cand_us + excess_us > 0 ? ref_us / (cand_us + excess_us) : INFINITY;
 }
 
-/* The least overhead per call over a set of rounds (idx[0..n) into o[]). */
-static double least(const double *o, const int *idx, int n)
+/* The median of x[idx[0..n)] (idx is reordered: a copy of the values is sorted). */
+static double median_at(const double *x, const int *idx, int n, double *scratch)
 {
-	double m = INFINITY;
 	for (int i = 0; i < n; i++)
-		m = o[idx[i]] < m ? o[idx[i]] : m;
-	return m;
+		scratch[i] = x[idx[i]];
+	return median_of(scratch, n);
 }
 
-/* The statistic: each side's overhead per call (its block's wall time less its reported times, over its
- * calls) in its least disturbed round, the candidate's less the reference's. Preemption, interrupts and
- * page faults only ever add time, so a side's smallest overhead is the best estimate of what its harness
- * work costs; what the candidate hides is in every one of its rounds, so in its smallest too. A
- * percentile bootstrap over rounds gives the interval; the speedup by the parent's clock is the
- * reference's mean time per call over the candidate's reported mean plus that excess. On a busy machine the
- * least disturbed rounds still exist where a median of paired differences would be all noise. */
+/* The statistic: per kept round, the candidate's overhead per call less the reference's in the same round
+ * (each side's block wall time less its reported times, over its calls); the excess is their median over
+ * rounds. Every kept round counts the same, so a candidate that rewrites its times in most rounds and leaves
+ * a few honest moves the median, and one that lies in fewer rounds than half cannot move the paired median
+ * of its calls far either: no statistic here is steered by choosing where to lie. A busy machine disturbs
+ * single blocks, on either side, which the median passes over. A percentile bootstrap over rounds gives the
+ * interval; the speedup by the parent's clock is the reference's mean time per call over the candidate's
+ * reported mean plus that excess. Beside it, the reported block sums: per round the reference's over the
+ * candidate's, their median (block_speedup), which moving work from one call of a block to another cannot
+ * change. */
 static void trusted_summarise(struct trusted_clock *tc, const struct block_clock *r, const struct block_clock *c,
 			      int rounds, int lead_us, double reported, uint32_t seed)
 {
 	memset(tc, 0, sizeof(*tc));
-	double *oc = xcalloc((size_t)rounds + 1, sizeof(double)), *orr = xcalloc((size_t)rounds + 1, sizeof(double));
+	double *d = xcalloc((size_t)rounds + 1, sizeof(double)), *orr = xcalloc((size_t)rounds + 1, sizeof(double));
+	double *ratio = xcalloc((size_t)rounds + 1, sizeof(double)), *scratch = xcalloc((size_t)rounds + 1, sizeof(double));
 	int *idx = xcalloc((size_t)rounds + 1, sizeof(int)), n = 0, calls = 0;
 	double ro = 0, co = 0, sr = 0, sc = 0;
 	for (int b = 1; b < rounds; b++) {
 		if (r[b].m <= 0 || c[b].m != r[b].m)
 			continue;
-		oc[n] = (c[b].wall_us - c[b].sum_us) / c[b].m;
 		orr[n] = (r[b].wall_us - r[b].sum_us) / r[b].m;
+		d[n] = (c[b].wall_us - c[b].sum_us) / c[b].m - orr[n];
+		ratio[n] = c[b].sum_us > 0 ? r[b].sum_us / c[b].sum_us : INFINITY;
 		idx[n] = n;
 		ro += r[b].wall_us - r[b].sum_us;
 		co += c[b].wall_us - c[b].sum_us;
@@ -367,8 +371,10 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 	}
 	tc->rounds = (size_t)n;
 	if (n < 1 || calls <= 0) {
-		free(oc);
+		free(d);
 		free(orr);
+		free(ratio);
+		free(scratch);
 		free(idx);
 		return;
 	}
@@ -384,17 +390,26 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 	for (int k = 0; k < B; k++) {
 		for (int i = 0; i < n; i++)
 			pick[i] = (int)(sb_rng_uniform(&rng) * n);
-		boot[k] = least(oc, pick, n) - least(orr, pick, n);
+		boot[k] = median_at(d, pick, n, scratch);
 	}
 	qsort(boot, B, sizeof(double), cmp_double);
-	tc->ref_least_us = least(orr, idx, n);
-	tc->excess_us = least(oc, idx, n) - tc->ref_least_us;
+	tc->ref_least_us = INFINITY;
+	for (int i = 0; i < n; i++)
+		tc->ref_least_us = orr[i] < tc->ref_least_us ? orr[i] : tc->ref_least_us;
+	tc->excess_us = median_at(d, idx, n, scratch);
 	tc->excess_lo_us = boot[(int)(0.025 * B)];
 	tc->excess_hi_us = boot[(int)(0.975 * B) - 1];
+	tc->block_speedup = median_at(ratio, idx, n, scratch);
+	tc->block_calls = calls;
+	for (int b = 1; b < rounds; b++)
+		if (r[b].m > 0 && c[b].m == r[b].m && c[b].m < tc->block_calls)
+			tc->block_calls = c[b].m;
 	free(boot);
 	free(pick);
-	free(oc);
+	free(d);
 	free(orr);
+	free(ratio);
+	free(scratch);
 	free(idx);
 	tc->speedup = trusted_speedup(ref_us, cand_us, tc->excess_us);
 	tc->lo = trusted_speedup(ref_us, cand_us, tc->excess_hi_us);
@@ -611,9 +626,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_array_append_new(sets, json_integer(call % p->nsets));
 				json_array_append_new(seeds, json_integer(call_seed(p, call)));
 			}
-			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:i, s:b, s:b}", "cmd", "time", "which", s->which,
-						"sets", sets, "seeds", seeds, "prime_ms", p->prime_ms, "lead_us", p->lead_us,
-						"cpu", p->cpu, "gc", p->gc, "fresh", p->fresh);
+			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:b, s:b}", "cmd", "time", "which", s->which,
+						"sets", sets, "seeds", seeds, "lead_us", p->lead_us, "cpu", p->cpu, "gc", p->gc,
+						"fresh", p->fresh);
 			if (shipped)
 				json_object_set_new(req, "inputs", json_pack("{s:O, s:O}", "sets", json_object_get(shipped, "sets"),
 									     "bytes", json_object_get(shipped, "bytes")));
@@ -624,7 +639,18 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			}
 			if (!s->is_cand)
 				freeze(&stop, 1);
-			int arc = ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg);
+			/* priming is a request of its own, answered before the block's request (its seeds, its shipped
+			 * inputs) is sent: no candidate code runs, untimed, where the block's inputs can be seen */
+			int arc = p->prime_ms > 0 ? ask(s, json_pack("{s:s, s:s, s:I, s:i}", "cmd", "prime", "which", s->which,
+								     "set", (json_int_t)((((long)round * block) % p->nsets + p->nsets - 1) % p->nsets),
+								     "ms", p->prime_ms), -1, &reply,
+							 s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg) : 0;
+			if (arc == 0 && p->prime_ms > 0)
+				json_decref(reply);
+			if (arc == 0)
+				arc = ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg);
+			else
+				json_decref(req);
 			if (!s->is_cand)
 				freeze(&stop, 0);
 			if (arc) {

@@ -95,13 +95,17 @@ struct trusted_clock {
 	char note[160];              /* why not judged */
 	size_t rounds;               /* rounds the bound rests on (the first is left out) */
 	double ref_overhead_us, cand_overhead_us;  /* per call, mean over the rounds */
-	double excess_us, excess_lo_us, excess_hi_us; /* per call: the candidate's overhead minus the reference's,
-						       * each side's least over the rounds (bootstrap 95% interval) */
+	double excess_us, excess_lo_us, excess_hi_us; /* per call: the candidate's overhead minus the reference's in
+						       * the same round, the median over rounds (bootstrap 95%
+						       * interval) */
 	double ref_least_us;         /* the reference's least overhead per call: the scale of the harness's own work */
 	double speedup, lo, hi;      /* the reference's time per call over the candidate's by this clock (what it
 				      * reported plus the excess), with the interval the excess's gives: the
 				      * clock's own noise, measured */
 	double reported;             /* the reported speedup vs eager (paired median) it is held against */
+	double block_speedup;        /* per round the reference's reported block sum over the candidate's, the
+				      * median over rounds: what moving work between calls cannot change */
+	int block_calls;             /* calls per block (the smallest kept) */
 	double *round_us;            /* per round (the first too): reference wall, reference reported, candidate
 				      * wall, candidate reported, calls; 5 values each, `nround` rounds */
 	size_t nround;

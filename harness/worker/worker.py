@@ -820,6 +820,17 @@ class Worker:
             if (time.perf_counter() - t0) * 1000.0 >= ms:
                 return
 
+    def cmd_prime(self, req):
+        """Priming before a block (prime), a request of its own: the block's seeds and inputs come in the
+        next request, after this one is answered, so nothing run here can see them. The parent names a
+        set other than the block's first."""
+        if self.cuda() and req.get("ms", 0) > 0:
+            try:
+                self.prime(req.get("which", "model"), int(req["set"]) % len(self.timing_sets), req["ms"])
+            except Exception as exc:
+                raise WorkerError("runtime_error", "%s: %s" % (type(exc).__name__, exc), tail(traceback.format_exc()))
+        return {}
+
     def pin(self, cpu):
         """eval.timing_cpu: every thread of this process onto one CPU (the other worker gets the same one,
         so neither times on a core the other lacks), or back where they were for cpu < 0. Returns the
@@ -913,8 +924,6 @@ class Worker:
             gc.disable()
         shared = []
         try:
-            if self.cuda() and req.get("prime_ms", 0) > 0:
-                self.prime(which, (sets[0] + n - 1) % n, req["prime_ms"])  # never the first timed set
             trials, host, exposed, leads = [], [], 0, []
             for j, (k, seed) in enumerate(zip(sets, seeds)):
                 if shipped is not None:

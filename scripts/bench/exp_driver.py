@@ -26,7 +26,7 @@ def setup(w):
     return w
 def solo(tag, w):
     for seeds in (None, list(range(50)), None):
-        us = ask(w, {"cmd": "time", "sets": list(range(50)), "seeds": seeds, "prime_ms": 0})["us"]
+        us = ask(w, {"cmd": "time", "sets": list(range(50)), "seeds": seeds})["us"]
         print(envmode, tag, "seeds" if seeds else "no seeds", "median %.1f min %.1f" % (statistics.median(us), min(us)), flush=True)
 what = sys.argv[2] if len(sys.argv) > 2 else "all"
 ws = [setup(start())]
@@ -43,7 +43,9 @@ for block, prime in ((50, 0), (10, 5), (1, 5), (10, 0)):
     for r in range(100 // block + 1):
         order = (0, 1) if r % 2 == 0 else (1, 0)
         for s in order:
-            us = ask(ws[s], {"cmd": "time", "sets": list(range(block)), "seeds": list(range(block)), "prime_ms": prime})["us"]
+            if prime:
+                ask(ws[s], {"cmd": "prime", "set": block - 1, "ms": prime})
+            us = ask(ws[s], {"cmd": "time", "sets": list(range(block)), "seeds": list(range(block))})["us"]
             if r: res[s] += us
     print(envmode, "block %3d prime %d: A median %.1f min %.1f | B median %.1f min %.1f | ratio %.4f" % (
         block, prime, statistics.median(res[0]), min(res[0]), statistics.median(res[1]), min(res[1]),

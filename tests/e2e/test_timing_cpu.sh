@@ -46,3 +46,22 @@ if grep -q 'load took .*(torch_import [0-9.]*, .*timing_inputs [0-9.]*)' <<<"$ER
 	grep -q 'load took .*(.*import [0-9.]*, construct [0-9.]*)' <<<"$ERR_TXT"; then
 	_report ok "the trace shows each load's phases"
 else _report fail "the trace shows each load's phases" "$(grep 'load took' <<<"$ERR_TXT")"; fi
+
+# A candidate that sees a block's later inputs in its first call (tests/fixtures/candidates/block_frontload.py:
+# it reads them from the worker's frame, so the static rules are off here) and does the block's work there.
+# With the runtime checks off it passes, faster by the paired median than by its blocks' sums; with them on, the blocks'
+# sums say what it is worth: H08. An honest C++ ReLU under the same settings is no finding.
+BLOCKS=(--problem L1/2 --device cpu --trials 1 --perf-trials 40 --json --set checks.static=false)
+FRONT="$SB_ROOT/tests/fixtures/candidates/block_frontload.py"
+run_sb eval "$FRONT" "${BLOCKS[@]}" --set checks.runtime=false
+got=$(field 'v["status"], v["speedup"]["vs_eager"] > 1.5 * v["timing"]["trusted_clock"]["block_speedup"]')
+if [ "$got" = "pass True" ]; then _report ok "with the runtime checks off, work moved between calls passes fast ($got)"
+else _report fail "with the runtime checks off, work moved between calls passes fast" "$got; $ERR_TXT"; fi
+run_sb eval "$FRONT" "${BLOCKS[@]}"
+got=$(field 'v["status"], [f["id"] for f in v["findings"] if "sums of its blocks" in f["message"]]')
+if [ "$got" = "rejected ['H08']" ]; then _report ok "with them on, the blocks' sums reject it ($got)"
+else _report fail "with them on, the blocks' sums reject it" "$got; $ERR_TXT"; fi
+run_sb eval "$RELU" "${BLOCKS[@]}"
+got=$(field 'v["status"], [f["id"] for f in v["findings"] if f["id"] == "H08"]')
+if [ "$got" = "pass []" ]; then _report ok "an honest kernel timed the same way is no H08 ($got)"
+else _report fail "an honest kernel timed the same way is no H08" "$got; $ERR_TXT"; fi

@@ -249,8 +249,8 @@ static void a_dead_candidate_is_blamed_on_the_candidate(void **state)
 static void clock_rule(const struct timing_result *t, struct findings *found)
 {
 	const struct trusted_clock *tc = &t->trusted;
-	struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_lo_us, tc->ref_least_us, tc->cand_overhead_us,
-				tc->ref_overhead_us };
+	struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_us, tc->ref_least_us, tc->cand_overhead_us,
+				tc->ref_overhead_us, tc->block_speedup, tc->block_calls };
 	rt_rule_trusted_clock(&clk, found);
 }
 
@@ -305,6 +305,90 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 	stop_pair(&p);
 }
 
+/* A candidate that rewrites its times in every kept round but one or two. Each side's least overhead over
+ * the rounds takes an honest round and sees no excess, which this test shows from the rounds' own numbers;
+ * the median of the rounds' paired excess sees the lie, and H08 fires. */
+static void one_honest_round_does_not_hide_the_others(void **state)
+{
+	(void)state;
+	/* one honest round of six, then two */
+	static const char *const honest[] = { "FAKE_HONEST_BLOCKS=3", "FAKE_HONEST_BLOCKS=2,5" };
+	for (size_t i = 0; i < sizeof(honest) / sizeof(*honest); i++) {
+		struct pair p;
+		struct timing_result t = { 0 };
+		struct findings found = { 0 };
+		cand_extra_env = xstrdup(honest[i]);
+		start_pair_spinning(&p, "40000", "8000", 0, "40000", "40000");
+		free(cand_extra_env);
+		cand_extra_env = NULL;
+		struct timing_plan pl = plan(12, 2, 0);
+		run_ok(&p, &pl, &t);
+		assert_true(t.trusted.measured && t.trusted.judged);
+		assert_int_equal(t.trusted.nround, 7);
+		/* the attack works against the least overhead per side */
+		double least_r = INFINITY, least_c = INFINITY;
+		for (size_t b = 1; b < t.trusted.nround; b++) {
+			const double *x = &t.trusted.round_us[5 * b];
+			least_r = fmin(least_r, (x[0] - x[1]) / x[4]);
+			least_c = fmin(least_c, (x[2] - x[3]) / x[4]);
+		}
+		if (!(least_c - least_r < 4000))
+			fail_msg("%s: the honest rounds should hide the lie from the least overheads: %.0f vs %.0f us",
+				 honest[i], least_c, least_r);
+		if (!(t.trusted.excess_us > 16000) || !(t.trusted.speedup < 2.0))
+			fail_msg("%s: trusted %.3f, excess %.0f [%.0f, %.0f] us", honest[i], t.trusted.speedup,
+				 t.trusted.excess_us, t.trusted.excess_lo_us, t.trusted.excess_hi_us);
+		clock_rule(&t, &found);
+		if (!findings_has(&found, "H08"))
+			fail_msg("%s: no H08", honest[i]);
+		findings_release(&found);
+		free_timing(&t);
+		stop_pair(&p);
+	}
+}
+
+/* A candidate that does a block's work in its first call (its inputs were in the process before their
+ * calls) and answers the others at once: every time it reports is true and its blocks take what the
+ * reference's take, so the parent's clock has nothing to object to, but the paired median of its calls
+ * says 20x. The sums of its blocks say 1x: H08. An honest candidate whose first call of a block pays a
+ * switch penalty is no finding. */
+static void work_moved_between_calls_of_a_block_is_seen_by_the_sums(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct findings found = { 0 };
+	cand_extra_env = xstrdup("FAKE_FRONTLOAD=1");
+	start_pair_spinning(&p, "2000", "2000", 0, "2000", "2000");
+	free(cand_extra_env);
+	cand_extra_env = NULL;
+	struct timing_plan pl = plan(16, 4, 0);
+	run_ok(&p, &pl, &t);
+	assert_true(t.speedup_eager > 10);
+	assert_true(t.trusted.block_speedup > 0.9 && t.trusted.block_speedup < 1.1);
+	assert_int_equal(t.trusted.block_calls, 4);
+	struct rt_clock clk = { .reported = t.trusted.reported, .block_speedup = t.trusted.block_speedup,
+				.block_calls = t.trusted.block_calls };
+	rt_rule_block_sums(&clk, &found);
+	assert_true(findings_has(&found, "H08"));
+	findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+
+	start_pair(&p, "90", "30", 1);
+	memset(&t, 0, sizeof(t));
+	run_ok(&p, &pl, &t);
+	struct rt_clock honest = { .reported = t.trusted.reported, .block_speedup = t.trusted.block_speedup,
+				   .block_calls = t.trusted.block_calls };
+	rt_rule_block_sums(&honest, &found);
+	if (findings_has(&found, "H08"))
+		fail_msg("honest with a switch penalty: %.3f by calls, %.3f by sums", t.trusted.reported,
+			 t.trusted.block_speedup);
+	findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
 /* The rule's guards: no finding for a candidate that claims no speedup, nor for an excess within a tenth of
  * the reference's own overhead, however far the reported speedup is from the bound. */
 /* While the reference times its block, the candidate's process is stopped: a thread it keeps running
@@ -346,7 +430,7 @@ static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
 {
 	(void)state;
 	struct findings found = { 0 };
-	struct rt_clock lie = { .reported = 5.0, .speedup = 1.0, .hi = 1.2, .excess_lo_us = 400, .ref_least_us = 1000,
+	struct rt_clock lie = { .reported = 5.0, .speedup = 1.0, .hi = 1.2, .excess_us = 400, .ref_least_us = 1000,
 				.cand_overhead_us = 1500, .ref_overhead_us = 1000 };
 	rt_rule_trusted_clock(&lie, &found);
 	assert_true(findings_has(&found, "H08"));
@@ -356,11 +440,11 @@ static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
 	rt_rule_trusted_clock(&slow, &found);
 	assert_false(findings_has(&found, "H08"));
 	struct rt_clock small = lie;
-	small.excess_lo_us = 90; /* under a tenth of the reference's 1000 us of harness work per call */
+	small.excess_us = 90; /* under a tenth of the reference's 1000 us of harness work per call */
 	rt_rule_trusted_clock(&small, &found);
 	assert_false(findings_has(&found, "H08"));
 	struct rt_clock near = lie;
-	near.reported = 1.7; /* within 1.5x of the bound's upper end */
+	near.reported = 1.4; /* within 1.5x of the bound */
 	rt_rule_trusted_clock(&near, &found);
 	assert_false(findings_has(&found, "H08"));
 	findings_release(&found);
@@ -496,6 +580,8 @@ int main(void)
 		cmocka_unit_test(stops_once_the_ratio_is_known),
 		cmocka_unit_test(a_dead_candidate_is_blamed_on_the_candidate),
 		cmocka_unit_test(the_parents_clock_bounds_what_the_candidate_reports),
+		cmocka_unit_test(one_honest_round_does_not_hide_the_others),
+		cmocka_unit_test(work_moved_between_calls_of_a_block_is_seen_by_the_sums),
 		cmocka_unit_test(the_clock_rule_judges_only_what_it_can_resolve),
 		cmocka_unit_test(every_round_is_checked),
 		cmocka_unit_test(some_calls_repeat_earlier_inputs),
