@@ -1,5 +1,5 @@
-/* queue.c - serve's jobs and its evaluator thread (queue.h). One lock guards the in-memory queue, the
- * journal and the store; it is never held while a candidate is judged. A verdict goes to the store
+/* queue.c - serve's jobs, its builder threads and its evaluator thread (queue.h). One lock guards the
+ * in-memory queue, the journal and the store; it is never held while a candidate is built or judged. A verdict goes to the store
  * before the journal says its candidate is done, so a crash in between is mended when the journal is read
  * back: the store's row wins, and nothing is judged twice. */
 #include <errno.h>
@@ -21,12 +21,15 @@
 #include "../store/store.h"
 #include "queue.h"
 
-/* A candidate waiting for the evaluator. */
+/* A candidate waiting for the evaluator, and where its build is. */
+enum build_state { B_WAITING, B_BUILDING, B_BUILT };
 struct queued {
 	int64_t id;
 	int priority;
 	const struct problem *problem;
 	char *path;
+	enum build_state build;
+	struct prebuild *pb;      /* B_BUILT: its outcome (a failed build is judged from it, not built again) */
 };
 
 struct serve_queue {
@@ -40,6 +43,12 @@ struct serve_queue {
 	int stopping;
 	int started;
 	pthread_t thread;
+	/* builders: the queued candidates' builds run on the cores ahead of their evaluations, as in `eval
+	 * --samples`, so on a GPU the device judges one candidate while the next ones compile */
+	pthread_t *builders;
+	int nbuilders;
+	int building;             /* builds in flight */
+	int gpu;                  /* builds may overlap an evaluation (on the CPU they would share its cores) */
 	char *cand_dir;
 
 	/* metrics, since this process started */
@@ -76,15 +85,28 @@ static void push(struct serve_queue *q, int64_t id, int priority, const struct p
 {
 	if (q->nq == q->alloc)
 		q->q = xrealloc(q->q, (q->alloc = q->alloc ? 2 * q->alloc : 64) * sizeof(*q->q));
-	q->q[q->nq++] = (struct queued){ id, priority, p, xstrdup(path) };
+	q->q[q->nq++] = (struct queued){ id, priority, p, xstrdup(path), B_WAITING, NULL };
 }
 
-/* The next to judge: highest priority first, then the oldest. */
-static size_t best(const struct serve_queue *q)
+static void queued_release(struct queued *c)
 {
-	size_t b = 0;
-	for (size_t i = 1; i < q->nq; i++)
-		if (q->q[i].priority > q->q[b].priority || (q->q[i].priority == q->q[b].priority && q->q[i].id < q->q[b].id))
+	if (c->pb) {
+		prebuild_release(c->pb);
+		free(c->pb);
+	}
+	free(c->path);
+}
+
+#define B_ANY (-1)
+/* The next candidate in `state` (B_ANY: whatever its build's state) by the judging order: highest priority
+ * first, then the oldest; SIZE_MAX when none is. */
+static size_t best_in(const struct serve_queue *q, int state)
+{
+	size_t b = SIZE_MAX;
+	for (size_t i = 0; i < q->nq; i++)
+		if ((state == B_ANY || (int)q->q[i].build == state) &&
+		    (b == SIZE_MAX || q->q[i].priority > q->q[b].priority ||
+		     (q->q[i].priority == q->q[b].priority && q->q[i].id < q->q[b].id)))
 			b = i;
 	return b;
 }
@@ -240,11 +262,15 @@ static void *evaluator(void *arg)
 	struct eval_env *env = q->o.env;
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
-		while (!q->stopping && !q->nq)
+		/* the best candidate, once it is built (the builders take them in the same order, so it is
+		 * usually the first built; one of higher priority that just came waits for its own build, not
+		 * behind the built ones); on the CPU only once no build runs beside it */
+		size_t b;
+		while (!q->stopping && ((b = best_in(q, B_ANY)) == SIZE_MAX || q->q[b].build != B_BUILT ||
+					(!q->gpu && q->building)))
 			pthread_cond_wait(&q->wake, &q->lock);
 		if (q->stopping)
 			break;
-		size_t b = best(q);
 		struct queued c = q->q[b];
 		q->q[b] = q->q[--q->nq];
 		q->running = c.id;
@@ -263,14 +289,14 @@ static void *evaluator(void *arg)
 			c.problem->id, base ? base + 1 : c.path);
 		struct verdict v;
 		struct sb_error err = { 0 };
-		int rc = judge_candidate(env, q->o.cfg, c.problem, c.path, NULL, &v, &err);
+		int rc = judge_candidate(env, q->o.cfg, c.problem, c.path, c.pb, &v, &err);
 		if (atomic_load(q->o.stop)) {
 			/* killed by the stop: whatever it says is the kill's, not the candidate's; it stays queued */
 			verdict_release(&v);
 			pthread_mutex_lock(&q->lock);
 			q->busy_s += now_mono() - q->busy_since;
 			q->running = 0;
-			free(c.path);
+			queued_release(&c);
 			break;
 		}
 		if (rc) {
@@ -288,9 +314,10 @@ static void *evaluator(void *arg)
 		q->busy_s += now_mono() - q->busy_since;
 		q->running = 0;
 		pthread_cond_broadcast(&q->changed);
+		pthread_cond_broadcast(&q->wake); /* builders that wait for the evaluation to end (CPU) */
 		pthread_mutex_unlock(&q->lock);
 		verdict_release(&v);
-		free(c.path);
+		queued_release(&c);
 		pthread_mutex_lock(&q->lock);
 	}
 	q->running = 0;
@@ -299,10 +326,74 @@ static void *evaluator(void *arg)
 	return NULL;
 }
 
+/* A builder: the best candidate not yet built, built outside the lock. On the CPU a build starts only
+ * while no evaluation runs and the evaluator's next candidate is not built yet, so compilers never share
+ * the cores with timed calls and a stream of new candidates cannot keep the evaluator waiting; on a GPU
+ * builds go on during evaluations. The candidate cannot leave the queue while it builds: the evaluator
+ * takes built ones only. */
+static void *builder(void *arg)
+{
+	struct serve_queue *q = arg;
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		size_t i;
+		while (!q->stopping && ((i = best_in(q, B_WAITING)) == SIZE_MAX ||
+					(!q->gpu && (q->running || q->q[best_in(q, B_ANY)].build == B_BUILT))))
+			pthread_cond_wait(&q->wake, &q->lock);
+		if (q->stopping)
+			break;
+		q->q[i].build = B_BUILDING;
+		q->building++;
+		int64_t id = q->q[i].id;
+		const struct problem *p = q->q[i].problem;
+		char *path = xstrdup(q->q[i].path);
+		pthread_mutex_unlock(&q->lock);
+
+		struct prebuild *pb = xcalloc(1, sizeof(*pb));
+		struct sb_error err = { 0 };
+		if (prebuild_run(q->o.env, q->o.cfg, p, path, pb, &err))
+			sb_warn(q->o.ctx, "serve: building candidate %lld ahead failed (%s); its evaluation builds it",
+				(long long)id, err.msg);
+		else
+			sb_info(q->o.ctx, "serve: built candidate %lld: %s", (long long)id,
+				pb->ok ? "ok" : pb->msg ? pb->msg : "failed");
+		free(path);
+
+		pthread_mutex_lock(&q->lock);
+		q->building--;
+		struct queued *c = find_queued(q, id);
+		if (c) {
+			c->build = B_BUILT;
+			c->pb = pb;
+		} else {
+			prebuild_release(pb);
+			free(pb);
+		}
+		pthread_cond_broadcast(&q->wake);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
 int queue_start(struct serve_queue *q, struct sb_error *err)
 {
-	if (pthread_create(&q->thread, NULL, evaluator, q))
-		return sb_error_set(err, SB_EINTERNAL, "serve: cannot start the evaluator thread");
+	const struct config *cfg = q->o.cfg;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	q->gpu = !strncmp(q->o.env->device, "cuda", 4);
+	if (cfg->eval.build_jobs)
+		cores = cfg->eval.build_jobs;
+	else if (q->gpu && cores > 2)
+		cores--; /* one core for the evaluation's two workers */
+	q->builders = xcalloc((size_t)(cores > 0 ? cores : 1), sizeof(*q->builders));
+	for (long i = 0; i < (cores > 0 ? cores : 1); i++) {
+		if (pthread_create(&q->builders[q->nbuilders], NULL, builder, q))
+			break;
+		q->nbuilders++;
+	}
+	if (!q->nbuilders || pthread_create(&q->thread, NULL, evaluator, q)) {
+		queue_stop(q);
+		return sb_error_set(err, SB_EINTERNAL, "serve: cannot start the evaluator and builder threads");
+	}
 	q->started = 1;
 	return 0;
 }
@@ -318,16 +409,22 @@ void queue_stop(struct serve_queue *q)
 		pthread_join(q->thread, NULL);
 		q->started = 0;
 	}
+	/* a build in flight ends first (the stop's signal ends its compilers); its candidate stays queued */
+	for (int i = 0; i < q->nbuilders; i++)
+		pthread_join(q->builders[i], NULL);
+	q->nbuilders = 0;
+	free(q->builders);
+	q->builders = NULL;
 }
 
 void queue_close(struct serve_queue *q)
 {
 	if (!q)
 		return;
-	if (q->started)
+	if (q->started || q->nbuilders)
 		queue_stop(q);
 	for (size_t i = 0; i < q->nq; i++)
-		free(q->q[i].path);
+		queued_release(&q->q[i]);
 	free(q->q);
 	free(q->ended);
 	free(q->cand_dir);
@@ -544,7 +641,7 @@ int queue_submit(struct serve_queue *q, const struct serve_client *cl, const str
 		}
 	}
 	a->result = SUBMIT_OK;
-	pthread_cond_signal(&q->wake);
+	pthread_cond_broadcast(&q->wake);
 out:
 	pthread_mutex_unlock(&q->lock);
 	free(was);
@@ -682,6 +779,7 @@ json_t *queue_metrics(struct serve_queue *q, const struct serve_clients *clients
 		"not sampled: idle is the share of wall time with no evaluation running, of which the GPU is busy "
 		"only during the timed and correctness calls",
 		"clients", per_client);
+	json_object_set_new(json_object_get(m, "queue"), "building", json_integer(q->building));
 	pthread_mutex_unlock(&q->lock);
 	return m;
 }

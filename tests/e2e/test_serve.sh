@@ -125,6 +125,11 @@ check_eq "with the whole verdicts" "$(j 'all(c["verdict"]["schema"] == 1 for c i
 check_eq "each verdict is in the store" "$(rows ok0 wrong0)" 2
 check_eq "three in all" "$(rows)" 3
 SECRET=$(j 'j["candidates"][0]["verdict"]["seeds"]["secret"]')
+# the builders ran each candidate's build before the evaluator judged it (as eval --samples does)
+ahead=$(awk '/serve: built candidate/ { split($0, a, "built candidate "); split(a[2], b, ":"); built[b[1]] = 1 }
+	/serve: judging candidate/ { split($0, a, "judging candidate "); split(a[2], b, " "); n++; if (built[b[1]]) k++ }
+	END { print k + 0 "/" n + 0 }' "$TMP/a.err")
+check_eq "each candidate was built ahead of its evaluation" "$ahead" "3/3"
 
 call POST /v1/evaluate "$TMP/batch.json" --token "$TOK_A"
 check_eq "a retried request is answered" "$ST $(j 'j["job_id"]')" "200 $(python3 "$H" get "$TMP/batch.r" 'j["job_id"]')"
