@@ -39,9 +39,7 @@ struct run_shared {
 	pthread_mutex_t store_mu;
 	struct slot_pool devices;          /* one evaluation at a time per device slot (run --gpus: one per GPU) */
 	const struct eval_env *slot_env;   /* slot k evaluates with slot_env[k] (its device) */
-	pthread_mutex_t build_mu;          /* GPU runs: builds ahead of the device, up to build_slots at once */
-	pthread_cond_t build_cv;
-	int build_slots;
+	struct slot_pool builds;           /* GPU runs: builds ahead of the device, one per slot at once */
 	int prebuild;                      /* build before taking the device (GPU runs) */
 	atomic_int *stop;                  /* RUN_STOP_* bits, set by the signal thread and by a session that
 	                                      finds its endpoint down: end at the next call or attempt */

@@ -19,20 +19,6 @@ static double num_or_nan(json_t *j)
 	return json_is_number(j) ? json_number_value(j) : NAN;
 }
 
-static void take_build_slot(struct run_shared *sh, int take)
-{
-	pthread_mutex_lock(&sh->build_mu);
-	if (take) {
-		while (sh->build_slots <= 0)
-			pthread_cond_wait(&sh->build_cv, &sh->build_mu);
-		sh->build_slots--;
-	} else {
-		sh->build_slots++;
-		pthread_cond_signal(&sh->build_cv);
-	}
-	pthread_mutex_unlock(&sh->build_mu);
-}
-
 /* Scores the candidate of attempt idx against the rubric when one is configured, after the device slot
  * is given back (the judge model is an LLM call, not device work). The call's key is ("judge.<agent>",
  * problem, sample, idx): its transcript lies in the run beside the agent's own calls, which keep their
@@ -69,10 +55,10 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 		judge_failure(sh->env, cfg, s->t.problem, path, V_FORMAT_ERROR, message, &v);
 	} else {
 		if (sh->prebuild) {
-			take_build_slot(sh, 1);
+			int b = slot_take(&sh->builds);
 			if (!atomic_load(sh->stop))
 				prebuild_run(sh->env, cfg, s->t.problem, path, &pb, err); /* a failure is retried inside */
-			take_build_slot(sh, 0);
+			slot_put(&sh->builds, b);
 		}
 		int slot = slot_take(&sh->devices);
 		/* a stop that came while this evaluation waited for its build or its device: it does not start,

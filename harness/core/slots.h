@@ -1,5 +1,6 @@
-/* slots.h - a pool of N exclusive slots (one per GPU in `run --gpus`): a thread takes the lowest free
- * slot, waiting while all are busy, and gives it back; no slot is ever held by two threads at once. */
+/* slots.h - a pool of N exclusive slots (one per GPU in `run --gpus`, one per core for the builds a GPU run
+ * makes ahead of its evaluations): a thread takes the lowest free slot, waiting while all are busy, and
+ * gives it back; no slot is ever held by two threads at once. */
 #ifndef SB_SLOTS_H
 #define SB_SLOTS_H
 

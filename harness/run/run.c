@@ -317,9 +317,7 @@ static void shared_init(struct run_state *st)
 	sh->hw = &st->hw;
 	sh->judge = &st->judge;
 	pthread_mutex_init(&sh->store_mu, NULL);
-	pthread_mutex_init(&sh->build_mu, NULL);
-	pthread_cond_init(&sh->build_cv, NULL);
-	sh->build_slots = cfg->eval.build_jobs > 0 ? cfg->eval.build_jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	slot_pool_init(&sh->builds, cfg->eval.build_jobs > 0 ? cfg->eval.build_jobs : (int)sysconf(_SC_NPROCESSORS_ONLN));
 	sh->stop = st->rq->stop;
 	sh->on_attempt = on_attempt;
 	sh->on_arg = st;
@@ -355,8 +353,8 @@ static void state_release(struct run_state *st)
 	if (st->sh.devices.busy)
 		slot_pool_destroy(&st->sh.devices);
 	free(st->gpu_envs);
-	pthread_mutex_destroy(&st->sh.build_mu);
-	pthread_cond_destroy(&st->sh.build_cv);
+	if (st->sh.builds.busy)
+		slot_pool_destroy(&st->sh.builds);
 	pthread_mutex_destroy(&st->mu);
 }
 
