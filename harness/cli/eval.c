@@ -16,6 +16,7 @@
 #include "../core/sha256.h"
 #include "../core/log.h"
 #include "../core/suite.h"
+#include "../core/taskpool.h"
 #include "../agents/judge.h"
 #include "../eval/evaluate.h"
 #include "../eval/seeds.h"
@@ -299,25 +300,31 @@ struct build_pool {
 	const struct sb_ctx *ctx;
 };
 
-static void *build_worker(void *arg)
+/* The builders (a taskpool over the files in order): the next file, built outside the lock, marked built. */
+static void *build_take(void *arg, int *stop)
 {
 	struct build_pool *bp = arg;
-	for (;;) {
-		pthread_mutex_lock(&bp->lock);
-		size_t i = bp->next++;
-		pthread_mutex_unlock(&bp->lock);
-		if (i >= bp->n)
-			return NULL;
-		struct sample *s = &bp->items[i];
-		struct sb_error err = { 0 };
-		prebuild_run(bp->env, bp->cfg, s->problem, s->path, &s->pb, &err);
-		sb_info(bp->ctx, "built %zu/%zu: %s: %s", i + 1, bp->n, s->path,
-			s->pb.ok ? "ok" : s->pb.msg ? s->pb.msg : err.msg);
-		pthread_mutex_lock(&bp->lock);
-		s->built = 1;
-		pthread_cond_broadcast(&bp->built);
-		pthread_mutex_unlock(&bp->lock);
+	if (bp->next >= bp->n) {
+		*stop = 1;
+		return NULL;
 	}
+	return &bp->items[bp->next++];
+}
+
+static void build_one(void *arg, void *task)
+{
+	struct build_pool *bp = arg;
+	struct sample *s = task;
+	struct sb_error err = { 0 };
+	prebuild_run(bp->env, bp->cfg, s->problem, s->path, &s->pb, &err);
+	sb_info(bp->ctx, "built %zu/%zu: %s: %s", (size_t)(s - bp->items) + 1, bp->n, s->path,
+		s->pb.ok ? "ok" : s->pb.msg ? s->pb.msg : err.msg);
+}
+
+static void build_done(void *arg, void *task)
+{
+	(void)arg;
+	((struct sample *)task)->built = 1;
 }
 
 /* The next file to evaluate: the first in order, not yet evaluated, whose build has ended (waiting while
@@ -709,15 +716,10 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		if (!items[i].skip)
 			pending[np++] = items[i];
 	struct build_pool bp = { pending, np, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, &env, cfg, ctx };
-	int nthreads = (int)(cores < (long)np ? cores : (long)np);
-	pthread_t *th = xcalloc((size_t)(nthreads ? nthreads : 1), sizeof(*th));
-	for (int i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, build_worker, &bp);
-	if (!gpu) {
-		for (int i = 0; i < nthreads; i++)
-			pthread_join(th[i], NULL);
-		nthreads = 0;
-	}
+	struct taskpool builders = { &bp.lock, &bp.built, &bp, build_take, build_one, build_done, NULL, 0 };
+	taskpool_start(&builders, (int)(cores < (long)np ? cores : (long)np));
+	if (!gpu)
+		taskpool_join(&builders);
 
 	/* evaluations, one at a time on the device */
 	FILE *f = fopen(output, "a");
@@ -779,9 +781,7 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	pthread_mutex_lock(&bp.lock);
 	bp.next = bp.n;
 	pthread_mutex_unlock(&bp.lock);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(th[i], NULL);
-	free(th);
+	taskpool_join(&builders);
 	if (!rc)
 		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected, "
 		       "%zu format_error, %zu cannot_judge, %zu harness_error; verdicts in %s\n",

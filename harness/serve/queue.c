@@ -17,6 +17,7 @@
 #include "../core/fs.h"
 #include "../core/log.h"
 #include "../core/sha256.h"
+#include "../core/taskpool.h"
 #include "../eval/evaluate.h"
 #include "../store/store.h"
 #include "queue.h"
@@ -45,8 +46,7 @@ struct serve_queue {
 	pthread_t thread;
 	/* builders: the queued candidates' builds run on the cores ahead of their evaluations, as in `eval
 	 * --samples`, so on a GPU the device judges one candidate while the next ones compile */
-	pthread_t *builders;
-	int nbuilders;
+	struct taskpool builders;
 	int building;             /* builds in flight */
 	int gpu;                  /* builds may overlap an evaluation (on the CPU they would share its cores) */
 	char *cand_dir;
@@ -326,53 +326,64 @@ static void *evaluator(void *arg)
 	return NULL;
 }
 
-/* A builder: the best candidate not yet built, built outside the lock. On the CPU a build starts only
- * while no evaluation runs and the evaluator's next candidate is not built yet, so compilers never share
- * the cores with timed calls and a stream of new candidates cannot keep the evaluator waiting; on a GPU
- * builds go on during evaluations. The candidate cannot leave the queue while it builds: the evaluator
- * takes built ones only. */
-static void *builder(void *arg)
+/* A build in flight: what the builder needs outside the lock. */
+struct build_task {
+	int64_t id;
+	const struct problem *problem;
+	char *path;
+	struct prebuild *pb;
+};
+
+/* The builders' next task (a taskpool; with the lock held): the best candidate not yet built. On the CPU
+ * a build starts only while no evaluation runs and the evaluator's next candidate is not built yet, so
+ * compilers never share the cores with timed calls and a stream of new candidates cannot keep the
+ * evaluator waiting; on a GPU builds go on during evaluations. The candidate cannot leave the queue while
+ * it builds: the evaluator takes built ones only. */
+static void *build_take(void *arg, int *stop)
 {
 	struct serve_queue *q = arg;
-	pthread_mutex_lock(&q->lock);
-	for (;;) {
-		size_t i;
-		while (!q->stopping && ((i = best_in(q, B_WAITING)) == SIZE_MAX ||
-					(!q->gpu && (q->running || q->q[best_in(q, B_ANY)].build == B_BUILT))))
-			pthread_cond_wait(&q->wake, &q->lock);
-		if (q->stopping)
-			break;
-		q->q[i].build = B_BUILDING;
-		q->building++;
-		int64_t id = q->q[i].id;
-		const struct problem *p = q->q[i].problem;
-		char *path = xstrdup(q->q[i].path);
-		pthread_mutex_unlock(&q->lock);
-
-		struct prebuild *pb = xcalloc(1, sizeof(*pb));
-		struct sb_error err = { 0 };
-		if (prebuild_run(q->o.env, q->o.cfg, p, path, pb, &err))
-			sb_warn(q->o.ctx, "serve: building candidate %lld ahead failed (%s); its evaluation builds it",
-				(long long)id, err.msg);
-		else
-			sb_info(q->o.ctx, "serve: built candidate %lld: %s", (long long)id,
-				pb->ok ? "ok" : pb->msg ? pb->msg : "failed");
-		free(path);
-
-		pthread_mutex_lock(&q->lock);
-		q->building--;
-		struct queued *c = find_queued(q, id);
-		if (c) {
-			c->build = B_BUILT;
-			c->pb = pb;
-		} else {
-			prebuild_release(pb);
-			free(pb);
-		}
-		pthread_cond_broadcast(&q->wake);
+	size_t i;
+	if (q->stopping) {
+		*stop = 1;
+		return NULL;
 	}
-	pthread_mutex_unlock(&q->lock);
-	return NULL;
+	if ((i = best_in(q, B_WAITING)) == SIZE_MAX || (!q->gpu && (q->running || q->q[best_in(q, B_ANY)].build == B_BUILT)))
+		return NULL;
+	q->q[i].build = B_BUILDING;
+	q->building++;
+	struct build_task *b = xcalloc(1, sizeof(*b));
+	*b = (struct build_task){ q->q[i].id, q->q[i].problem, xstrdup(q->q[i].path), xcalloc(1, sizeof(struct prebuild)) };
+	return b;
+}
+
+static void build_one(void *arg, void *task)
+{
+	struct serve_queue *q = arg;
+	struct build_task *b = task;
+	struct sb_error err = { 0 };
+	if (prebuild_run(q->o.env, q->o.cfg, b->problem, b->path, b->pb, &err))
+		sb_warn(q->o.ctx, "serve: building candidate %lld ahead failed (%s); its evaluation builds it",
+			(long long)b->id, err.msg);
+	else
+		sb_info(q->o.ctx, "serve: built candidate %lld: %s", (long long)b->id,
+			b->pb->ok ? "ok" : b->pb->msg ? b->pb->msg : "failed");
+}
+
+static void build_done(void *arg, void *task)
+{
+	struct serve_queue *q = arg;
+	struct build_task *b = task;
+	struct queued *c = find_queued(q, b->id);
+	q->building--;
+	if (c) {
+		c->build = B_BUILT;
+		c->pb = b->pb;
+	} else {
+		prebuild_release(b->pb);
+		free(b->pb);
+	}
+	free(b->path);
+	free(b);
 }
 
 int queue_start(struct serve_queue *q, struct sb_error *err)
@@ -384,13 +395,8 @@ int queue_start(struct serve_queue *q, struct sb_error *err)
 		cores = cfg->eval.build_jobs;
 	else if (q->gpu && cores > 2)
 		cores--; /* one core for the evaluation's two workers */
-	q->builders = xcalloc((size_t)(cores > 0 ? cores : 1), sizeof(*q->builders));
-	for (long i = 0; i < (cores > 0 ? cores : 1); i++) {
-		if (pthread_create(&q->builders[q->nbuilders], NULL, builder, q))
-			break;
-		q->nbuilders++;
-	}
-	if (!q->nbuilders || pthread_create(&q->thread, NULL, evaluator, q)) {
+	q->builders = (struct taskpool){ &q->lock, &q->wake, q, build_take, build_one, build_done, NULL, 0 };
+	if (!taskpool_start(&q->builders, cores > 0 ? (int)cores : 1) || pthread_create(&q->thread, NULL, evaluator, q)) {
 		queue_stop(q);
 		return sb_error_set(err, SB_EINTERNAL, "serve: cannot start the evaluator and builder threads");
 	}
@@ -410,18 +416,14 @@ void queue_stop(struct serve_queue *q)
 		q->started = 0;
 	}
 	/* a build in flight ends first (the stop's signal ends its compilers); its candidate stays queued */
-	for (int i = 0; i < q->nbuilders; i++)
-		pthread_join(q->builders[i], NULL);
-	q->nbuilders = 0;
-	free(q->builders);
-	q->builders = NULL;
+	taskpool_join(&q->builders);
 }
 
 void queue_close(struct serve_queue *q)
 {
 	if (!q)
 		return;
-	if (q->started || q->nbuilders)
+	if (q->started || q->builders.n)
 		queue_stop(q);
 	for (size_t i = 0; i < q->nq; i++)
 		queued_release(&q->q[i]);
