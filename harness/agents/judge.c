@@ -1,59 +1,11 @@
-/* judge.c - the one place that turns a candidate into a verdict for `eval` and the agents of `run`: an
- * optional prebuild, the evaluation, the problem's audit and the rubric judge, so a failed build yields
- * the same compile_error verdict in both and a configured rubric scores the candidates of both alike. */
+/* judge.c - the rubric judge (judge.h): a configured rubric scores the candidates of `eval`, `run` and
+ * `serve` alike. */
 #include "judge.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "../audit/audit.h"
-
-void prebuild_release(struct prebuild *b)
-{
-	free(b->msg);
-	free(b->detail);
-	memset(b, 0, sizeof(*b));
-}
-
-int prebuild_run(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
-		 struct prebuild *b, struct sb_error *err)
-{
-	int ok = 0;
-	memset(b, 0, sizeof(*b));
-	int rc = eval_prebuild(e, cfg, p, path, &ok, &b->status, &b->msg, &b->detail, err);
-	if (rc == 0) {
-		b->done = 1;
-		b->ok = ok;
-	}
-	return rc;
-}
-
-int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
-		    struct prebuild *b, struct verdict *v, struct sb_error *err)
-{
-	if (!b || !b->done || b->ok) {
-		int rc = evaluate(e, cfg, p, path, v, err);
-		audit_attach(e->cache_root, v);
-		return rc;
-	}
-	judge_failure(e, cfg, p, path, b->status, b->msg ? b->msg : "build failed", v);
-	v->detail = b->detail;
-	b->detail = NULL;
-	return 0;
-}
-
-void judge_failure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
-		   enum verdict_status status, const char *message, struct verdict *v)
-{
-	verdict_init(v);
-	eval_verdict_header(e, cfg, p, path, v);
-	audit_attach(e->cache_root, v);
-	verdict_fail(v, status, "%s", message);
-}
-
-/* ---------- the rubric judge (checks.rubric; off by default) ---------- */
 
 int judge_open(struct judge *j, const struct config *cfg, const char *home, const char *run_dir, struct sb_error *err)
 {

@@ -1,6 +1,5 @@
-/* judge.h - what `eval` and `run` share around the evaluator: judging a candidate whose build may
- * already have been tried (DESIGN §6: builds on all cores first, then one evaluation at a time per
- * device) into a verdict that carries the problem's audit, and the optional rubric judge (checks.rubric). */
+/* judge.h - the optional rubric judge (checks.rubric): a judge model scores a verdict's candidate beside
+ * the rule findings. Judging the candidate itself is the evaluator's (eval/evaluate.h, eval_candidate). */
 #ifndef SB_JUDGE_H
 #define SB_JUDGE_H
 
@@ -10,29 +9,6 @@
 #include "../core/types.h"
 #include "../eval/evaluate.h"
 #include "../llm/llm.h"
-
-/* The outcome of building a candidate's extensions ahead of its evaluation. */
-struct prebuild {
-	int done;          /* the build was tried */
-	int ok;            /* ... and succeeded (a later build in the evaluation is a cache hit) */
-	enum verdict_status status; /* a failed build: compile_error or format_error */
-	char *msg;         /* a failed build: one line */
-	char *detail;      /* a failed build: the trimmed compiler errors */
-};
-void prebuild_release(struct prebuild *b);
-/* Tries the build (eval_prebuild). A harness failure (no Python) leaves b->done 0 and returns non-zero. */
-int prebuild_run(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
-		 struct prebuild *b, struct sb_error *err);
-
-/* Judges a candidate: with a failed prebuild the verdict is its failure (the build is not paid
- * twice; b->detail moves into the verdict), otherwise evaluate(); either carries the problem's audit
- * (audit_attach). b may be NULL. */
-int judge_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
-		    struct prebuild *b, struct verdict *v, struct sb_error *err);
-/* A verdict decided without evaluating (no code in the answer, a harness failure): the header and the
- * audit a judged candidate's verdict has, then `status` with `message`. */
-void judge_failure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
-		   enum verdict_status status, const char *message, struct verdict *v);
 
 /* The rubric judge (checks.rubric and checks.judge_model; off by default; docs/checks.md "Rubric
  * judge"): a judge model scores a verdict's candidate against the rubric, into the verdict's field

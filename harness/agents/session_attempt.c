@@ -52,7 +52,7 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 	char *abs = realpath(rel, NULL); /* the workers run elsewhere: they need the absolute path */
 	const char *path = abs ? abs : rel;
 	if (!has_code) {
-		judge_failure(sh->env, cfg, s->t.problem, path, V_FORMAT_ERROR, message, &v);
+		eval_failure(sh->env, cfg, s->t.problem, path, V_FORMAT_ERROR, message, &v);
 	} else {
 		if (sh->prebuild) {
 			int b = slot_take(&sh->builds);
@@ -71,7 +71,7 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 		}
 		atomic_fetch_add(&sh->evaluating, 1);
 		*err = (struct sb_error){ 0 }; /* what a failure sets, below, is this evaluation's alone */
-		rc = judge_candidate(&sh->slot_env[slot], cfg, s->t.problem, path, &pb, &v, err);
+		rc = eval_candidate(&sh->slot_env[slot], cfg, s->t.problem, path, &pb, &v, err);
 		atomic_fetch_sub(&sh->evaluating, 1);
 		slot_put(&sh->devices, slot);
 		prebuild_release(&pb);

@@ -33,39 +33,11 @@ json_t *audit_report_json(const struct audit_report *r)
 			 r->failed ? json_string(r->failed) : json_null(), "cached", r->cached);
 }
 
-/* ---------- the cache ---------- */
-
-static char *cache_path(const char *root, const char *sha256)
-{
-	return xstrfmt("%s/audit/%s.json", root, sha256);
-}
-
-json_t *audit_cache_read(const char *cache_root, const char *sha256)
-{
-	char *path = cache_path(cache_root, sha256);
-	json_t *j = json_load_file(path, 0, NULL);
-	free(path);
-	if (j && (json_integer_value(json_object_get(j, "format")) != AUDIT_FORMAT ||
-		  strcmp(json_string_value(json_object_get(j, "sha256")) ?: "", sha256))) {
-		json_decref(j);
-		return NULL;
-	}
-	return j;
-}
-
-void audit_attach(const char *cache_root, struct verdict *v)
-{
-	json_t *audit = audit_cache_read(cache_root, v->problem_sha256);
-	json_decref(v->audit);
-	v->audit = audit ? json_pack("{s:O, s:O, s:O}", "findings", json_object_get(audit, "findings"), "device",
-				     json_object_get(audit, "device"), "torch", json_object_get(audit, "torch"))
-			 : NULL;
-	json_decref(audit);
-}
+/* ---------- the cache (read by eval/auditcache.c) ---------- */
 
 static void cache_write(const char *root, const struct audit_report *r)
 {
-	char *dir = xstrfmt("%s/audit", root), *path = cache_path(root, r->sha256);
+	char *dir = xstrfmt("%s/audit", root), *path = audit_cache_path(root, r->sha256);
 	char *tmp = xstrfmt("%s.tmp-%d", path, (int)getpid()), stamp[32];
 	time_t now = time(NULL);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));

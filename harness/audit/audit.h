@@ -10,12 +10,12 @@
 #include "../checks/rules_audit.h"
 #include "../core/config.h"
 #include "../core/types.h"
+#include "../eval/auditcache.h"
 #include "../eval/compare.h"
 #include "../eval/evaluate.h"
 #include "../eval/safetensors.h"
 
 #define AUDIT_SEEDS 3          /* seeds the reference runs on, besides the signed inputs */
-#define AUDIT_FORMAT 1         /* of the cache files under $STITCHBENCH_CACHE/audit */
 
 struct audit_report {
 	char problem[16];           /* "L1/2" */
@@ -34,13 +34,6 @@ json_t *audit_report_json(const struct audit_report *r);
  * has an entry for this file); writes the cache. Returns 0 (see r->failed) or non-zero on a harness error. */
 int audit_problem(const struct eval_env *e, const struct config *cfg, const struct problem *p, int use_cache,
 		  struct audit_report *r, struct sb_error *err);
-
-/* The cache entry of a problem file: {"format", "problem", "sha256", "device", "torch", "findings", ...}, or
- * NULL when it was never audited. */
-json_t *audit_cache_read(const char *cache_root, const char *sha256);
-/* Marks a verdict whose problem file (v->problem_sha256) `stitchbench audit` has looked at: its flaws go
- * into v->audit ({findings, device, torch}); a file never audited leaves it NULL. */
-void audit_attach(const char *cache_root, struct verdict *v);
 
 /* ---------- the measures (audit_rules.c) on the workers' output files, for checks/rules_audit.c ---------- */
 

@@ -248,7 +248,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 	struct eval_claim claim = EVAL_CLAIM_INIT;
 	cli_eval_claim(ctx, &env, &claim);
 	char *abs = realpath(a->candidate, NULL);
-	int rc = judge_candidate(&env, cfg, p, abs, NULL, &v, &err);
+	int rc = eval_candidate(&env, cfg, p, abs, NULL, &v, &err);
 	free(abs);
 	if (rc) {
 		verdict_release(&v);
@@ -738,13 +738,13 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		evaluated[i] = 1;
 		env.prestart_next = step + 1 < np; /* the next one's worker can start during this one */
 		/* a compile error the prebuild already saw is not paid for twice */
-		if (judge_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
+		if (eval_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
 			/* the trusted side failed: a harness_error line accounts for the file (a later run tries it
 			 * again); the run store keeps verdicts on candidates only, so neither it nor a cannot_judge
 			 * line goes there */
 			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
 			verdict_release(&v);
-			judge_failure(&env, cfg, x->problem, x->path, V_HARNESS_ERROR,
+			eval_failure(&env, cfg, x->problem, x->path, V_HARNESS_ERROR,
 				      err.msg[0] ? err.msg : "the harness failed", &v);
 			err = (struct sb_error){ 0 };
 		} else {

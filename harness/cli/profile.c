@@ -251,7 +251,7 @@ static int profile_candidate(struct profile_args *a, struct eval_env *env, const
 	env->profile_only = 1;
 	env->profile = prof_candidate;
 	env->keep_trace = a->trace_out;
-	int rc = evaluate(env, cfg, p, abs, v, err);
+	int rc = eval_candidate(env, cfg, p, abs, NULL, v, err);
 	free(abs);
 	return rc;
 }

@@ -100,8 +100,36 @@ struct forkserver *eval_fork_server(const struct eval_env *e);
 /* Stops a candidate worker started ahead for an evaluation that did not come (also run at exit). */
 void eval_prestart_drain(void);
 
+/* ---------- the one door (entry.c): what every command that judges candidates calls ---------- */
+
+/* The outcome of building a candidate's extensions ahead of its evaluation (builds on all cores first,
+ * then one evaluation at a time per device: `eval --samples`, `serve` and `run` on a GPU). */
+struct prebuild {
+	int done;          /* the build was tried */
+	int ok;            /* ... and succeeded (a later build in the evaluation is a cache hit) */
+	enum verdict_status status; /* a failed build: compile_error or format_error */
+	char *msg;         /* a failed build: one line */
+	char *detail;      /* a failed build: the trimmed compiler errors */
+};
+void prebuild_release(struct prebuild *b);
+/* Tries the build (eval_prebuild). A harness failure (no Python) leaves b->done 0 and returns non-zero. */
+int prebuild_run(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
+		 struct prebuild *b, struct sb_error *err);
+/* Judges a candidate: with a failed prebuild the verdict is its failure (the build is not paid for twice;
+ * b->detail moves into the verdict), otherwise evaluate(); either carries the problem's audit
+ * (auditcache.h). b may be NULL. Only a harness failure returns non-zero. */
+int eval_candidate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
+		   struct prebuild *b, struct verdict *v, struct sb_error *err);
+/* A verdict decided without evaluating (no code in the answer, a harness failure): the header and the
+ * audit a judged candidate's verdict has, then `status` with `message`. */
+void eval_failure(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *path,
+		  enum verdict_status status, const char *message, struct verdict *v);
+
+/* ---------- the stages behind it ---------- */
+
 /* Evaluates `candidate_path` against `p`. Every candidate fault becomes a verdict status; only a
- * harness failure (cannot create folders, cannot start Python) returns non-zero. */
+ * harness failure (cannot create folders, cannot start Python) returns non-zero. Callers outside eval/
+ * use eval_candidate. */
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
 	     struct verdict *v, struct sb_error *err);
 

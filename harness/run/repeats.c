@@ -241,7 +241,7 @@ static int repeat_one(struct judging *j, struct cand *c, struct repeats_result *
 			break;
 		j->env.prestart_next = j->left > 1;
 		j->left -= j->left > 0;
-		if ((rc = judge_candidate(&j->env, &j->cfg, p, path, NULL, &v, err))) {
+		if ((rc = eval_candidate(&j->env, &j->cfg, p, path, NULL, &v, err))) {
 			verdict_release(&v);
 			break;
 		}

@@ -289,7 +289,7 @@ static void *evaluator(void *arg)
 			c.problem->id, base ? base + 1 : c.path);
 		struct verdict v;
 		struct sb_error err = { 0 };
-		int rc = judge_candidate(env, q->o.cfg, c.problem, c.path, c.pb, &v, &err);
+		int rc = eval_candidate(env, q->o.cfg, c.problem, c.path, c.pb, &v, &err);
 		if (atomic_load(q->o.stop)) {
 			/* killed by the stop: whatever it says is the kill's, not the candidate's; it stays queued */
 			verdict_release(&v);
@@ -302,7 +302,7 @@ static void *evaluator(void *arg)
 		if (rc) {
 			sb_warn(q->o.ctx, "serve: candidate %lld not judged: %s", (long long)c.id, err.msg);
 			verdict_release(&v);
-			judge_failure(env, q->o.cfg, c.problem, c.path, V_HARNESS_ERROR,
+			eval_failure(env, q->o.cfg, c.problem, c.path, V_HARNESS_ERROR,
 				      err.msg[0] ? err.msg : "the harness failed", &v);
 		} else {
 			judge_rubric(q->o.judge, c.problem, "judge", (int)c.id, 0, &v);
