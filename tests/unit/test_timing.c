@@ -213,6 +213,47 @@ static void blocks_pair_call_by_call_and_absorb_a_switch_penalty(void **state)
 	stop_pair(&p);
 }
 
+/* Priming (GPU) is a request of its own before each block, answered before the block's request: it names
+ * a set other than the block's first and carries neither the block's seeds nor its inputs, so nothing it
+ * runs can see the block. */
+static void priming_comes_before_the_block_and_sees_none_of_it(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	start_pair(&p, "60", "60", 0);
+	struct timing_plan pl = plan(8, 4, 0);
+	pl.prime_ms = 5;
+	run_ok(&p, &pl, &t);
+	char *path = xstrfmt("%s/calls.log", p.dir);
+	struct strbuf log = STRBUF_INIT;
+	assert_int_equal(strbuf_read_file(&log, path, 0), 0);
+	/* per side: prime, then the block's 4 calls; 3 rounds (the first discarded) */
+	int primes = 0, calls_since_prime[2] = { -1, -1 }, prime_set[2] = { -1, -1 };
+	char who[8], what[16], seeds[16];
+	int set;
+	for (const char *line = log.buf; *line; line = strchr(line, '\n') + 1) {
+		assert_int_equal(sscanf(line, "%7s %15s %d %15s", who, what, &set, seeds), 4);
+		int side = !strcmp(who, "cand");
+		if (!strcmp(what, "prime")) {
+			assert_string_equal(seeds, "none");
+			assert_true(calls_since_prime[side] == -1 || calls_since_prime[side] == 4);
+			calls_since_prime[side] = 0;
+			prime_set[side] = set;
+			primes++;
+			continue;
+		}
+		assert_true(calls_since_prime[side] >= 0); /* no call before its block's priming */
+		if (calls_since_prime[side]++ == 0)
+			assert_int_not_equal(set, prime_set[side] % 3); /* never the block's first set */
+	}
+	assert_int_equal(primes, 2 * 3);
+	strbuf_release(&log);
+	free(path);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
 static void a_short_last_block_stops_at_the_pair_budget(void **state)
 {
 	(void)state;
@@ -577,6 +618,7 @@ int main(void)
 		cmocka_unit_test(order_bias_exposes_a_second_call_penalty),
 		cmocka_unit_test(blocks_pair_call_by_call_and_absorb_a_switch_penalty),
 		cmocka_unit_test(a_short_last_block_stops_at_the_pair_budget),
+		cmocka_unit_test(priming_comes_before_the_block_and_sees_none_of_it),
 		cmocka_unit_test(stops_once_the_ratio_is_known),
 		cmocka_unit_test(a_dead_candidate_is_blamed_on_the_candidate),
 		cmocka_unit_test(the_parents_clock_bounds_what_the_candidate_reports),
