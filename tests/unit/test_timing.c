@@ -346,9 +346,10 @@ static void the_parents_clock_bounds_what_the_candidate_reports(void **state)
 	stop_pair(&p);
 }
 
-/* A candidate that rewrites its times in every kept round but one or two. Each side's least overhead over
- * the rounds takes an honest round and sees no excess, which this test shows from the rounds' own numbers;
- * the median of the rounds' paired excess sees the lie, and H08 fires. */
+/* A candidate that rewrites its times in every kept round but one or two (32 ms per call left out). Each
+ * side's least overhead over the rounds takes an honest round and sees at most noise, which this test
+ * shows from the rounds' own numbers; the median of the rounds' paired excess sees the lie, and H08
+ * fires. */
 static void one_honest_round_does_not_hide_the_others(void **state)
 {
 	(void)state;
@@ -373,8 +374,9 @@ static void one_honest_round_does_not_hide_the_others(void **state)
 			least_r = fmin(least_r, (x[0] - x[1]) / x[4]);
 			least_c = fmin(least_c, (x[2] - x[3]) / x[4]);
 		}
-		if (!(least_c - least_r < 4000))
-			fail_msg("%s: the honest rounds should hide the lie from the least overheads: %.0f vs %.0f us",
+		/* (a loaded machine adds a few ms to single blocks, so the bound is half the lie, not zero) */
+		if (!(least_c - least_r < 16000))
+			fail_msg("%s: the honest rounds should hide most of the lie from the least overheads: %.0f vs %.0f us",
 				 honest[i], least_c, least_r);
 		if (!(t.trusted.excess_us > 16000) || !(t.trusted.speedup < 2.0))
 			fail_msg("%s: trusted %.3f, excess %.0f [%.0f, %.0f] us", honest[i], t.trusted.speedup,
