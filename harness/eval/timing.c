@@ -329,7 +329,7 @@ static double trusted_speedup(double ref_us, double cand_us, double excess_us)
 	return cand_us + excess_us > 0 ? ref_us / (cand_us + excess_us) : INFINITY;
 }
 
-/* The median of x[idx[0..n)] (idx is reordered: a copy of the values is sorted). */
+/* The median of x[idx[0..n)], sorted in scratch (n values). */
 static double median_at(const double *x, const int *idx, int n, double *scratch)
 {
 	for (int i = 0; i < n; i++)
@@ -353,11 +353,12 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 	memset(tc, 0, sizeof(*tc));
 	double *d = xcalloc((size_t)rounds + 1, sizeof(double)), *orr = xcalloc((size_t)rounds + 1, sizeof(double));
 	double *ratio = xcalloc((size_t)rounds + 1, sizeof(double)), *scratch = xcalloc((size_t)rounds + 1, sizeof(double));
-	int *idx = xcalloc((size_t)rounds + 1, sizeof(int)), n = 0, calls = 0;
+	int *idx = xcalloc((size_t)rounds + 1, sizeof(int)), n = 0, calls = 0, least_m = 0;
 	double ro = 0, co = 0, sr = 0, sc = 0;
 	for (int b = 1; b < rounds; b++) {
 		if (r[b].m <= 0 || c[b].m != r[b].m)
 			continue;
+		least_m = !least_m || c[b].m < least_m ? c[b].m : least_m;
 		orr[n] = (r[b].wall_us - r[b].sum_us) / r[b].m;
 		d[n] = (c[b].wall_us - c[b].sum_us) / c[b].m - orr[n];
 		ratio[n] = c[b].sum_us > 0 ? r[b].sum_us / c[b].sum_us : INFINITY;
@@ -400,10 +401,7 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 	tc->excess_lo_us = boot[(int)(0.025 * B)];
 	tc->excess_hi_us = boot[(int)(0.975 * B) - 1];
 	tc->block_speedup = median_at(ratio, idx, n, scratch);
-	tc->block_calls = calls;
-	for (int b = 1; b < rounds; b++)
-		if (r[b].m > 0 && c[b].m == r[b].m && c[b].m < tc->block_calls)
-			tc->block_calls = c[b].m;
+	tc->block_calls = least_m;
 	free(boot);
 	free(pick);
 	free(d);
@@ -640,15 +638,19 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			if (!s->is_cand)
 				freeze(&stop, 1);
 			/* priming is a request of its own, answered before the block's request (its seeds, its shipped
-			 * inputs) is sent: no candidate code runs, untimed, where the block's inputs can be seen */
-			int arc = p->prime_ms > 0 ? ask(s, json_pack("{s:s, s:s, s:I, s:i}", "cmd", "prime", "which", s->which,
-								     "set", (json_int_t)((((long)round * block) % p->nsets + p->nsets - 1) % p->nsets),
-								     "ms", p->prime_ms), -1, &reply,
-							 s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg) : 0;
-			if (arc == 0 && p->prime_ms > 0)
+			 * inputs) is sent: no candidate code runs, untimed, where the block's inputs can be seen; it
+			 * names the set before the block's first */
+			double side_deadline = s->is_cand ? cand_deadline : ref_deadline;
+			long first = ((long)round * block) % p->nsets;
+			int arc = 0;
+			if (p->prime_ms > 0) {
+				arc = ask(s, json_pack("{s:s, s:s, s:I, s:i}", "cmd", "prime", "which", s->which, "set",
+						       (json_int_t)((first + p->nsets - 1) % p->nsets), "ms", p->prime_ms),
+					  -1, &reply, side_deadline, fault, cand_failed, msg);
 				json_decref(reply);
+			}
 			if (arc == 0)
-				arc = ask(s, req, ship_fd, &reply, s->is_cand ? cand_deadline : ref_deadline, fault, cand_failed, msg);
+				arc = ask(s, req, ship_fd, &reply, side_deadline, fault, cand_failed, msg);
 			else
 				json_decref(req);
 			if (!s->is_cand)
