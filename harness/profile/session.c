@@ -323,7 +323,7 @@ void prof_candidate(const struct eval_env *e, const struct config *cfg, const st
 		.lib = e->prof_lib, .trace = trace, .objects_under = c->ext_dir, .which = "model",
 		.calls = cfg->eval.profile_trials, .setup = !v->timing.ran, .nsets = c->nsets, .seeds = c->seeds, .base_seed = (uint32_t)cfg->eval.seed,
 		.flush_bytes = eval_flush_bytes(e), .warmup_ms = cfg->eval.warmup_ms, .warmup_calls = cfg->eval.warmup_calls,
-		.lead_us = eval_lead_us(e, cfg), .keep = e->keep_trace, .metrics = metrics,
+		.lead_us = -1, .keep = e->keep_trace, .metrics = metrics,
 	};
 	struct worker_fault f;
 	if (prof_session_run(c->worker, &plan, c->deadline, v->profile, &f, &msg))

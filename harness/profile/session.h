@@ -22,10 +22,11 @@ struct prof_plan {
 	uint32_t base_seed;
 	long long flush_bytes;
 	int warmup_ms, warmup_calls;
-	int lead_us;                 /* the timing loop's device-side lead (eval.timing_lead_us; 0: none): the
-				      * profiled calls run as the timed calls did, so work a call leaves running
-				      * past its end event is late here too (without a lead the end event waits
-				      * for the host's launch, and such work fits inside the window) */
+	int lead_us;                 /* the device-side lead before each call's start event (worker.md; -1: from
+				      * the host's recent calls, 0: none). The candidate's profile always leads:
+				      * without a lead the end event waits for the host's launch, so work a call
+				      * leaves running on a side stream ends inside the window and H05 never sees
+				      * it, whatever eval.timing_lead_us the timing itself used */
 	const char *metrics;         /* where the worker writes the hardware metrics of one more call (the CUPTI
 				      * range profiler, hwmetrics.h); NULL: no metrics pass */
 	const char *keep;            /* copy the trace here and the calls to KEEP.calls; NULL: don't */
