@@ -48,6 +48,10 @@ void rules_profile(const struct prof_facts *f, struct findings *out)
 		findings_add(out, "H05", "%d kernel launch%s of the timed calls ended after the timer's end event (up to "
 			     "%.1f us later): that work was not timed; join side streams to the timed stream before "
 			     "returning", f->late, f->late == 1 ? "" : "es", f->late_by_us);
+	if (f->early)
+		findings_add(out, "H05", "%d kernel launch%s of the timed calls started before the timer's start event "
+			     "(up to %.1f us earlier): that work was not timed; make side streams wait for the timed stream "
+			     "before launching on them", f->early, f->early == 1 ? "" : "es", f->early_by_us);
 	if (f->foreign)
 		findings_add(out, "H06", "%d kernel%s launched outside the calling thread ran while calls were being timed",
 			     f->foreign, f->foreign == 1 ? "" : "s")->flag_only = 1;

@@ -17,8 +17,9 @@ struct prof_facts {
 	int attributed;              /* its records carry trial ids */
 	uint64_t dropped;            /* records the tracer lost */
 	size_t calls;                /* profiled calls the trace holds */
-	int kernels, custom, late, foreign, copies; /* over those calls: custom = the candidate's own kernels */
+	int kernels, custom, late, early, foreign, copies; /* over those calls: custom = the candidate's own kernels */
 	double late_by_us;           /* how far the latest late kernel ended past the end event */
+	double early_by_us;          /* how far the earliest early kernel started before the start event */
 	int pytorch;                 /* a PyTorch compute kernel ran */
 	double kernel_us, pytorch_us; /* kernel time in all, and PyTorch's compute kernels' */
 	int own_library_calls;       /* the candidate's C++ calls a CUDA library's API itself */

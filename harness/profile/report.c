@@ -241,6 +241,15 @@ static void kernels_pass(struct prof_report *r, const struct trace *t, const str
 			if (by > pt->late_by_us)
 				pt->late_by_us = by;
 		}
+		/* launched by the call but run before its start event fired: a side stream that does not wait for
+		 * the timed stream runs during the device-side lead, outside the window (and reads inputs the
+		 * timed stream may still be writing) */
+		if (w[i].source == 2 && k->start + PROF_LATE_NS < w[i].lo) {
+			double by = (double)(w[i].lo - k->start) / 1000.0;
+			pt->early_kernels++;
+			if (by > pt->early_by_us)
+				pt->early_by_us = by;
+		}
 		add_kernel_row(r, cap, row_of, t, k, &kc[k->name]);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -411,6 +420,9 @@ size_t prof_findings(const struct prof_report *r, struct findings *out)
 		f.kernels += t->kernels;
 		f.custom += t->custom_kernels;
 		f.late += t->late_kernels;
+		f.early += t->early_kernels;
+		if (t->early_by_us > f.early_by_us)
+			f.early_by_us = t->early_by_us;
 		f.foreign += t->foreign_kernels;
 		f.copies += t->memcpys + t->memsets;
 		if (t->late_by_us > f.late_by_us)

@@ -15,7 +15,8 @@
 #include "hwmetrics.h"
 #include "trace.h"
 
-/* A kernel ending this long after the end event counts as late (clock rounding stays below it). */
+/* A kernel ending this long after the end event counts as late, one starting this long before the start
+ * event as early (clock rounding stays below it). */
 #define PROF_LATE_NS 1000
 
 /* One profiled call as the worker reported it. */
@@ -31,8 +32,9 @@ struct prof_trial {
 	double gpu_window_us;        /* end event - start event on the GPU clock; NAN when unknown */
 	double kernel_sum_us;        /* sum of its kernels' durations */
 	double span_us;              /* first kernel start to last kernel end, any stream; 0 without kernels */
-	int kernels, custom_kernels, other_stream_kernels, late_kernels, foreign_kernels;
+	int kernels, custom_kernels, other_stream_kernels, late_kernels, early_kernels, foreign_kernels;
 	double late_by_us;           /* how far the latest kernel ended past the end event */
+	double early_by_us;          /* how far the earliest kernel started before the start event */
 	int memcpys, memsets;
 	double copy_us;
 };

@@ -32,6 +32,8 @@ static json_t *trial_json(const struct prof_trial *t)
 	json_object_set_new(o, "other_stream_kernels", json_integer(t->other_stream_kernels));
 	json_object_set_new(o, "late_kernels", json_integer(t->late_kernels));
 	json_object_set_new(o, "late_by_us", jnum(t->late_by_us));
+	json_object_set_new(o, "early_kernels", json_integer(t->early_kernels));
+	json_object_set_new(o, "early_by_us", jnum(t->early_by_us));
 	json_object_set_new(o, "foreign_kernels", json_integer(t->foreign_kernels));
 	json_object_set_new(o, "memcpys", json_integer(t->memcpys));
 	json_object_set_new(o, "memsets", json_integer(t->memsets));

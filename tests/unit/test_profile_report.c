@@ -191,6 +191,23 @@ static void a_kernel_after_the_end_event_is_h05(void **state)
 	prof_report_release(&r);
 }
 
+static void a_kernel_before_the_start_event_is_h05(void **state)
+{
+	(void)state;
+	struct prof_report r;
+	build("early_side_stream.trace", 2, &r);
+	assert_int_equal(r.trials[0].late_kernels, 0);
+	assert_int_equal(r.trials[0].early_kernels, 1);
+	assert_float_equal(r.trials[0].early_by_us, 55.0, 1e-9); /* starts at 0 us, the start event at 55 us */
+	expect_one_finding(&r, "H05", "reject", "started before the timer's start event (up to 55.0 us", NULL);
+	prof_report_release(&r);
+	/* the flush's fill kernel before the start event is no call's: the honest trace has no early kernel */
+	build("late_side_stream.trace", 2, &r);
+	assert_int_equal(r.trials[0].early_kernels, 0);
+	assert_int_equal(r.trials[1].early_kernels, 0);
+	prof_report_release(&r);
+}
+
 static void only_pytorch_kernels_is_h01_only_cublas_a_flagged_h04(void **state)
 {
 	(void)state;
@@ -394,6 +411,7 @@ int main(void)
 		cmocka_unit_test(per_call_sum_span_and_window),
 		cmocka_unit_test(the_table_sums_calls_by_kernel),
 		cmocka_unit_test(a_kernel_after_the_end_event_is_h05),
+		cmocka_unit_test(a_kernel_before_the_start_event_is_h05),
 		cmocka_unit_test(only_pytorch_kernels_is_h01_only_cublas_a_flagged_h04),
 		cmocka_unit_test(absence_is_not_judged_from_an_incomplete_trace),
 		cmocka_unit_test(another_threads_kernel_in_the_window_is_flagged),
