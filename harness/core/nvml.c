@@ -19,6 +19,7 @@ struct nvml_gpu {
 	int (*clock)(nvml_device, int, unsigned *);
 	int (*max_clock)(nvml_device, int, unsigned *);
 	int (*reasons)(nvml_device, unsigned long long *);
+	int (*util)(nvml_device, unsigned *);   /* nvmlDeviceGetUtilizationRates: {gpu, memory} percent */
 };
 
 static void *sym(void *lib, const char *a, const char *b)
@@ -44,6 +45,7 @@ struct nvml_gpu *nvml_open(const char *uuid, char *why, size_t why_len)
 		/* renamed in CUDA 12.2's NVML; the old name stays as an alias on older drivers */
 		.reasons = (int (*)(nvml_device, unsigned long long *))sym(lib, "nvmlDeviceGetCurrentClocksEventReasons",
 									 "nvmlDeviceGetCurrentClocksThrottleReasons"),
+		.util = (int (*)(nvml_device, unsigned *))sym(lib, "nvmlDeviceGetUtilizationRates", NULL),
 	};
 	if (!init || !by_uuid || !g.clock || !g.shutdown) {
 		snprintf(why, why_len, "libnvidia-ml.so.1 lacks the calls stitchbench needs");
@@ -78,6 +80,16 @@ int nvml_sample(struct nvml_gpu *g, unsigned *sm_mhz, unsigned long long *reason
 		return -1;
 	if (g->reasons && g->reasons(g->dev, reasons) != NVML_SUCCESS)
 		*reasons = 0;
+	return 0;
+}
+
+int nvml_utilization(struct nvml_gpu *g, unsigned *gpu_pct)
+{
+	unsigned rates[2] = { 0, 0 }; /* nvmlUtilization_t: gpu, memory */
+	*gpu_pct = 0;
+	if (!g || !g->util || g->util(g->dev, rates) != NVML_SUCCESS)
+		return -1;
+	*gpu_pct = rates[0];
 	return 0;
 }
 

@@ -16,6 +16,9 @@ struct nvml_gpu *nvml_open(const char *uuid, char *why, size_t why_len);
 /* The current SM clock in MHz and the clock-event reasons bitmask (NVML's nvmlClocksEventReason*
  * bits). Returns 0, or -1 when NVML could not say. */
 int nvml_sample(struct nvml_gpu *g, unsigned *sm_mhz, unsigned long long *reasons);
+/* The percent of the driver's last sample period (1/6 s to 1 s) in which a kernel ran, as nvidia-smi's
+ * utilization.gpu reports it. Returns 0, or -1 when NVML could not say. */
+int nvml_utilization(struct nvml_gpu *g, unsigned *gpu_pct);
 /* The highest SM clock the GPU may run at, in MHz; 0 when unknown. */
 unsigned nvml_max_sm_mhz(struct nvml_gpu *g);
 void nvml_close(struct nvml_gpu *g);

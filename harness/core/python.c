@@ -30,6 +30,7 @@ static void parse_devices(json_t *arr, struct python_info *out)
 		pd->memory_bytes = json_integer_value(json_object_get(d, "memory_bytes"));
 		pd->multiprocessors = (int)json_integer_value(json_object_get(d, "multiprocessors"));
 		pd->l2_bytes = json_integer_value(json_object_get(d, "l2_bytes"));
+		snprintf(pd->uuid, sizeof(pd->uuid), "%s", json_string_value(json_object_get(d, "uuid")) ?: "");
 	}
 }
 

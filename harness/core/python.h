@@ -13,6 +13,7 @@ struct py_device {
 	long long memory_bytes;
 	int multiprocessors;
 	long long l2_bytes;
+	char uuid[48];         /* torch's form of the GPU's UUID ("" when torch does not say) */
 };
 
 struct python_info {

@@ -97,6 +97,7 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 		snprintf(e->gpu, sizeof(e->gpu), "%s", py.devices[index].name ? py.devices[index].name : "?");
 		snprintf(e->sm, sizeof(e->sm), "%s", py.devices[index].sm);
 		e->l2_bytes = py.devices[index].l2_bytes;
+		snprintf(e->gpu_uuid, sizeof(e->gpu_uuid), "%s", py.devices[index].uuid);
 	} else {
 		snprintf(e->device, sizeof(e->device), "cpu");
 	}

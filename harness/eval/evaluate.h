@@ -45,6 +45,7 @@ struct eval_env {
 	char device[24];          /* "cpu" or "cuda:N", resolved from eval.device */
 	char gpu[128];
 	char sm[8];               /* "90"; empty on the CPU */
+	char gpu_uuid[48];        /* torch's form of the GPU's UUID, for NVML; empty on the CPU or unknown */
 	char torch[32];
 	char torch_cuda[16];      /* CUDA torch was built with; empty for a CPU build */
 	char python_version[16];

@@ -28,6 +28,7 @@ if info["cuda_available"]:
             "memory_bytes": int(p.total_memory),
             "multiprocessors": int(p.multi_processor_count),
             "l2_bytes": int(getattr(p, "L2_cache_size", 0) or 0),
+            "uuid": str(getattr(p, "uuid", "") or ""),  # NVML finds the GPU by it (serve's GPU idle)
         })
 info["devices"] = devices
 print(json.dumps(info))
