@@ -142,7 +142,7 @@ int cmd_audit(int argc, char **argv, struct sb_ctx *ctx)
 	    (rc = eval_env_init(&env, &cfg, ctx->home, &err)))
 		goto out;
 	have_env = 1;
-	cli_eval_claim(ctx, &env, &claim);
+	cli_eval_claim(ctx, &env, 1, &claim);
 	if (a.run && (rc = open_run(&cfg, a.run, &run, &err)))
 		goto out;
 	if (!a.json)

@@ -152,7 +152,7 @@ int cmd_baseline(int argc, char **argv, struct sb_ctx *ctx)
 	    (rc = eval_env_init(&env, &cfg, ctx->home, &err)))
 		goto out;
 	have_env = 1;
-	cli_eval_claim(ctx, &env, &claim);
+	cli_eval_claim(ctx, &env, 1, &claim);
 	const char *hardware = env.gpu[0] ? env.gpu : "cpu";
 	if (a.output) {
 		dir = xstrdup(a.output);

@@ -99,13 +99,19 @@ struct global_args {
 };
 int global_parse_args(int argc, char **argv, struct global_args *g, struct sb_error *err);
 
-/* What an evaluating command (eval, baseline, audit, profile) claims once its environment is known:
- * its work folders' owner lock, the sweep of ended processes' leftovers, its device's lock
- * (eval/sweep.h); says what it swept and warns when another process times on the same GPU. A failure
- * to lock is a warning: the command can evaluate without it. Release with eval_claim_release(). */
+/* What an evaluating command (eval, baseline, audit, profile, serve) claims once its environments are
+ * known: its work folders' owner lock, the sweep of ended processes' leftovers, the lock of each of its
+ * n slots' devices (eval/sweep.h); says what it swept and warns when another process times on the same
+ * GPU. A failure to lock is a warning: the command can evaluate without it. Release with
+ * eval_claim_release(). */
 struct eval_env;
 struct eval_claim;
-void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c);
+void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, int n, struct eval_claim *c);
+
+/* The device slots of `--gpus SPEC` (sched/gpus.h), one environment each, the first also made base's
+ * device; without --gpus (NULL) the one slot is base itself. Free *envs only when it is not base. */
+int cli_eval_slots(const struct sb_ctx *ctx, const char *gpus, struct eval_env *base, struct eval_env **envs, int *n,
+		   struct sb_error *err);
 
 /* --repeats K of metrics and report, and run.repeats (cli/metrics.c): judges each problem's representative
  * clean pass of every agent of each RUN until its store holds K repeats (run/repeats.h), the

@@ -16,13 +16,13 @@
 #include "../core/sha256.h"
 #include "../core/log.h"
 #include "../core/suite.h"
-#include "../core/taskpool.h"
 #include "../agents/judge.h"
 #include "../eval/evaluate.h"
 #include "../eval/seeds.h"
 #include "../profile/session.h"
 #include "../store/store.h"
 #include "../eval/sweep.h"
+#include "../sched/sched.h"
 #include "cli.h"
 
 const char cmd_eval_help[] =
@@ -47,9 +47,11 @@ const char cmd_eval_help[] =
 	"status stays what the correctness trials decided (verdict field robust).\n"
 	"Prints the verdict, or with --json the verdict JSON (docs/verdict.md).\n\n"
 	"With --samples DIR, evaluates a KernelBench generations folder (files named\n"
-	"level_1_problem_19_sample_0_kernel.py): the candidates build in parallel on the cores\n"
-	"and are evaluated one at a time, on a GPU each as soon as its build has ended\n"
-	"(on the CPU after every build), the candidates of one problem against the same reference worker\n"
+	"level_1_problem_19_sample_0_kernel.py) on the evaluation queue `serve` also uses: the candidates\n"
+	"build in order on the cores and are evaluated one at a time per device (--gpus: one per GPU), on\n"
+	"a GPU each as soon as its build has ended (on the CPU builds and evaluations take turns, so no\n"
+	"compiler shares the cores with timed calls), the candidates of one problem against the same\n"
+	"reference worker\n"
 	"kept alive, the next two candidates' workers (and the next problem's reference worker) starting\n"
 	"while the current one runs its trials; one verdict per\n"
 	"line goes to the JSONL file (-o; default <output.dir>/eval-<time>.jsonl). Files already judged in\n"
@@ -84,6 +86,8 @@ const char cmd_eval_help[] =
 	"   --run RUN_ID             --samples: also store the verdicts in run RUN_ID (output.run_id)\n"
 	"   --rejudge                --samples: judge again the files whose newest line in the output file\n"
 	"                            was judged with other settings, appending new lines (otherwise exit 2)\n"
+	"   --gpus 0,1,...|all       --samples: judge on each listed GPU at once, one file per GPU (all: every\n"
+	"                            GPU torch sees, after CUDA_VISIBLE_DEVICES; one GPU model)\n"
 	"   --keep-workdir           keep the work folders under the cache for inspection, with every output\n"
 	"                            file in them (otherwise each goes once it is compared; with outputs\n"
 	"                            shared on a GPU there are none)\n"
@@ -114,12 +118,12 @@ const char cmd_eval_help[] =
 
 struct eval_args {
 	struct config_opts cfg;
-	const char *candidate, *problem, *samples, *output, *run, *seeds;
+	const char *candidate, *problem, *samples, *output, *run, *seeds, *gpus;
 	int json, keep, help, rejudge;
 };
 
 enum { OPT_JSON = 1000, OPT_PROBLEM, OPT_DEVICE, OPT_TRIALS, OPT_PERF,
-       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN, OPT_SEEDS, OPT_REJUDGE };
+       OPT_TOL, OPT_TIMEOUT, OPT_SAMPLES, OPT_KEEP, OPT_NO_COMPILE, OPT_RUN, OPT_SEEDS, OPT_REJUDGE, OPT_GPUS };
 
 static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_error *err)
 {
@@ -132,7 +136,8 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		{ "samples", required_argument, NULL, OPT_SAMPLES }, { "output", required_argument, NULL, 'o' },
 		{ "keep-workdir", no_argument, NULL, OPT_KEEP }, { "no-compile", no_argument, NULL, OPT_NO_COMPILE },
 		{ "run", required_argument, NULL, OPT_RUN }, { "seeds", required_argument, NULL, OPT_SEEDS },
-		{ "rejudge", no_argument, NULL, OPT_REJUDGE }, { NULL, 0, NULL, 0 },
+		{ "rejudge", no_argument, NULL, OPT_REJUDGE }, { "gpus", required_argument, NULL, OPT_GPUS },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	memset(a, 0, sizeof(*a));
@@ -157,6 +162,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		case OPT_RUN: a->run = optarg; strvec_pushf(&a->cfg.sets, "output.run_id=%s", optarg); break;
 		case OPT_SEEDS: a->seeds = optarg; break;
 		case OPT_REJUDGE: a->rejudge = 1; break;
+		case OPT_GPUS: a->gpus = optarg; break;
 		default:
 			return sb_error_set(err, SB_EINPUT, "eval: option '%s' %s; see 'stitchbench help eval'", argv[optind - 1],
 					    c == ':' ? "needs a value" : "is not known");
@@ -170,6 +176,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct sb_erro
 		return sb_error_set(err, SB_EINPUT, "eval: unexpected argument '%s'", argv[optind]);
 	if (!a->candidate == !a->samples)
 		return sb_error_set(err, SB_EINPUT, "eval: give either CANDIDATE.py --problem L<l>/<id>, or --samples DIR");
+	if (a->gpus && !a->samples)
+		return sb_error_set(err, SB_EINPUT, "eval: --gpus spreads the files of --samples over GPUs; a single file "
+				    "is judged on one device (--device cuda:N)");
 	if (a->run && !a->samples)
 		return sb_error_set(err, SB_EINPUT, "eval: --run stores the verdicts of --samples; a single file's verdict is "
 				    "printed (--json for JSON)");
@@ -246,7 +255,7 @@ static int eval_one(struct sb_ctx *ctx, struct eval_args *a, const struct config
 		return cli_fail(ctx, &err);
 	}
 	struct eval_claim claim = EVAL_CLAIM_INIT;
-	cli_eval_claim(ctx, &env, &claim);
+	cli_eval_claim(ctx, &env, 1, &claim);
 	char *abs = realpath(a->candidate, NULL);
 	int rc = eval_candidate(&env, cfg, p, abs, NULL, &v, &err);
 	free(abs);
@@ -286,72 +295,7 @@ struct sample {
 	int sample;
 	char sha[65];
 	int skip;              /* already judged (in the JSONL file or the run) */
-	int built;             /* its build was tried (guarded by build_pool.lock) */
-	struct prebuild pb;
 };
-
-struct build_pool {
-	struct sample *items;
-	size_t n, next;
-	pthread_mutex_t lock;
-	pthread_cond_t built;  /* signalled each time a sample's build ends */
-	const struct eval_env *env;
-	const struct config *cfg;
-	const struct sb_ctx *ctx;
-};
-
-/* The builders (a taskpool over the files in order): the next file, built outside the lock, marked built. */
-static void *build_take(void *arg, int *stop)
-{
-	struct build_pool *bp = arg;
-	if (bp->next >= bp->n) {
-		*stop = 1;
-		return NULL;
-	}
-	return &bp->items[bp->next++];
-}
-
-static void build_one(void *arg, void *task)
-{
-	struct build_pool *bp = arg;
-	struct sample *s = task;
-	struct sb_error err = { 0 };
-	prebuild_run(bp->env, bp->cfg, s->problem, s->path, &s->pb, &err);
-	sb_info(bp->ctx, "built %zu/%zu: %s: %s", (size_t)(s - bp->items) + 1, bp->n, s->path,
-		s->pb.ok ? "ok" : s->pb.msg ? s->pb.msg : err.msg);
-}
-
-static void build_done(void *arg, void *task)
-{
-	(void)arg;
-	((struct sample *)task)->built = 1;
-}
-
-/* The next file to evaluate: the first in order, not yet evaluated, whose build has ended (waiting while
- * none has), so a slow build (a compile error tried at every header level, a large extension) holds up
- * only itself. Also fills the problems of the evaluations likely to follow, for the workers started ahead:
- * the built files first, then the ones still building, in order. */
-static size_t build_next(struct build_pool *bp, const char *evaluated, const struct problem **next, size_t nnext)
-{
-	size_t pick = SIZE_MAX, k = 0;
-	pthread_mutex_lock(&bp->lock);
-	for (;;) {
-		for (size_t i = 0; i < bp->n && pick == SIZE_MAX; i++)
-			if (!evaluated[i] && bp->items[i].built)
-				pick = i;
-		if (pick != SIZE_MAX)
-			break;
-		pthread_cond_wait(&bp->built, &bp->lock);
-	}
-	for (int built = 1; built >= 0; built--)
-		for (size_t i = 0; i < bp->n && k < nnext; i++)
-			if (i != pick && !evaluated[i] && bp->items[i].built == built)
-				next[k++] = bp->items[i].problem;
-	pthread_mutex_unlock(&bp->lock);
-	while (k < nnext)
-		next[k++] = NULL;
-	return pick;
-}
 
 static int cmp_sample(const void *x, const void *y)
 {
@@ -598,6 +542,68 @@ static int run_store_put(struct store *st, const struct sample *x, const struct 
 	return rc == SB_EEXIST ? 0 : rc;
 }
 
+/* Where the evaluation queue's verdicts go (its callbacks, with lock held): the JSONL file and the run. */
+struct samples_sink {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;   /* a verdict was written, or writing failed */
+	const struct sb_ctx *ctx;
+	const struct config *cfg;
+	struct judge *judge;
+	struct sample *pending;   /* the queue's candidate k is pending[k - 1] */
+	size_t np, done;
+	FILE *f;
+	const char *output;
+	struct store *run;
+	size_t counts[V_NSTATUS];
+	int failed;               /* a write failed: nothing more is written, the queue stops */
+	struct sb_error err;
+};
+
+static void sink_score(void *owner, int64_t id, const struct problem *p, struct verdict *v)
+{
+	struct samples_sink *k = owner;
+	judge_rubric(k->judge, p, "judge", k->pending[id - 1].sample, 0, v);
+}
+
+static void sink_judged(void *owner, int64_t id, const struct problem *p, const char *path, struct verdict *v)
+{
+	struct samples_sink *k = owner;
+	const struct sample *x = &k->pending[id - 1];
+	(void)p;
+	(void)path;
+	if (k->failed)
+		return;
+	k->counts[v->status]++;
+	k->done++;
+	/* one JSON for both sinks: the line and the store row are the same verdict's bytes; the run store
+	 * keeps verdicts on candidates only, so neither a harness_error (the trusted side failed: a later run
+	 * tries the file again) nor a cannot_judge line goes there */
+	json_t *vj = verdict_to_json(v);
+	if (append_verdict(k->f, vj)) {
+		sb_error_set(&k->err, SB_EIO, "writing %s: %s", k->output, strerror(errno));
+		k->failed = 1;
+	} else if (v->status != V_HARNESS_ERROR && v->status != V_CANNOT_JUDGE && run_store_put(k->run, x, v, vj, &k->err)) {
+		k->failed = 1;
+	}
+	json_decref(vj);
+	if (!k->failed) {
+		char speed[48] = "";
+		if (v->timing.ran)
+			snprintf(speed, sizeof(speed), ", speedup %.3fx", v->timing.speedup_eager);
+		sb_info(k->ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s)", k->done, k->np, v->problem, x->sample,
+			verdict_status_name(v->status), speed, v->seconds.total);
+	}
+	pthread_cond_broadcast(&k->changed);
+}
+
+static void sink_built(void *owner, int64_t id, const char *path, const struct prebuild *pb)
+{
+	struct samples_sink *k = owner;
+	sb_info(k->ctx, "built %lld/%zu: %s: %s", (long long)id, k->np, path, pb->ok ? "ok" : pb->msg ? pb->msg : "failed");
+}
+
+static const struct sched_ops samples_ops = { sink_score, sink_judged, sink_built };
+
 static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct config *cfg, const struct suite *s)
 {
 	struct sb_error err = { 0 };
@@ -627,6 +633,13 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		free(output);
 		return cli_fail(ctx, &err);
 	}
+	struct eval_env *slots;
+	int nslots;
+	if (cli_eval_slots(ctx, a->gpus, &env, &slots, &nslots, &err)) {
+		free(output);
+		eval_env_release(&env);
+		return cli_fail(ctx, &err);
+	}
 	/* the settings this invocation's verdicts record, against those of the lines already in the file */
 	struct judged judged;
 	struct store_run mine;
@@ -647,13 +660,19 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 			     "goes by, and `import` refuses a file that mixes settings)", output, x->lineno, more, x->diff);
 		judged_release(&judged);
 		free(output);
+		if (slots != &env)
+			free(slots);
 		eval_env_release(&env);
 		return cli_fail(ctx, &err);
+	}
+	for (int i = 0; i < nslots; i++) {
+		slots[i].keep_workdirs = a->keep;
+		slots[i].profile = prof_candidate;
 	}
 	env.keep_workdirs = a->keep;
 	env.profile = prof_candidate;
 	struct eval_claim claim = EVAL_CLAIM_INIT;
-	cli_eval_claim(ctx, &env, &claim);
+	cli_eval_claim(ctx, slots, nslots, &claim);
 	struct store *run;
 	struct judge judge = { 0 };
 	char *run_dir = run_dir_of(cfg);
@@ -663,6 +682,8 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 		store_close(run);
 		free(output);
 		eval_claim_release(&claim);
+		if (slots != &env)
+			free(slots);
 		eval_env_release(&env);
 		return cli_fail(ctx, &err);
 	}
@@ -700,88 +721,40 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 
 	/* the workers below are forked from it: its import of torch starts now */
 	eval_fork_server(&env);
-	/* Builds run in file order on the CPU cores; on a GPU each evaluation starts as soon as its own build
-	 * has ended, so the device works while later files build (one core is left to the two workers the
-	 * evaluation runs). On the CPU the timed calls would share the cores with the compilers, so every
-	 * build ends first. */
-	int gpu = !strncmp(env.device, "cuda", 4);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	if (cfg->eval.build_jobs)
-		cores = cfg->eval.build_jobs;
-	else if (gpu && cores > 2)
-		cores--;
 	struct sample *pending = xcalloc(todo ? todo : 1, sizeof(*pending));
 	size_t np = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!items[i].skip)
 			pending[np++] = items[i];
-	struct build_pool bp = { pending, np, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, &env, cfg, ctx };
-	struct taskpool builders = { &bp.lock, &bp.built, &bp, build_take, build_one, build_done, NULL, 0 };
-	taskpool_start(&builders, (int)(cores < (long)np ? cores : (long)np));
-	if (!gpu)
-		taskpool_join(&builders);
-
-	/* evaluations, one at a time on the device */
-	FILE *f = fopen(output, "a");
+	struct samples_sink k = { .lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER, .ctx = ctx,
+				  .cfg = cfg, .judge = &judge, .pending = pending, .np = np, .output = output, .run = run };
 	int rc = 0;
-	if (!f) {
+	if (!(k.f = fopen(output, "a"))) {
 		sb_error_set(&err, SB_EIO, "cannot open %s: %s", output, strerror(errno));
 		rc = cli_fail(ctx, &err);
 		np = 0;
 	}
-	size_t counts[V_NSTATUS] = { 0 };
-	char *evaluated = xcalloc(np ? np : 1, 1);
-	for (size_t step = 0; step < np; step++) {
-		size_t i = build_next(&bp, evaluated, env.next_problems, EVAL_AHEAD);
-		struct sample *x = &pending[i];
-		struct verdict v;
-		evaluated[i] = 1;
-		env.prestart_next = step + 1 < np; /* the next one's worker can start during this one */
-		/* a compile error the prebuild already saw is not paid for twice */
-		if (eval_candidate(&env, cfg, x->problem, x->path, &x->pb, &v, &err)) {
-			/* the trusted side failed: a harness_error line accounts for the file (a later run tries it
-			 * again); the run store keeps verdicts on candidates only, so neither it nor a cannot_judge
-			 * line goes there */
-			sb_warn(ctx, "%s: not judged: %s", x->path, err.msg);
-			verdict_release(&v);
-			eval_failure(&env, cfg, x->problem, x->path, V_HARNESS_ERROR,
-				      err.msg[0] ? err.msg : "the harness failed", &v);
-			err = (struct sb_error){ 0 };
-		} else {
-			judge_rubric(&judge, x->problem, "judge", x->sample, 0, &v);
-		}
-		counts[v.status]++;
-		/* one JSON for both sinks: the line and the store row are the same verdict's bytes */
-		json_t *vj = verdict_to_json(&v);
-		if (append_verdict(f, vj)) {
-			sb_error_set(&err, SB_EIO, "writing %s: %s", output, strerror(errno));
-			json_decref(vj);
-			verdict_release(&v);
-			rc = cli_fail(ctx, &err);
-			break;
-		}
-		if (v.status != V_HARNESS_ERROR && v.status != V_CANNOT_JUDGE && run_store_put(run, x, &v, vj, &err)) {
-			json_decref(vj);
-			verdict_release(&v);
-			rc = cli_fail(ctx, &err);
-			break;
-		}
-		json_decref(vj);
-		char speed[48] = "";
-		if (v.timing.ran)
-			snprintf(speed, sizeof(speed), ", speedup %.3fx", v.timing.speedup_eager);
-		sb_info(ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s)", step + 1, np, v.problem, x->sample,
-			verdict_status_name(v.status), speed, v.seconds.total);
-		verdict_release(&v);
-	}
-	if (f)
-		fclose(f);
-	free(evaluated);
-	/* after a failed write no build starts; those in flight end with their threads */
-	pthread_mutex_lock(&bp.lock);
-	bp.next = bp.n;
-	pthread_mutex_unlock(&bp.lock);
-	taskpool_join(&builders);
+	/* The evaluation queue (sched.h) builds the files in order on the cores and judges each, in order, as
+	 * soon as its build has ended, one at a time per device slot; the candidates of one problem against
+	 * the same reference worker kept alive, the next evaluations' workers started ahead. */
+	struct sched_opts so = { .ctx = ctx, .cfg = cfg, .envs = slots, .nenvs = nslots, .lock = &k.lock,
+				 .ops = &samples_ops, .owner = &k };
+	struct sched *q = np ? sched_start(&so, &err) : NULL;
+	if (np && !q)
+		rc = cli_fail(ctx, &err);
+	pthread_mutex_lock(&k.lock);
+	for (size_t i = 0; q && i < np; i++)
+		sched_add(q, (int64_t)i + 1, 0, pending[i].problem, pending[i].path);
+	while (q && !k.failed && k.done < np)
+		pthread_cond_wait(&k.changed, &k.lock);
+	pthread_mutex_unlock(&k.lock);
+	/* after a failed write nothing new starts; evaluations in flight end, their verdicts dropped */
+	sched_stop(q);
+	if (k.f)
+		fclose(k.f);
+	if (k.failed)
+		rc = cli_fail(ctx, &k.err);
+	size_t *counts = k.counts;
 	if (!rc)
 		printf("%zu judged: %zu pass, %zu incorrect, %zu compile_error, %zu runtime_error, %zu timeout, %zu rejected, "
 		       "%zu format_error, %zu cannot_judge, %zu harness_error; verdicts in %s\n",
@@ -806,13 +779,13 @@ static int eval_samples(struct sb_ctx *ctx, struct eval_args *a, const struct co
 	judge_close(&judge);
 	for (size_t i = 0; i < n; i++)
 		free(items[i].path);
-	for (size_t i = 0; i < np; i++)
-		prebuild_release(&pending[i].pb);
 	free(items);
 	free(pending);
 	free(output);
 	eval_prestart_drain(); /* before the env it points to goes */
 	eval_claim_release(&claim);
+	if (slots != &env)
+		free(slots);
 	eval_env_release(&env);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include "../core/log.h"
 #include "../eval/evaluate.h"
 #include "../eval/sweep.h"
+#include "../sched/gpus.h"
 #include "cli.h"
 
 void config_opts_release(struct config_opts *o)
@@ -187,21 +188,44 @@ int doctor_parse_args(int argc, char **argv, struct doctor_args *a, struct sb_er
 	return 0;
 }
 
-void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, struct eval_claim *c)
+void cli_eval_claim(const struct sb_ctx *ctx, const struct eval_env *e, int n, struct eval_claim *c)
 {
 	struct strbuf warn = STRBUF_INIT;
 	struct sb_error err = { 0 };
-	if (eval_claim_begin(c, e->cache_root, &err))
+	if (eval_claim_begin(c, e[0].cache_root, &err))
 		sb_warn(ctx, "%s; work folders left by ended processes are not swept", err.msg);
 	else if (c->swept)
 		sb_info(ctx, "removed %zu work folders and temporary entries that ended processes left in %s", c->swept,
-			e->cache_root);
-	if (eval_claim_device(c, e->cache_root, e->device, &warn, &err))
-		sb_warn(ctx, "%s; other processes timing on %s are not noticed", err.msg, e->device);
+			e[0].cache_root);
+	for (int i = 0; i < n; i++) {
+		err = (struct sb_error){ 0 };
+		if (eval_claim_device(c, e[i].cache_root, e[i].device, &warn, &err))
+			sb_warn(ctx, "%s; other processes timing on %s are not noticed", err.msg, e[i].device);
+	}
 	for (const char *p = warn.buf; *p;) {
 		size_t len = strcspn(p, "\n");
 		sb_warn(ctx, "%.*s", (int)len, p);
 		p += len + (p[len] == '\n');
 	}
 	strbuf_release(&warn);
+}
+
+int cli_eval_slots(const struct sb_ctx *ctx, const char *gpus, struct eval_env *base, struct eval_env **envs, int *n,
+		   struct sb_error *err)
+{
+	if (!gpus) {
+		*envs = base;
+		*n = 1;
+		return 0;
+	}
+	int rc = gpus_resolve(gpus, base, ctx->home, envs, n, err);
+	if (!rc) {
+		/* the command's own environment (its store's machine, its builds) describes the first slot */
+		snprintf(base->device, sizeof(base->device), "%s", (*envs)[0].device);
+		snprintf(base->gpu, sizeof(base->gpu), "%s", (*envs)[0].gpu);
+		snprintf(base->sm, sizeof(base->sm), "%s", (*envs)[0].sm);
+		base->l2_bytes = (*envs)[0].l2_bytes;
+		snprintf(base->gpu_uuid, sizeof(base->gpu_uuid), "%s", (*envs)[0].gpu_uuid);
+	}
+	return rc;
 }

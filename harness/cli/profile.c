@@ -299,7 +299,7 @@ int cmd_profile(int argc, char **argv, struct sb_ctx *ctx)
 	if ((rc = eval_env_init(&env, &cfg, ctx->home, &err)))
 		goto out;
 	have_env = 1;
-	cli_eval_claim(ctx, &env, &claim);
+	cli_eval_claim(ctx, &env, 1, &claim);
 	if (!strcmp(env.device, "cpu")) {
 		rc = sb_error_set(&err, SB_EENV, "profiling needs a CUDA GPU: torch sees none here (eval.device=%s); run it "
 				  "on a GPU node", cfg.eval.device);

@@ -31,8 +31,9 @@ const char cmd_serve_help[] =
 	"Judges candidates sent over HTTP and answers with their verdicts and a reward, for an RL trainer or\n"
 	"any batch client (docs/serve.md). Each candidate is judged by the same evaluator and trust boundary\n"
 	"as `eval` (static checks, the sandboxed worker, correctness trials, paired timing, runtime checks),\n"
-	"one at a time on this server's device, while the next ones build on the cores (on the CPU, builds\n"
-	"wait while a candidate is timed); the server process never runs candidate code.\n\n"
+	"one at a time on each of this server's devices (--gpus: one per GPU), while the next ones build on\n"
+	"the cores (on the CPU, builds wait while a candidate is timed); the server process never runs\n"
+	"candidate code.\n\n"
 	"Endpoints:\n"
 	"   POST /v1/evaluate   {\"candidates\": [{\"problem\": \"L1/19\", \"source\": \"...\", \"request_id\": ...,\n"
 	"                       \"reward\": \"stitchcuda\"|\"speedup\"|\"pass\", \"lambda\": 0.5}], \"preset\": ...,\n"
@@ -76,6 +77,9 @@ const char cmd_serve_help[] =
 	"   --connections N          connections at once (default 64); each waiting /v1/evaluate holds one\n"
 	"   --idle-timeout S         close a connection idle this long (default 60; slow clients)\n"
 	"   --reward KIND            the default reward: stitchcuda (default), speedup or pass\n"
+	"   --gpus 0,1,...|all       judge on each listed GPU at once, one candidate per GPU (all: every GPU\n"
+	"                            torch sees, after CUDA_VISIBLE_DEVICES; one GPU model); default: the\n"
+	"                            one device of eval.device\n"
 	"   --device, --trials, --perf-trials, --tolerance, --timeout, --no-compile\n"
 	"                            as for `eval`\n"
 	"   -c, --config FILE        experiment YAML (its eval: and checks: sections apply; checks.reward_lambda\n"
@@ -90,7 +94,7 @@ const char cmd_serve_help[] =
 
 struct serve_args {
 	struct config_opts cfg;
-	const char *listen, *port_file, *token_env, *reward;
+	const char *listen, *port_file, *token_env, *reward, *gpus;
 	struct strvec clients;
 	unsigned port, connections, idle_timeout;
 	size_t queue_max, max_batch, max_body, max_source;
@@ -100,7 +104,7 @@ struct serve_args {
 
 enum { OPT_LISTEN = 1000, OPT_PORT, OPT_PORT_FILE, OPT_RUN, OPT_TOKEN_ENV, OPT_CLIENT, OPT_BUDGET, OPT_QUEUE_MAX,
        OPT_MAX_BATCH, OPT_MAX_BODY, OPT_MAX_SOURCE, OPT_CONNECTIONS, OPT_IDLE, OPT_REWARD, OPT_DEVICE, OPT_TRIALS,
-       OPT_PERF, OPT_TOL, OPT_TIMEOUT, OPT_NO_COMPILE };
+       OPT_PERF, OPT_TOL, OPT_TIMEOUT, OPT_NO_COMPILE, OPT_GPUS };
 
 /* A count or a size: digits, with K or M for sizes. */
 static int parse_size(const char *opt, const char *s, int suffixes, size_t lo, size_t hi, size_t *out,
@@ -136,6 +140,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct sb_err
 		{ "device", required_argument, NULL, OPT_DEVICE }, { "trials", required_argument, NULL, OPT_TRIALS },
 		{ "perf-trials", required_argument, NULL, OPT_PERF }, { "tolerance", required_argument, NULL, OPT_TOL },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT }, { "no-compile", no_argument, NULL, OPT_NO_COMPILE },
+		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
@@ -194,6 +199,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, struct sb_err
 		case OPT_TOL: strvec_pushf(&a->cfg.sets, "eval.tolerance=%s", optarg); break;
 		case OPT_TIMEOUT: strvec_pushf(&a->cfg.sets, "eval.timeout_s=%s", optarg); break;
 		case OPT_NO_COMPILE: strvec_push(&a->cfg.sets, "eval.compile=false"); break;
+		case OPT_GPUS: a->gpus = optarg; break;
 		default:
 			rc = sb_error_set(err, SB_EINPUT, "serve: option '%s' %s; see 'stitchbench help serve'", argv[optind - 1],
 					  c == ':' ? "needs a value" : "is not known");
@@ -230,6 +236,8 @@ struct server {
 	struct serve_clients clients;
 	struct eval_env env;
 	int env_ok;
+	struct eval_env *slots;   /* one per device slot: &env, or --gpus's */
+	int nslots;
 	struct eval_claim claim;
 	struct store *store;
 	struct judge judge;
@@ -254,6 +262,8 @@ static void server_release(struct server *s)
 	if (s->env_ok) {
 		eval_prestart_drain();
 		eval_claim_release(&s->claim);
+		if (s->slots != &s->env)
+			free(s->slots);
 		eval_env_release(&s->env);
 	}
 	clients_release(&s->clients);
@@ -290,8 +300,12 @@ static int server_setup(struct sb_ctx *ctx, struct serve_args *a, struct server 
 		return rc;
 	s->env_ok = 1;
 	s->env.profile = prof_candidate;
+	s->slots = &s->env;
+	s->nslots = 1;
+	if ((rc = cli_eval_slots(ctx, a->gpus, &s->env, &s->slots, &s->nslots, err)))
+		return rc;
 	s->claim = (struct eval_claim)EVAL_CLAIM_INIT;
-	cli_eval_claim(ctx, &s->env, &s->claim);
+	cli_eval_claim(ctx, s->slots, s->nslots, &s->claim);
 
 	s->run_dir = xstrfmt("%s/%s", s->cfg.output.dir, run_id);
 	struct store_run run;
@@ -310,7 +324,7 @@ static int server_setup(struct sb_ctx *ctx, struct serve_args *a, struct server 
 	if (rc)
 		return rc;
 	struct serve_queue_opts qo = {
-		.ctx = ctx, .cfg = &s->cfg, .suite = &s->suite, .env = &s->env, .judge = &s->judge, .store = s->store,
+		.ctx = ctx, .cfg = &s->cfg, .suite = &s->suite, .envs = s->slots, .nenvs = s->nslots, .judge = &s->judge, .store = s->store,
 		.journal = s->journal, .run_dir = s->run_dir, .queue_max = a->queue_max, .stop = &s->stop,
 	};
 	return queue_open(&s->queue, &qo, err);
@@ -375,10 +389,14 @@ int cmd_serve(int argc, char **argv, struct sb_ctx *ctx)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	printf("stitchbench serve: listening on %s (device %s, preset %s, %s; run %s)\n", url, s.env.device,
-	       lim.preset, clients_need_token(&s.clients) ? "bearer token required" : "open: no token", s.run_dir);
+	struct strbuf devs = STRBUF_INIT;
+	for (int i = 0; i < s.nslots; i++)
+		strbuf_addf(&devs, "%s%s", i ? "," : "", s.slots[i].device);
+	printf("stitchbench serve: listening on %s (device%s %s, preset %s, %s; run %s)\n", url, s.nslots > 1 ? "s" : "",
+	       devs.buf, lim.preset, clients_need_token(&s.clients) ? "bearer token required" : "open: no token", s.run_dir);
 	fflush(stdout);
 	free(url);
+	strbuf_release(&devs);
 	if (!clients_need_token(&s.clients) && strcmp(a.listen, "127.0.0.1"))
 		sb_warn(ctx, "serve: listening on %s without a token: anyone who reaches the port may submit code to judge; "
 			"give --token-env", a.listen);

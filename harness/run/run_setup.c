@@ -15,7 +15,7 @@
 #include "../llm/transcript.h"
 #include "../profile/session.h"
 #include "../store/store.h"
-#include "gpus.h"
+#include "../sched/gpus.h"
 #include "run_int.h"
 
 char *run_dir_for(const char *output_dir, const char *run)

@@ -76,6 +76,7 @@ int gpus_resolve(const char *spec, const struct eval_env *base, const char *home
 		snprintf(out[i].gpu, sizeof(out[i].gpu), "%s", d->name ?: "?");
 		snprintf(out[i].sm, sizeof(out[i].sm), "%s", d->sm);
 		out[i].l2_bytes = d->l2_bytes;
+		snprintf(out[i].gpu_uuid, sizeof(out[i].gpu_uuid), "%s", d->uuid);
 	}
 	free(idx);
 	python_info_release(&py);

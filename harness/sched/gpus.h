@@ -1,5 +1,6 @@
-/* gpus.h - `run --gpus 0,1,... | all`: which GPUs get an evaluation slot, and the evaluation environment
- * of each slot (the run's environment with that GPU's device, name, SM and L2). */
+/* gpus.h - `--gpus 0,1,... | all` (run, eval --samples, serve): which GPUs get an evaluation slot, and
+ * the evaluation environment of each slot (the command's environment with that GPU's device, name, SM
+ * and L2). */
 #ifndef SB_GPUS_H
 #define SB_GPUS_H
 

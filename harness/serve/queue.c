@@ -1,5 +1,5 @@
-/* queue.c - serve's jobs, its builder threads and its evaluator thread (queue.h). One lock guards the
- * in-memory queue, the journal and the store; it is never held while a candidate is built or judged. A verdict goes to the store
+/* queue.c - serve's jobs on the evaluation queue (queue.h, sched/sched.h). One lock guards the evaluation
+ * queue, the journal and the store; it is never held while a candidate is built or judged. A verdict goes to the store
  * before the journal says its candidate is done, so a crash in between is mended when the journal is read
  * back: the store's row wins, and nothing is judged twice. */
 #include <errno.h>
@@ -17,47 +17,29 @@
 #include "../core/fs.h"
 #include "../core/log.h"
 #include "../core/sha256.h"
-#include "../core/taskpool.h"
 #include "../eval/evaluate.h"
+#include "../sched/sched.h"
+#include "gpuwatch.h"
 #include "../store/store.h"
 #include "queue.h"
-
-/* A candidate waiting for the evaluator, and where its build is. */
-enum build_state { B_WAITING, B_BUILDING, B_BUILT };
-struct queued {
-	int64_t id;
-	int priority;
-	const struct problem *problem;
-	char *path;
-	enum build_state build;
-	struct prebuild *pb;      /* B_BUILT: its outcome (a failed build is judged from it, not built again) */
-};
 
 struct serve_queue {
 	struct serve_queue_opts o;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;      /* the evaluator: something was queued, or stop */
 	pthread_cond_t changed;   /* waiters: a candidate ended, or stop */
-	struct queued *q;
-	size_t nq, alloc;
-	int64_t running;          /* the candidate being judged; 0: none */
+	struct sched *sched;      /* the evaluation queue: builds ahead, one evaluator per device slot */
+	struct gpuwatch *gpus;    /* the slots' GPU utilization, sampled (NULL on the CPU) */
 	int stopping;
-	int started;
-	pthread_t thread;
-	/* builders: the queued candidates' builds run on the cores ahead of their evaluations, as in `eval
-	 * --samples`, so on a GPU the device judges one candidate while the next ones compile */
-	struct taskpool builders;
-	int building;             /* builds in flight */
-	int gpu;                  /* builds may overlap an evaluation (on the CPU they would share its cores) */
+	/* what the journal queued again at the start, for the evaluation queue once it starts */
+	struct requeued { int64_t id; int priority; const struct problem *problem; char *path; } *re;
+	size_t nre;
 	char *cand_dir;
 
 	/* metrics, since this process started */
 	double t0;
-	double busy_s, busy_since;
 	size_t verdicts;
 	double *ended;            /* when each verdict of the last hour ended (monotonic seconds) */
 	size_t nended, aended;
-	double mean_s;            /* moving mean of an evaluation's wall seconds; 0: none yet */
 };
 
 static double now_mono(void)
@@ -81,42 +63,10 @@ static const struct problem *find_problem(const struct suite *s, const char *ref
 	return problem_ref_parse(ref, &level, &id, &err) ? NULL : suite_find(s, level, id);
 }
 
-static void push(struct serve_queue *q, int64_t id, int priority, const struct problem *p, const char *path)
+static void requeue(struct serve_queue *q, int64_t id, int priority, const struct problem *p, const char *path)
 {
-	if (q->nq == q->alloc)
-		q->q = xrealloc(q->q, (q->alloc = q->alloc ? 2 * q->alloc : 64) * sizeof(*q->q));
-	q->q[q->nq++] = (struct queued){ id, priority, p, xstrdup(path), B_WAITING, NULL };
-}
-
-static void queued_release(struct queued *c)
-{
-	if (c->pb) {
-		prebuild_release(c->pb);
-		free(c->pb);
-	}
-	free(c->path);
-}
-
-#define B_ANY (-1)
-/* The next candidate in `state` (B_ANY: whatever its build's state) by the judging order: highest priority
- * first, then the oldest; SIZE_MAX when none is. */
-static size_t best_in(const struct serve_queue *q, int state)
-{
-	size_t b = SIZE_MAX;
-	for (size_t i = 0; i < q->nq; i++)
-		if ((state == B_ANY || (int)q->q[i].build == state) &&
-		    (b == SIZE_MAX || q->q[i].priority > q->q[b].priority ||
-		     (q->q[i].priority == q->q[b].priority && q->q[i].id < q->q[b].id)))
-			b = i;
-	return b;
-}
-
-static struct queued *find_queued(struct serve_queue *q, int64_t id)
-{
-	for (size_t i = 0; i < q->nq; i++)
-		if (q->q[i].id == id)
-			return &q->q[i];
-	return NULL;
+	q->re = xrealloc(q->re, (q->nre + 1) * sizeof(*q->re));
+	q->re[q->nre++] = (struct requeued){ id, priority, p, xstrdup(path) };
 }
 
 /* ---------- reading the journal back ---------- */
@@ -161,7 +111,7 @@ static int resume_one(void *arg, const struct journal_cand *c)
 		r->lost++;
 		return r->rc = journal_finish(q->o.journal, c->id, CAND_FAILED, "harness_error", msg, 0, r->err);
 	}
-	push(q, c->id, c->priority, p, c->path);
+	requeue(q, c->id, c->priority, p, c->path);
 	r->queued++;
 	return 0;
 }
@@ -174,7 +124,6 @@ int queue_open(struct serve_queue **out, const struct serve_queue_opts *o, struc
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->wake, &ca);
 	pthread_cond_init(&q->changed, &ca);
 	pthread_condattr_destroy(&ca);
 	q->cand_dir = xstrfmt("%s/candidates/%s", o->run_dir, SERVE_AGENT);
@@ -206,7 +155,7 @@ int queue_open(struct serve_queue **out, const struct serve_queue_opts *o, struc
 
 /* ---------- the evaluator ---------- */
 
-static void record_end(struct serve_queue *q, double seconds)
+static void record_end(struct serve_queue *q)
 {
 	double now = now_mono();
 	size_t k = 0;
@@ -218,189 +167,87 @@ static void record_end(struct serve_queue *q, double seconds)
 		q->ended = xrealloc(q->ended, (q->aended = q->aended ? 2 * q->aended : 256) * sizeof(*q->ended));
 	q->ended[q->nended++] = now;
 	q->verdicts++;
-	if (seconds > 0)
-		q->mean_s = q->mean_s > 0 ? 0.8 * q->mean_s + 0.2 * seconds : seconds;
 }
 
 /* Stores a finished verdict (or the failure that stands for one) and says so in the journal. Called with
  * the lock held. */
-static void finish(struct serve_queue *q, const struct queued *c, struct verdict *v)
+static void finish(struct serve_queue *q, int64_t id, const struct problem *problem, struct verdict *v)
 {
 	struct sb_error err = { 0 };
 	int rc;
 	if (v->status == V_HARNESS_ERROR || v->status == V_CANNOT_JUDGE) {
 		/* judged nothing about the candidate: not a verdict for the store, as `eval --samples` keeps it out */
-		rc = journal_finish(q->o.journal, c->id, CAND_FAILED, verdict_status_name(v->status),
+		rc = journal_finish(q->o.journal, id, CAND_FAILED, verdict_status_name(v->status),
 				    v->message ? v->message : "", v->seconds.total, &err);
 	} else {
 		json_t *vj = verdict_to_json(v);
-		struct store_put put = { .agent = SERVE_AGENT, .sample = (int)c->id };
-		rc = store_add_problem(q->o.store, v->problem, c->problem->name, c->problem->sha256, &err);
+		struct store_put put = { .agent = SERVE_AGENT, .sample = (int)id };
+		rc = store_add_problem(q->o.store, v->problem, problem->name, problem->sha256, &err);
 		if (!rc && (rc = store_put_verdict(q->o.store, &put, vj, &err)) == SB_EEXIST)
 			rc = 0; /* stored already: the journal only lagged */
 		json_decref(vj);
 		if (!rc)
-			rc = journal_finish(q->o.journal, c->id, CAND_DONE, NULL, NULL, v->seconds.total, &err);
+			rc = journal_finish(q->o.journal, id, CAND_DONE, NULL, NULL, v->seconds.total, &err);
 		else {
 			char msg[SB_ERR_MAX + 64];
-			sb_warn(q->o.ctx, "serve: candidate %lld (%s): storing its verdict failed: %s", (long long)c->id,
+			sb_warn(q->o.ctx, "serve: candidate %lld (%s): storing its verdict failed: %s", (long long)id,
 				v->problem, err.msg);
 			snprintf(msg, sizeof(msg), "storing the verdict failed: %s", err.msg);
 			err = (struct sb_error){ 0 };
-			rc = journal_finish(q->o.journal, c->id, CAND_FAILED, "harness_error", msg, v->seconds.total, &err);
+			rc = journal_finish(q->o.journal, id, CAND_FAILED, "harness_error", msg, v->seconds.total, &err);
 		}
 	}
 	if (rc)
 		sb_error(q->o.ctx, "serve: candidate %lld: the journal could not record its end: %s (a restart judges it "
-			 "again unless its verdict was stored)", (long long)c->id, err.msg);
-	record_end(q, v->seconds.total);
+			 "again unless its verdict was stored)", (long long)id, err.msg);
+	record_end(q);
 }
 
-static void *evaluator(void *arg)
+/* The evaluation queue's callbacks. */
+static void on_score(void *owner, int64_t id, const struct problem *p, struct verdict *v)
 {
-	struct serve_queue *q = arg;
-	struct eval_env *env = q->o.env;
-	pthread_mutex_lock(&q->lock);
-	for (;;) {
-		/* the best candidate, once it is built (the builders take them in the same order, so it is
-		 * usually the first built; one of higher priority that just came waits for its own build, not
-		 * behind the built ones); on the CPU only once no build runs beside it */
-		size_t b;
-		while (!q->stopping && ((b = best_in(q, B_ANY)) == SIZE_MAX || q->q[b].build != B_BUILT ||
-					(!q->gpu && q->building)))
-			pthread_cond_wait(&q->wake, &q->lock);
-		if (q->stopping)
-			break;
-		struct queued c = q->q[b];
-		q->q[b] = q->q[--q->nq];
-		q->running = c.id;
-		/* the workers of the evaluations likely next start during this one (eval.h, EVAL_AHEAD) */
-		size_t k = 0;
-		for (size_t i = 0; i < q->nq && k < EVAL_AHEAD; i++)
-			env->next_problems[k++] = q->q[i].problem;
-		while (k < EVAL_AHEAD)
-			env->next_problems[k++] = NULL;
-		env->prestart_next = q->nq > 0;
-		q->busy_since = now_mono();
-		pthread_mutex_unlock(&q->lock);
+	struct serve_queue *q = owner;
+	judge_rubric(q->o.judge, p, "judge", (int)id, 0, v);
+}
 
-		const char *base = strrchr(c.path, '/');
-		sb_info(q->o.ctx, "serve: judging candidate %lld (L%d/%d, %.12s)", (long long)c.id, c.problem->level,
-			c.problem->id, base ? base + 1 : c.path);
-		struct verdict v;
-		struct sb_error err = { 0 };
-		int rc = eval_candidate(env, q->o.cfg, c.problem, c.path, c.pb, &v, &err);
-		if (atomic_load(q->o.stop)) {
-			/* killed by the stop: whatever it says is the kill's, not the candidate's; it stays queued */
-			verdict_release(&v);
-			pthread_mutex_lock(&q->lock);
-			q->busy_s += now_mono() - q->busy_since;
-			q->running = 0;
-			queued_release(&c);
-			break;
-		}
-		if (rc) {
-			sb_warn(q->o.ctx, "serve: candidate %lld not judged: %s", (long long)c.id, err.msg);
-			verdict_release(&v);
-			eval_failure(env, q->o.cfg, c.problem, c.path, V_HARNESS_ERROR,
-				      err.msg[0] ? err.msg : "the harness failed", &v);
-		} else {
-			judge_rubric(q->o.judge, c.problem, "judge", (int)c.id, 0, &v);
-		}
-		sb_info(q->o.ctx, "serve: candidate %lld: %s (%.1f s)", (long long)c.id, verdict_status_name(v.status),
-			v.seconds.total);
-		pthread_mutex_lock(&q->lock);
-		finish(q, &c, &v);
-		q->busy_s += now_mono() - q->busy_since;
-		q->running = 0;
-		pthread_cond_broadcast(&q->changed);
-		pthread_cond_broadcast(&q->wake); /* builders that wait for the evaluation to end (CPU) */
-		pthread_mutex_unlock(&q->lock);
-		verdict_release(&v);
-		queued_release(&c);
-		pthread_mutex_lock(&q->lock);
-	}
-	q->running = 0;
+static void on_judged(void *owner, int64_t id, const struct problem *p, const char *path, struct verdict *v)
+{
+	struct serve_queue *q = owner;
+	(void)path;
+	sb_info(q->o.ctx, "serve: candidate %lld: %s (%.1f s)", (long long)id, verdict_status_name(v->status),
+		v->seconds.total);
+	finish(q, id, p, v);
 	pthread_cond_broadcast(&q->changed);
-	pthread_mutex_unlock(&q->lock);
-	return NULL;
 }
 
-/* A build in flight: what the builder needs outside the lock. */
-struct build_task {
-	int64_t id;
-	const struct problem *problem;
-	char *path;
-	struct prebuild *pb;
-};
-
-/* The builders' next task (a taskpool; with the lock held): the best candidate not yet built. On the CPU
- * a build starts only while no evaluation runs and the evaluator's next candidate is not built yet, so
- * compilers never share the cores with timed calls and a stream of new candidates cannot keep the
- * evaluator waiting; on a GPU builds go on during evaluations. The candidate cannot leave the queue while
- * it builds: the evaluator takes built ones only. */
-static void *build_take(void *arg, int *stop)
+static void on_built(void *owner, int64_t id, const char *path, const struct prebuild *pb)
 {
-	struct serve_queue *q = arg;
-	size_t i;
-	if (q->stopping) {
-		*stop = 1;
-		return NULL;
-	}
-	if ((i = best_in(q, B_WAITING)) == SIZE_MAX || (!q->gpu && (q->running || q->q[best_in(q, B_ANY)].build == B_BUILT)))
-		return NULL;
-	q->q[i].build = B_BUILDING;
-	q->building++;
-	struct build_task *b = xcalloc(1, sizeof(*b));
-	*b = (struct build_task){ q->q[i].id, q->q[i].problem, xstrdup(q->q[i].path), xcalloc(1, sizeof(struct prebuild)) };
-	return b;
+	struct serve_queue *q = owner;
+	(void)path;
+	sb_info(q->o.ctx, "serve: built candidate %lld: %s", (long long)id, pb->ok ? "ok" : pb->msg ? pb->msg : "failed");
 }
 
-static void build_one(void *arg, void *task)
-{
-	struct serve_queue *q = arg;
-	struct build_task *b = task;
-	struct sb_error err = { 0 };
-	if (prebuild_run(q->o.env, q->o.cfg, b->problem, b->path, b->pb, &err))
-		sb_warn(q->o.ctx, "serve: building candidate %lld ahead failed (%s); its evaluation builds it",
-			(long long)b->id, err.msg);
-	else
-		sb_info(q->o.ctx, "serve: built candidate %lld: %s", (long long)b->id,
-			b->pb->ok ? "ok" : b->pb->msg ? b->pb->msg : "failed");
-}
-
-static void build_done(void *arg, void *task)
-{
-	struct serve_queue *q = arg;
-	struct build_task *b = task;
-	struct queued *c = find_queued(q, b->id);
-	q->building--;
-	if (c) {
-		c->build = B_BUILT;
-		c->pb = b->pb;
-	} else {
-		prebuild_release(b->pb);
-		free(b->pb);
-	}
-	free(b->path);
-	free(b);
-}
+static const struct sched_ops serve_ops = { on_score, on_judged, on_built };
 
 int queue_start(struct serve_queue *q, struct sb_error *err)
 {
-	const struct config *cfg = q->o.cfg;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	q->gpu = !strncmp(q->o.env->device, "cuda", 4);
-	if (cfg->eval.build_jobs)
-		cores = cfg->eval.build_jobs;
-	else if (q->gpu && cores > 2)
-		cores--; /* one core for the evaluation's two workers */
-	q->builders = (struct taskpool){ &q->lock, &q->wake, q, build_take, build_one, build_done, NULL, 0 };
-	if (!taskpool_start(&q->builders, cores > 0 ? (int)cores : 1) || pthread_create(&q->thread, NULL, evaluator, q)) {
-		queue_stop(q);
-		return sb_error_set(err, SB_EINTERNAL, "serve: cannot start the evaluator and builder threads");
+	struct sched_opts so = { .ctx = q->o.ctx, .cfg = q->o.cfg, .envs = q->o.envs, .nenvs = q->o.nenvs,
+				 .lock = &q->lock, .ops = &serve_ops, .owner = q, .stop = q->o.stop };
+	struct sched *s = sched_start(&so, err);
+	if (!s) {
+		sb_error_prefix(err, "serve");
+		return SB_EINTERNAL;
 	}
-	q->started = 1;
+	struct gpuwatch *gw = gpuwatch_start(q->o.envs, q->o.nenvs);
+	pthread_mutex_lock(&q->lock);
+	q->sched = s;
+	q->gpus = gw;
+	for (size_t i = 0; i < q->nre; i++) {
+		sched_add(s, q->re[i].id, q->re[i].priority, q->re[i].problem, q->re[i].path);
+		free(q->re[i].path);
+	}
+	q->nre = 0;
+	pthread_mutex_unlock(&q->lock);
 	return 0;
 }
 
@@ -408,32 +255,48 @@ void queue_stop(struct serve_queue *q)
 {
 	pthread_mutex_lock(&q->lock);
 	q->stopping = 1;
-	pthread_cond_broadcast(&q->wake);
+	struct sched *s = q->sched;
 	pthread_cond_broadcast(&q->changed);
 	pthread_mutex_unlock(&q->lock);
-	if (q->started) {
-		pthread_join(q->thread, NULL);
-		q->started = 0;
-	}
-	/* a build in flight ends first (the stop's signal ends its compilers); its candidate stays queued */
-	taskpool_join(&q->builders);
+	/* an evaluation in flight ends (killed by the caller or not) and what is queued stays so in the journal */
+	sched_stop(s);
+	pthread_mutex_lock(&q->lock);
+	q->sched = NULL;
+	struct gpuwatch *gw = q->gpus;
+	q->gpus = NULL;
+	pthread_mutex_unlock(&q->lock);
+	gpuwatch_stop(gw);
 }
 
 void queue_close(struct serve_queue *q)
 {
 	if (!q)
 		return;
-	if (q->started || q->builders.n)
+	if (q->sched)
 		queue_stop(q);
-	for (size_t i = 0; i < q->nq; i++)
-		queued_release(&q->q[i]);
-	free(q->q);
+	for (size_t i = 0; i < q->nre; i++)
+		free(q->re[i].path);
+	free(q->re);
 	free(q->ended);
 	free(q->cand_dir);
 	pthread_mutex_destroy(&q->lock);
-	pthread_cond_destroy(&q->wake);
 	pthread_cond_destroy(&q->changed);
 	free(q);
+}
+
+/* What the evaluation queue holds: queued, running, building (0s once it stopped). */
+static struct sched_stats stats(const struct serve_queue *q)
+{
+	struct sched_stats st = { 0 };
+	if (q->sched)
+		sched_stats(q->sched, &st);
+	return st;
+}
+
+static int is_running(const struct serve_queue *q, int64_t id)
+{
+	int running = 0;
+	return q->sched && sched_has(q->sched, id, &running) && running;
 }
 
 /* ---------- submissions ---------- */
@@ -493,7 +356,9 @@ static int save_source(const struct serve_queue *q, const struct serve_candidate
 /* Seconds until the queue likely has room for `excess` more candidates. */
 static int retry_after(const struct serve_queue *q, size_t excess)
 {
-	double per = q->mean_s > 0 ? q->mean_s : 10;
+	struct sched_stats st = stats(q);
+	/* the slots judge side by side */
+	double per = (st.mean_s > 0 ? st.mean_s : 10) / (st.slots > 0 ? st.slots : 1);
 	double s = ceil(per * (double)(excess ? excess : 1));
 	return s < 1 ? 1 : s > 3600 ? 3600 : (int)s;
 }
@@ -571,7 +436,8 @@ int queue_submit(struct serve_queue *q, const struct serve_client *cl, const str
 			fresh += !dup;
 		}
 	}
-	size_t depth = q->nq + (q->running != 0);
+	struct sched_stats st = stats(q);
+	size_t depth = st.queued + st.running;
 	if (fresh && depth + fresh > q->o.queue_max) {
 		a->result = SUBMIT_FULL;
 		a->retry_after = retry_after(q, depth + fresh - q->o.queue_max);
@@ -629,21 +495,17 @@ int queue_submit(struct serve_queue *q, const struct serve_client *cl, const str
 		journal_rollback(q->o.journal);
 		goto out;
 	}
-	/* the journal holds them: now the evaluator may */
+	/* the journal holds them: now the evaluators may (a queued one takes the higher priority) */
 	for (size_t i = 0; i < r->n; i++) {
-		struct queued *e = find_queued(q, ids[i]);
-		if (e) {
-			if (e->priority < priority)
-				e->priority = priority;
-		} else if ((was[i] == -1 || was[i] == CAND_FAILED) && q->running != ids[i]) {
+		int running = 0, queued = q->sched && sched_has(q->sched, ids[i], &running);
+		if (q->sched && (queued || was[i] == -1 || was[i] == CAND_FAILED) && !running) {
 			char *path = source_path(q, &r->v[i]);
-			push(q, ids[i], priority, r->v[i].problem, path);
+			sched_add(q->sched, ids[i], priority, r->v[i].problem, path);
 			free(path);
-			a->queued++;
+			a->queued += !queued;
 		}
 	}
 	a->result = SUBMIT_OK;
-	pthread_cond_broadcast(&q->wake);
 out:
 	pthread_mutex_unlock(&q->lock);
 	free(was);
@@ -715,7 +577,7 @@ int queue_job(struct serve_queue *q, const char *job, const struct serve_client 
 				continue;
 			if (it->cand.state != CAND_DONE) {
 				v->pending++;
-				v->running[i] = q->running == it->cand.id;
+				v->running[i] = is_running(q, it->cand.id);
 				continue;
 			}
 			struct store_key k = { SERVE_AGENT, it->cand.problem, (int)it->cand.id, 0 };
@@ -751,7 +613,8 @@ json_t *queue_metrics(struct serve_queue *q, const struct serve_clients *clients
 	struct sb_error err = { 0 };
 	pthread_mutex_lock(&q->lock);
 	double now = now_mono(), up = now - q->t0;
-	double busy = q->busy_s + (q->running ? now - q->busy_since : 0);
+	struct sched_stats st = stats(q);
+	double busy = st.busy_s, capacity = up * (st.slots > 0 ? st.slots : 1);
 	size_t hour = 0;
 	for (size_t i = 0; i < q->nended; i++)
 		hour += now - q->ended[i] < 3600;
@@ -769,19 +632,20 @@ json_t *queue_metrics(struct serve_queue *q, const struct serve_clients *clients
 	}
 	int jc = journal_counts(q->o.journal, counts, &err);
 	json_t *m = json_pack(
-		"{s:f, s:{s:I, s:b, s:I}, s:{s:I, s:I, s:f, s:o, s:o}, s:{s:o, s:f, s:f, s:o, s:s}, s:o}",
+		"{s:f, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:f, s:o, s:o}, s:{s:o, s:f, s:f}, s:o}",
 		"uptime_s", up,
-		"queue", "depth", (json_int_t)q->nq, "running", q->running != 0, "max", (json_int_t)q->o.queue_max,
+		"queue", "depth", (json_int_t)st.queued, "running", (json_int_t)st.running, "max", (json_int_t)q->o.queue_max,
 		"verdicts", "since_start", (json_int_t)q->verdicts, "last_hour", (json_int_t)hour, "per_hour",
 		window > 0 ? (double)hour * 3600 / window : 0.0,
 		"stored_total", jc ? json_null() : json_integer((json_int_t)counts[CAND_DONE]),
 		"failed_total", jc ? json_null() : json_integer((json_int_t)counts[CAND_FAILED]),
-		"evaluator", "mean_seconds", q->mean_s > 0 ? json_real(q->mean_s) : json_null(), "busy_s", busy,
-		"idle", up > 0 ? 1 - busy / up : 1.0, "gpu_idle", json_null(), "gpu_idle_note",
-		"not sampled: idle is the share of wall time with no evaluation running, of which the GPU is busy "
-		"only during the timed and correctness calls",
+		"evaluator", "mean_seconds", st.mean_s > 0 ? json_real(st.mean_s) : json_null(), "busy_s", busy,
+		"idle", capacity > 0 ? 1 - busy / capacity : 1.0,
 		"clients", per_client);
-	json_object_set_new(json_object_get(m, "queue"), "building", json_integer(q->building));
+	json_object_set_new(json_object_get(m, "queue"), "building", json_integer((json_int_t)st.building));
+	json_t *ev = json_object_get(m, "evaluator");
+	json_object_set_new(ev, "slots", json_integer(st.slots));
+	gpuwatch_metrics(q->gpus, ev);
 	pthread_mutex_unlock(&q->lock);
 	return m;
 }
@@ -789,10 +653,14 @@ json_t *queue_metrics(struct serve_queue *q, const struct serve_clients *clients
 json_t *queue_health(struct serve_queue *q)
 {
 	pthread_mutex_lock(&q->lock);
-	json_t *h = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "status", q->stopping ? "stopping" : "ok", "version",
-			      SB_VERSION, "device", q->o.env->device, "gpu", q->o.env->gpu, "preset",
-			      preset_name(q->o.cfg->eval.preset), "queue_depth", (json_int_t)q->nq, "running",
-			      q->running != 0);
+	struct sched_stats st = stats(q);
+	json_t *devices = json_array();
+	for (int i = 0; i < q->o.nenvs; i++)
+		json_array_append_new(devices, json_string(q->o.envs[i].device));
+	json_t *h = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:I, s:I}", "status", q->stopping ? "stopping" : "ok", "version",
+			      SB_VERSION, "device", q->o.envs[0].device, "devices", devices, "gpu", q->o.envs[0].gpu, "preset",
+			      preset_name(q->o.cfg->eval.preset), "queue_depth", (json_int_t)st.queued, "running",
+			      (json_int_t)st.running);
 	pthread_mutex_unlock(&q->lock);
 	return h;
 }

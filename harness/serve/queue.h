@@ -55,7 +55,8 @@ struct serve_queue_opts {
 	const struct sb_ctx *ctx;
 	const struct config *cfg;
 	const struct suite *suite;
-	struct eval_env *env;     /* the evaluator thread's alone once started */
+	struct eval_env *envs;    /* one per device slot (--gpus), each its evaluator thread's alone once started */
+	int nenvs;
 	const struct judge *judge;
 	struct store *store;      /* the run's results store, serialised by the queue from here on */
 	struct journal *journal;  /* likewise */

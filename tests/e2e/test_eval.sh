@@ -62,6 +62,15 @@ got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], v[
 if [ "$got" = "format_error [] True" ]; then _report ok "an empty candidate is format_error, with no hack finding"; else
 	_report fail "an empty candidate is format_error, with no hack finding" "$got"; fi
 
+run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 --gpus 0
+check_rc "--gpus without --samples is a usage error" 2
+check_err "saying a single file is judged on one device" "a single file is judged on one device"
+mkdir -p "$TMP/gpus" && cp "$FIX/relu_cpp_ok.py" "$TMP/gpus/level_1_problem_2_sample_0_kernel.py"
+run_sb eval --samples "$TMP/gpus" -o "$TMP/gpus.jsonl" --gpus 0 "${FAST[@]}"
+check_rc "--gpus where torch sees no GPU is refused before anything is judged" 3
+check_err "naming what torch sees" "torch sees no GPU here"
+check_true "and no verdict line is written" test ! -s "$TMP/gpus.jsonl"
+
 run_sb eval "$FIX/null_deref.py" --problem L1/2 "${FAST[@]}"
 check_out "a NULL dereference in the extension is runtime_error" ": runtime_error"
 check_out "it names the signal" "SIGSEGV"

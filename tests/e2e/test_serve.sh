@@ -82,7 +82,10 @@ check_out "and says where it listens and that it wants a token" "listening on $U
 
 # ---------- tokens and bad input ----------
 call GET /v1/health
-check_eq "health answers without a token" "$ST $(j 'j["status"], j["device"]')" "200 ('ok', 'cpu')"
+check_eq "health answers without a token" "$ST $(j 'j["status"], j["device"], j["devices"], j["running"]')" "200 ('ok', 'cpu', ['cpu'], 0)"
+call GET /v1/metrics --token "$TOK_A"
+check_eq "on the CPU the metrics sample no GPU, and say so" \
+	"$(j 'j["evaluator"]["slots"], j["evaluator"]["gpu_idle"], "CPU" in j["evaluator"]["gpu_note"]')" "(1, None, True)"
 cp "$FIX/relu_cpp_ok.py" "$TMP/ok0.py"
 cp "$FIX/relu_cpp_wrong.py" "$TMP/wrong0.py"
 mkbody ok0 L1/2:"$TMP/ok0.py"
@@ -127,7 +130,7 @@ check_eq "three in all" "$(rows)" 3
 SECRET=$(j 'j["candidates"][0]["verdict"]["seeds"]["secret"]')
 # the builders ran each candidate's build before the evaluator judged it (as eval --samples does)
 ahead=$(awk '/serve: built candidate/ { split($0, a, "built candidate "); split(a[2], b, ":"); built[b[1]] = 1 }
-	/serve: judging candidate/ { split($0, a, "judging candidate "); split(a[2], b, " "); n++; if (built[b[1]]) k++ }
+	/judging candidate/ { split($0, a, "judging candidate "); split(a[2], b, " "); n++; if (built[b[1]]) k++ }
 	END { print k + 0 "/" n + 0 }' "$TMP/a.err")
 check_eq "each candidate was built ahead of its evaluation" "$ahead" "3/3"
 

@@ -1,0 +1,70 @@
+/* sched.h - the evaluation queue: the one way many candidates are judged. `eval --samples` and `serve`
+ * are front ends of it (run's agents judge through the same evaluator and device slots, one attempt per
+ * session thread). Candidates wait by priority, then age; builder threads build them ahead on the cores
+ * in that order; one evaluator thread per device slot (one per GPU of --gpus) judges the best built
+ * candidate. On the CPU the timed calls would share the cores with the compilers, so a build starts only
+ * while nothing is judged, and an evaluation only while nothing builds.
+ *
+ * The queue runs under its owner's lock: the owner calls every function below with the lock held, and
+ * the queue's threads hold it whenever they touch the queue or call the owner back, never while a
+ * candidate is built or judged. */
+#ifndef SB_SCHED_H
+#define SB_SCHED_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/error.h"
+#include "../core/log.h"
+#include "../eval/evaluate.h"
+
+struct sched;
+
+struct sched_ops {
+	/* Without the lock, after the evaluation (rc 0 only): what the owner adds to a verdict (the rubric
+	 * judge's scores). May be NULL. */
+	void (*score)(void *owner, int64_t id, const struct problem *p, struct verdict *v);
+	/* With the lock held: the candidate's verdict, a harness_error standing for one when the evaluator
+	 * failed. The queue has forgotten the candidate; the verdict is released after the call. */
+	void (*judged)(void *owner, int64_t id, const struct problem *p, const char *path, struct verdict *v);
+	/* With the lock held, may be NULL: a build ended (ok: its outcome is a built extension). */
+	void (*built)(void *owner, int64_t id, const char *path, const struct prebuild *pb);
+};
+
+struct sched_opts {
+	const struct sb_ctx *ctx;
+	const struct config *cfg;
+	struct eval_env *envs;    /* one per device slot, each its evaluator's alone once started; envs[0] also builds */
+	int nenvs;
+	pthread_mutex_t *lock;    /* the owner's */
+	const struct sched_ops *ops;
+	void *owner;
+	atomic_int *stop;         /* NULL, or set by a signal: an evaluation ending now was killed, its verdict is
+				   * dropped and its candidate stays queued (the owner keeps it for the next start) */
+};
+
+/* Starts the builders and the evaluators; NULL with err set when no thread could start. */
+struct sched *sched_start(const struct sched_opts *o, struct sb_error *err);
+/* Queues a candidate (id > 0, unique among those queued; path is copied). A candidate queued already
+ * keeps its place and takes the higher of the two priorities. */
+void sched_add(struct sched *s, int64_t id, int priority, const struct problem *p, const char *path);
+/* Whether the candidate is queued or being judged; being judged: *running 1. */
+int sched_has(const struct sched *s, int64_t id, int *running);
+/* Waits (the lock released meanwhile) until nothing is queued or judged, or the queue stops. */
+void sched_drain(struct sched *s);
+/* Nothing new starts; a build or evaluation in flight ends (the caller may kill its processes first);
+ * the threads are joined and what was queued is dropped. Called without the lock. NULL is a no-op. */
+void sched_stop(struct sched *s);
+
+/* Metrics, with the lock held. */
+struct sched_stats {
+	size_t queued, running, building;
+	int slots;
+	double busy_s;            /* evaluator seconds spent judging, summed over the slots */
+	double mean_s;            /* moving mean of one evaluation's wall seconds; 0: none yet */
+};
+void sched_stats(const struct sched *s, struct sched_stats *out);
+
+#endif
