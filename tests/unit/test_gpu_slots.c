@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "core/slots.h"
-#include "run/gpus.h"
+#include "sched/gpus.h"
 
 static void slots_are_assigned_lowest_free_first(void **state)
 {
