@@ -7,7 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "../core/slots.h"
 #include "../profile/refprof.h"
 
 static void add_dims(struct strbuf *out, const int32_t d[3])
@@ -62,6 +61,23 @@ void refprofile_text(const struct prof_report *r, const char *gpu, const struct 
 	bound_notes_release(&notes);
 }
 
+/* The measurement, on a device slot of the run's evaluation queue. */
+struct refprof_job {
+	const struct config *cfg;
+	const struct problem *p;
+	struct prof_report *r;
+	const struct eval_env *env; /* the slot's, once it ran */
+	int cached, rc;
+	struct sb_error err;
+};
+
+static void refprof_on_slot(const struct eval_env *env, void *arg)
+{
+	struct refprof_job *j = arg;
+	j->env = env;
+	j->rc = refprof_get(env, j->cfg, j->p, 0, j->r, &j->cached, &j->err);
+}
+
 void refprofile_for_planner(const struct run_shared *sh, const struct problem *p, const struct bound_hints *hints,
 			    struct strbuf *out)
 {
@@ -72,18 +88,23 @@ void refprofile_for_planner(const struct run_shared *sh, const struct problem *p
 	}
 	struct prof_report r;
 	struct sb_error err = { 0 };
-	int cached = 0, rc = 0;
+	int rc = 0;
 	const struct eval_env *e = sh->env;
 	prof_report_init(&r);
 	/* the cache first: every sample of the problem after the first reads it without waiting for a GPU */
 	if (refprof_lookup(e, sh->cfg, p, &r) != 0) {
 		/* a measurement runs the reference on the GPU: one at a time per device, like an evaluation
 		 * (the pool is shared state with its own lock; the session's view of the run is const otherwise) */
-		int slot = slot_take((struct slot_pool *)&sh->devices);
-		if (sh->slot_env)
-			e = &sh->slot_env[slot];
-		rc = refprof_get(e, sh->cfg, p, 0, &r, &cached, &err);
-		slot_put((struct slot_pool *)&sh->devices, slot);
+		struct refprof_job j = { .cfg = sh->cfg, .p = p, .r = &r };
+		pthread_mutex_lock((pthread_mutex_t *)&sh->sched_mu);
+		rc = sched_device_task(sh->sched, refprof_on_slot, &j);
+		pthread_mutex_unlock((pthread_mutex_t *)&sh->sched_mu);
+		if (rc)
+			sb_error_set(&err, SB_EINTERNAL, "the run stopped before the reference could be profiled");
+		else if ((rc = j.rc))
+			err = j.err;
+		if (j.env)
+			e = j.env;
 	}
 	if (rc) {
 		strbuf_addf(out, "Not available in this run (%s); reason from the source and the hardware.", err.msg);

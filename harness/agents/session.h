@@ -9,9 +9,9 @@
 #include <stdatomic.h>
 
 #include "../core/config.h"
-#include "../core/slots.h"
 #include "../core/types.h"
 #include "../eval/evaluate.h"
+#include "../sched/sched.h"
 #include "../llm/llm.h"
 #include "agent.h"
 #include "prompt.h"
@@ -37,13 +37,11 @@ struct run_shared {
 	const struct judge *judge;         /* the rubric judge (checks.rubric); its client is NULL when off */
 	struct store *store;               /* guarded by store_mu */
 	pthread_mutex_t store_mu;
-	struct slot_pool devices;          /* one evaluation at a time per device slot (run --gpus: one per GPU) */
-	const struct eval_env *slot_env;   /* slot k evaluates with slot_env[k] (its device) */
-	struct slot_pool builds;           /* GPU runs: builds ahead of the device, one per slot at once */
-	int prebuild;                      /* build before taking the device (GPU runs) */
+	struct sched *sched;               /* the evaluation queue: builds ahead, one evaluation at a time per device
+	                                      slot (run --gpus: one per GPU); guarded by sched_mu */
+	pthread_mutex_t sched_mu;
 	atomic_int *stop;                  /* RUN_STOP_* bits, set by the signal thread and by a session that
 	                                      finds its endpoint down: end at the next call or attempt */
-	atomic_int evaluating;             /* evaluations in progress, for the progress line */
 	atomic_int llm_in_flight;
 	/* Called after each attempt (stored or read back) and each finished sample; may be NULL. */
 	void (*on_attempt)(void *arg, const struct agent_session *s, size_t attempt);

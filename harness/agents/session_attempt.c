@@ -35,9 +35,9 @@ static void score_rubric(struct agent_session *s, int idx, struct verdict *v)
 	free(agent);
 }
 
-/* Judges the file: on a GPU its build is tried first, outside the device slots, so builds of other
- * samples overlap the evaluations the devices run (one per slot: run --gpus gives each GPU one). An
- * answer without code is a format_error with nothing to build, run or show the rubric judge; the
+/* Judges the file on the run's evaluation queue (sched.h): it is built ahead on the cores while other
+ * samples' candidates are judged, then judged on the next free device slot (run --gpus gives each GPU
+ * one). An answer without code is a format_error with nothing to build, run or show the rubric judge; the
  * harness's own torch-eager and torch-compile code is not shown to the judge either (it is the same in
  * every run and would only cost calls). */
 static int judge_attempt(struct agent_session *s, int idx, const char *rel, int has_code, const char *message,
@@ -47,36 +47,24 @@ static int judge_attempt(struct agent_session *s, int idx, const char *rel, int 
 	int reference = s->t.kind == &agent_torch_eager || s->t.kind == &agent_torch_compile;
 	const struct config *cfg = reference ? sh->cfg_reference : sh->cfg;
 	struct verdict v;
-	struct prebuild pb = { 0 };
 	int rc = 0;
 	char *abs = realpath(rel, NULL); /* the workers run elsewhere: they need the absolute path */
 	const char *path = abs ? abs : rel;
 	if (!has_code) {
 		eval_failure(sh->env, cfg, s->t.problem, path, V_FORMAT_ERROR, message, &v);
 	} else {
-		if (sh->prebuild) {
-			int b = slot_take(&sh->builds);
-			if (!atomic_load(sh->stop))
-				prebuild_run(sh->env, cfg, s->t.problem, path, &pb, err); /* a failure is retried inside */
-			slot_put(&sh->builds, b);
-		}
-		int slot = slot_take(&sh->devices);
+		*err = (struct sb_error){ 0 }; /* what a failure sets, below, is this evaluation's alone */
+		pthread_mutex_lock(&sh->sched_mu);
+		rc = sched_judge(sh->sched, cfg, s->t.problem, path, &v, err);
+		pthread_mutex_unlock(&sh->sched_mu);
 		/* a stop that came while this evaluation waited for its build or its device: it does not start,
-		 * and the attempt is judged on --resume */
-		if (atomic_load(sh->stop)) {
-			slot_put(&sh->devices, slot);
-			prebuild_release(&pb);
+		 * and the attempt is judged on --resume. Ctrl-C kills the processes of the evaluations in flight
+		 * (harness/run/run.c), so what one ended with then says nothing about the candidate: it is not
+		 * stored, and --resume judges it again */
+		if (rc == SCHED_STOPPED) {
 			free(abs);
 			return AGENT_ESTOPPED;
 		}
-		atomic_fetch_add(&sh->evaluating, 1);
-		*err = (struct sb_error){ 0 }; /* what a failure sets, below, is this evaluation's alone */
-		rc = eval_candidate(&sh->slot_env[slot], cfg, s->t.problem, path, &pb, &v, err);
-		atomic_fetch_sub(&sh->evaluating, 1);
-		slot_put(&sh->devices, slot);
-		prebuild_release(&pb);
-		/* Ctrl-C kills the processes of the evaluations in flight (harness/run/run.c), so what this one
-		 * ended with says nothing about the candidate: it is not stored, and --resume judges it again */
 		if (atomic_load(sh->stop) & RUN_STOP_SIGNAL) {
 			verdict_release(&v);
 			free(abs);

@@ -211,12 +211,23 @@ static void *sample_thread(void *arg)
 	}
 }
 
+/* Evaluations on the run's device slots now. */
+static int evaluations_running(struct run_state *st)
+{
+	struct sched_stats s = { 0 };
+	pthread_mutex_lock(&st->sh.sched_mu);
+	if (st->sh.sched)
+		sched_stats(st->sh.sched, &s);
+	pthread_mutex_unlock(&st->sh.sched_mu);
+	return (int)s.running;
+}
+
 /* What a stopping run still waits for: "stopping: waiting for 1 evaluation to end (...) and 1 LLM call to
  * answer (...); samples at work: one L1/2 s0, one L1/2 s3". The counts are the run's; which sample holds
  * which is the session's alone to know, so the samples still at work are listed together. */
 static void stopping_text(struct run_state *st, int stop, struct strbuf *out)
 {
-	int ev = atomic_load(&st->sh.evaluating), llm = atomic_load(&st->sh.llm_in_flight);
+	int ev = evaluations_running(st), llm = atomic_load(&st->sh.llm_in_flight);
 	struct strbuf who = STRBUF_INIT;
 	size_t n = 0;
 	pthread_mutex_lock(&st->mu);
@@ -281,7 +292,7 @@ static void *tick_thread(void *arg)
 			progress_stopping(st->prog, sb.buf);
 			strbuf_release(&sb);
 		} else {
-			progress_tick(st->prog, atomic_load(&st->sh.evaluating), atomic_load(&st->sh.llm_in_flight));
+			progress_tick(st->prog, evaluations_running(st), atomic_load(&st->sh.llm_in_flight));
 		}
 		if (stop & RUN_STOP_SIGNAL)
 			halt_descendants(fork_server);
@@ -317,7 +328,7 @@ static void shared_init(struct run_state *st)
 	sh->hw = &st->hw;
 	sh->judge = &st->judge;
 	pthread_mutex_init(&sh->store_mu, NULL);
-	slot_pool_init(&sh->builds, cfg->eval.build_jobs > 0 ? cfg->eval.build_jobs : (int)sysconf(_SC_NPROCESSORS_ONLN));
+	pthread_mutex_init(&sh->sched_mu, NULL);
 	sh->stop = st->rq->stop;
 	sh->on_attempt = on_attempt;
 	sh->on_arg = st;
@@ -350,11 +361,10 @@ static void state_release(struct run_state *st)
 	if (st->logfile)
 		fclose(st->logfile);
 	pthread_mutex_destroy(&st->sh.store_mu);
-	if (st->sh.devices.busy)
-		slot_pool_destroy(&st->sh.devices);
+	sched_stop(st->sh.sched);
+	st->sh.sched = NULL;
+	pthread_mutex_destroy(&st->sh.sched_mu);
 	free(st->gpu_envs);
-	if (st->sh.builds.busy)
-		slot_pool_destroy(&st->sh.builds);
 	pthread_mutex_destroy(&st->mu);
 }
 
@@ -417,9 +427,18 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 		return rc;
 	}
 	st.sh.run_dir = st.run_dir;
-	st.sh.prebuild = st.hw.gpu; /* known once run_setup filled hw (setting it earlier left it 0) */
-	st.sh.slot_env = st.gpu_envs ? st.gpu_envs : &st.env;
-	slot_pool_init(&st.sh.devices, st.gpu_envs ? st.nslots : 1);
+	/* the evaluation queue: one evaluator per device slot, builders ahead of them; a Ctrl-C's evaluations
+	 * in flight are killed (tick_thread) and their outcome dropped */
+	static const struct sched_ops run_ops = { NULL, NULL, NULL };
+	struct sched_opts so = { .ctx = rq->ctx, .cfg = rq->cfg, .envs = st.gpu_envs ? st.gpu_envs : &st.env,
+				 .nenvs = st.gpu_envs ? st.nslots : 1, .lock = &st.sh.sched_mu, .ops = &run_ops,
+				 .stop = rq->stop, .kill_bits = RUN_STOP_SIGNAL };
+	if (!(st.sh.sched = sched_start(&so, err))) {
+		r->run_dir = st.run_dir;
+		st.run_dir = NULL;
+		state_release(&st);
+		return SB_EINTERNAL;
+	}
 	char *complete = xstrfmt("%s/%s", st.run_dir, RUN_COMPLETE_FILE);
 	unlink(complete); /* this process may add samples or fail: only its own end says complete again */
 	size_t skipped = 0;
@@ -477,6 +496,8 @@ int run_execute(const struct run_request *rq, struct run_result *r, struct sb_er
 	}
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
+	sched_stop(st.sh.sched); /* no session waits on it any more */
+	st.sh.sched = NULL;
 	pthread_mutex_lock(&tk.mu);
 	tk.done = 1;
 	pthread_cond_signal(&tk.cv);

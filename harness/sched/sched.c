@@ -11,13 +11,25 @@
 
 enum build_state { B_WAITING, B_BUILDING, B_BUILT };
 
+/* A waiter's side of sched_judge and sched_device_task. */
+struct ticket {
+	int started, done, rc;
+	struct verdict v;
+	struct sb_error err;
+};
+
 struct item {
 	int64_t id;
 	int priority;
+	uint64_t seq;             /* the order items came in */
 	const struct problem *problem;
 	char *path;
 	enum build_state build;
 	struct prebuild *pb;      /* B_BUILT: its outcome (a failed build is judged from it, not built again) */
+	const struct config *cfg; /* NULL: the queue's */
+	struct ticket *t;         /* a waiter's: the outcome goes there instead of to the callbacks */
+	void (*task)(const struct eval_env *env, void *arg); /* a device task instead of a candidate */
+	void *task_arg;
 };
 
 struct slot {
@@ -40,6 +52,8 @@ struct sched {
 	int gpu;                  /* builds may overlap evaluations (on the CPU they would share their cores) */
 	int building;
 	size_t running;
+	uint64_t seq;
+	int64_t tickets;          /* waiters' items take ids -1, -2, ... */
 	struct taskpool builders;
 	double busy_s, mean_s;
 };
@@ -62,7 +76,7 @@ static void item_release(struct item *c)
 
 static int before(const struct item *a, const struct item *b)
 {
-	return a->priority > b->priority || (a->priority == b->priority && a->id < b->id);
+	return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
 }
 
 /* The candidate to judge next: among those of the highest priority queued, the first built, so a slow
@@ -91,6 +105,31 @@ static size_t next_to_build(const struct sched *s)
 	return b;
 }
 
+static int stopped(const struct sched *s)
+{
+	return s->stopping || (s->o.stop && atomic_load(s->o.stop));
+}
+
+static void push(struct sched *s, struct item it)
+{
+	if (s->nq == s->alloc)
+		s->q = xrealloc(s->q, (s->alloc = s->alloc ? 2 * s->alloc : 64) * sizeof(*s->q));
+	it.seq = ++s->seq;
+	s->q[s->nq++] = it;
+	pthread_cond_broadcast(&s->wake);
+}
+
+/* Waits on cond for at most ms milliseconds (the owner's stop bits are set without a signal). */
+static void wait_ms(pthread_cond_t *cond, pthread_mutex_t *lock, int ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
 static struct item *find(const struct sched *s, int64_t id)
 {
 	for (size_t i = 0; i < s->nq; i++)
@@ -109,7 +148,8 @@ static void fill_next(const struct sched *s, struct eval_env *env)
 		while (k < EVAL_AHEAD) {
 			size_t b = SIZE_MAX;
 			for (size_t i = 0; i < s->nq; i++)
-				if (!taken[i] && (s->q[i].build == B_BUILT) == built && (b == SIZE_MAX || before(&s->q[i], &s->q[b])))
+				if (!taken[i] && s->q[i].problem && (s->q[i].build == B_BUILT) == built &&
+				    (b == SIZE_MAX || before(&s->q[i], &s->q[b])))
 					b = i;
 			if (b == SIZE_MAX)
 				break;
@@ -130,27 +170,39 @@ static void *evaluator(void *arg)
 	struct sched *s = sl->s;
 	pthread_mutex_lock(s->o.lock);
 	for (;;) {
-		size_t b;
-		while (!s->stopping && ((b = next_to_judge(s)) == SIZE_MAX || (!s->gpu && s->building)))
-			pthread_cond_wait(&s->wake, s->o.lock);
+		size_t b = SIZE_MAX;
+		while (!s->stopping && (stopped(s) || (b = next_to_judge(s)) == SIZE_MAX || (!s->gpu && s->building)))
+			wait_ms(&s->wake, s->o.lock, 500);
 		if (s->stopping)
 			break;
 		struct item c = s->q[b];
 		s->q[b] = s->q[--s->nq];
+		if (c.t)
+			c.t->started = 1;
 		sl->running = c.id;
 		sl->since = now_mono();
 		s->running++;
 		fill_next(s, sl->env);
 		pthread_mutex_unlock(s->o.lock);
 
-		const char *base = strrchr(c.path, '/');
-		sb_info(s->o.ctx, "judging candidate %lld on %s (L%d/%d, %.40s)", (long long)c.id, sl->env->device,
-			c.problem->level, c.problem->id, base ? base + 1 : c.path);
 		struct verdict v;
 		struct sb_error err = { 0 };
-		int rc = eval_candidate(sl->env, s->o.cfg, c.problem, c.path, c.pb, &v, &err);
-		int killed = s->o.stop && atomic_load(s->o.stop);
-		if (!killed && rc) {
+		int rc = 0;
+		memset(&v, 0, sizeof(v));
+		if (c.task) {
+			c.task(sl->env, c.task_arg);
+		} else {
+			const char *base = strrchr(c.path, '/');
+			if (!c.t)
+				sb_info(s->o.ctx, "judging candidate %lld on %s (L%d/%d, %.40s)", (long long)c.id,
+					sl->env->device, c.problem->level, c.problem->id, base ? base + 1 : c.path);
+			rc = eval_candidate(sl->env, c.cfg ? c.cfg : s->o.cfg, c.problem, c.path, c.pb, &v, &err);
+		}
+		int bits = s->o.stop ? atomic_load(s->o.stop) : 0;
+		int killed = bits & (s->o.kill_bits ? s->o.kill_bits : ~0);
+		if (c.t) {
+			/* the waiter takes the outcome as it is, and decides */
+		} else if (!killed && rc) {
 			sb_warn(s->o.ctx, "%s: not judged: %s", c.path, err.msg);
 			verdict_release(&v);
 			eval_failure(sl->env, s->o.cfg, c.problem, c.path, V_HARNESS_ERROR,
@@ -165,13 +217,22 @@ static void *evaluator(void *arg)
 		sl->running = 0;
 		s->running--;
 		/* a killed evaluation's verdict is the kill's, not the candidate's: its owner keeps it queued */
-		if (!killed)
-			s->o.ops->judged(s->o.owner, c.id, c.problem, c.path, &v);
-		verdict_release(&v);
+		if (c.t) {
+			c.t->rc = killed ? SCHED_STOPPED : rc;
+			c.t->v = v;
+			c.t->err = err;
+			c.t->done = 1;
+			if (killed && !c.task)
+				verdict_release(&c.t->v);
+		} else {
+			if (!killed && s->o.ops->judged)
+				s->o.ops->judged(s->o.owner, c.id, c.problem, c.path, &v);
+			verdict_release(&v);
+		}
 		item_release(&c);
 		pthread_cond_broadcast(&s->wake); /* builders that wait for the evaluation to end (CPU) */
 		pthread_cond_broadcast(&s->idle);
-		if (killed)
+		if (killed && !c.t)
 			break;
 	}
 	pthread_cond_broadcast(&s->idle);
@@ -186,6 +247,7 @@ struct build_task {
 	const struct problem *problem;
 	char *path;
 	struct prebuild *pb;
+	const struct config *cfg;
 };
 
 /* With the lock held: the best candidate not yet built. On the CPU only while nothing is judged and the
@@ -205,7 +267,8 @@ static void *build_take(void *arg, int *stop)
 	s->q[i].build = B_BUILDING;
 	s->building++;
 	struct build_task *b = xcalloc(1, sizeof(*b));
-	*b = (struct build_task){ s->q[i].id, s->q[i].problem, xstrdup(s->q[i].path), xcalloc(1, sizeof(struct prebuild)) };
+	*b = (struct build_task){ s->q[i].id, s->q[i].problem, xstrdup(s->q[i].path), xcalloc(1, sizeof(struct prebuild)),
+				  s->q[i].cfg ? s->q[i].cfg : s->o.cfg };
 	return b;
 }
 
@@ -214,7 +277,7 @@ static void build_one(void *arg, void *task)
 	struct sched *s = arg;
 	struct build_task *b = task;
 	struct sb_error err = { 0 };
-	if (prebuild_run(&s->o.envs[0], s->o.cfg, b->problem, b->path, b->pb, &err))
+	if (prebuild_run(&s->o.envs[0], b->cfg, b->problem, b->path, b->pb, &err))
 		sb_warn(s->o.ctx, "building candidate %lld ahead failed (%s); its evaluation builds it", (long long)b->id,
 			err.msg);
 }
@@ -225,7 +288,7 @@ static void build_done(void *arg, void *task)
 	struct build_task *b = task;
 	struct item *c = find(s, b->id);
 	s->building--;
-	if (s->o.ops->built)
+	if (s->o.ops->built && b->id > 0)
 		s->o.ops->built(s->o.owner, b->id, b->path, b->pb);
 	if (c) {
 		c->build = B_BUILT;
@@ -278,12 +341,52 @@ void sched_add(struct sched *s, int64_t id, int priority, const struct problem *
 	if (c) {
 		if (c->priority < priority)
 			c->priority = priority;
+		pthread_cond_broadcast(&s->wake);
 	} else {
-		if (s->nq == s->alloc)
-			s->q = xrealloc(s->q, (s->alloc = s->alloc ? 2 * s->alloc : 64) * sizeof(*s->q));
-		s->q[s->nq++] = (struct item){ id, priority, p, xstrdup(path), B_WAITING, NULL };
+		push(s, (struct item){ .id = id, .priority = priority, .problem = p, .path = xstrdup(path) });
 	}
-	pthread_cond_broadcast(&s->wake);
+}
+
+/* Waits for a waiter's item: its outcome, or SCHED_STOPPED after taking it out when the queue or the owner
+ * stopped before it started. */
+static int wait_ticket(struct sched *s, struct ticket *t, int64_t id)
+{
+	while (!t->done) {
+		if (!t->started && stopped(s)) {
+			for (size_t i = 0; i < s->nq; i++)
+				if (s->q[i].id == id) {
+					item_release(&s->q[i]);
+					s->q[i] = s->q[--s->nq];
+					break;
+				}
+			return SCHED_STOPPED;
+		}
+		wait_ms(&s->idle, s->o.lock, 200);
+	}
+	return t->rc;
+}
+
+int sched_judge(struct sched *s, const struct config *cfg, const struct problem *p, const char *path, struct verdict *v,
+		struct sb_error *err)
+{
+	struct ticket t = { 0 };
+	int64_t id = -(++s->tickets);
+	push(s, (struct item){ .id = id, .problem = p, .path = xstrdup(path), .cfg = cfg, .t = &t });
+	int rc = wait_ticket(s, &t, id);
+	if (rc != SCHED_STOPPED) {
+		*v = t.v;
+		*err = t.err;
+	}
+	return rc;
+}
+
+int sched_device_task(struct sched *s, void (*fn)(const struct eval_env *env, void *arg), void *arg)
+{
+	struct ticket t = { 0 };
+	int64_t id = -(++s->tickets);
+	push(s, (struct item){ .id = id, .problem = NULL, .path = xstrdup("-"), .build = B_BUILT, .t = &t, .task = fn,
+			       .task_arg = arg });
+	return wait_ticket(s, &t, id);
 }
 
 int sched_has(const struct sched *s, int64_t id, int *running)
