@@ -309,7 +309,7 @@ void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, stru
 void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f)
 {
 	if (!(tc->reported >= 1.0) || !isfinite(tc->speedup) || tc->reported <= RT_TRUSTED_SLACK * tc->speedup ||
-	    tc->excess_us <= RT_TRUSTED_FLOOR * tc->ref_least_us)
+	    tc->excess_us <= RT_TRUSTED_FLOOR * tc->ref_least_us || tc->excess_us <= RT_TRUSTED_NOISE * tc->excess_noise_us)
 		return;
 	rt_findings_add(f, "H08", "the times the candidate's process reported give %.2fx, but the parent's own clock around "
 			"its timed calls allows %.2fx (%.2fx at the end of its interval): its blocks spent %.0f us per call outside the calls "

@@ -104,9 +104,14 @@ void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, stru
  * most rounds disagree, which noise on one side does not make them do. The slack covers a median of ratios
  * against a ratio of sums; the floor, that two processes running the same harness code take a few per cent
  * more or less for it: a lie smaller than that, on calls much shorter than the harness's own work, is
- * beyond this clock's resolution. */
+ * beyond this clock's resolution. The excess must also stand RT_TRUSTED_NOISE standard errors of the median
+ * clear of zero, measured from the rounds' own spread: on a machine where two honest processes' overheads
+ * per call wander by hundreds of microseconds from round to round, a median a little above the floor is
+ * that wandering (the reference judged as its own candidate was rejected so). A candidate that lies in
+ * most rounds keeps its rounds close to its median, so the spread stays the honest rounds' and small. */
 #define RT_TRUSTED_SLACK 1.5
 #define RT_TRUSTED_FLOOR 0.1
+#define RT_TRUSTED_NOISE 3.0
 struct rt_clock {
 	double reported, speedup, hi;         /* the reported speedup; the parent's clock's, and its upper end */
 	double excess_us, ref_least_us;       /* the excess per call; the reference's least overhead per call */
@@ -114,6 +119,7 @@ struct rt_clock {
 	double block_speedup;                 /* per round the reference's reported block sum over the candidate's,
 					       * their median (0: not measured) */
 	int block_calls;                      /* calls per block */
+	double excess_noise_us;               /* the excess's standard error (0: not measured) */
 };
 void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f);
 /* H08 from the same blocks, by the reported times alone: the paired median of the calls (what the verdict

@@ -531,7 +531,8 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 	const struct trusted_clock *tc = &v->timing.trusted;
 	if (v->timing.ran && tc->judged) {
 		struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_us, tc->ref_least_us,
-					tc->cand_overhead_us, tc->ref_overhead_us, tc->block_speedup, tc->block_calls };
+					tc->cand_overhead_us, tc->ref_overhead_us, tc->block_speedup, tc->block_calls,
+					tc->excess_noise_us };
 		rt_rule_trusted_clock(&clk, &s->found);
 	}
 	if (v->timing.ran && tc->measured && tc->rounds >= 3) {

@@ -398,6 +398,13 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 	for (int i = 0; i < n; i++)
 		tc->ref_least_us = orr[i] < tc->ref_least_us ? orr[i] : tc->ref_least_us;
 	tc->excess_us = median_at(d, idx, n, scratch);
+	/* the median's standard error from the median absolute deviation: 1.4826 MAD estimates a normal
+	 * spread's sigma, and the median of n draws has sqrt(pi/2) sigma / sqrt(n) */
+	double *dev = xcalloc((size_t)n, sizeof(double));
+	for (int i = 0; i < n; i++)
+		dev[i] = fabs(d[i] - tc->excess_us);
+	tc->excess_noise_us = 1.2533 * 1.4826 * median_at(dev, idx, n, scratch) / sqrt((double)n);
+	free(dev);
 	tc->excess_lo_us = boot[(int)(0.025 * B)];
 	tc->excess_hi_us = boot[(int)(0.975 * B) - 1];
 	tc->block_speedup = median_at(ratio, idx, n, scratch);

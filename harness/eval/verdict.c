@@ -240,6 +240,7 @@ static json_t *trusted_json(const struct trusted_clock *tc)
 			 "reference_overhead_us",
 			 jreal(tc->ref_overhead_us), "candidate_overhead_us", jreal(tc->cand_overhead_us), "excess_us",
 			 jreal(tc->excess_us), "excess_ci95_us", jreal(tc->excess_lo_us), jreal(tc->excess_hi_us));
+	json_object_set_new(o, "excess_noise_us", jreal(tc->excess_noise_us));
 	json_object_set_new(o, "reference_least_us", jreal(tc->ref_least_us));
 	json_object_set_new(o, "block_speedup", jreal(tc->block_speedup));
 	json_object_set_new(o, "rounds_us", rounds);

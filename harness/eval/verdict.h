@@ -98,6 +98,8 @@ struct trusted_clock {
 	double excess_us, excess_lo_us, excess_hi_us; /* per call: the candidate's overhead minus the reference's in
 						       * the same round, the median over rounds (bootstrap 95%
 						       * interval) */
+	double excess_noise_us;      /* the standard error of that median, from the rounds' spread around it (MAD):
+				      * how far two honest processes' overheads wander apart on this machine */
 	double ref_least_us;         /* the reference's least overhead per call: the scale of the harness's own work */
 	double speedup, lo, hi;      /* the reference's time per call over the candidate's by this clock (what it
 				      * reported plus the excess), with the interval the excess's gives: the

@@ -33,8 +33,9 @@ struct pair {
 
 static void start_pair_spinning(struct pair *p, const char *ref_us, const char *cand_us, int penalty, const char *ref_spin,
 				const char *cand_spin);
-/* One more NAME=VALUE for the candidate's environment in the next start_pair_spinning (NULL: none). */
-static char *cand_extra_env;
+/* One more NAME=VALUE for the candidate's (the reference's) environment in the next start_pair_spinning
+ * (NULL: none). */
+static char *cand_extra_env, *ref_extra_env;
 
 static void start_pair(struct pair *p, const char *ref_us, const char *cand_us, int penalty)
 {
@@ -58,6 +59,8 @@ static void start_pair_spinning(struct pair *p, const char *ref_us, const char *
 	strvec_pushf(&p->env_cand, "FAKE_SPIN_US=%s", cand_spin);
 	if (cand_extra_env)
 		strvec_push(&p->env_cand, cand_extra_env);
+	if (ref_extra_env)
+		strvec_push(&p->env_ref, ref_extra_env);
 	/* worker_start runs `python -u script`; arguments ride in the script path's argv via a wrapper */
 	char *ref_script = xstrfmt("%s/ref.py", p->dir), *cand_script = xstrfmt("%s/cand.py", p->dir);
 	FILE *f = fopen(ref_script, "w");
@@ -291,7 +294,7 @@ static void clock_rule(const struct timing_result *t, struct findings *found)
 {
 	const struct trusted_clock *tc = &t->trusted;
 	struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_us, tc->ref_least_us, tc->cand_overhead_us,
-				tc->ref_overhead_us, tc->block_speedup, tc->block_calls };
+				tc->ref_overhead_us, tc->block_speedup, tc->block_calls, tc->excess_noise_us };
 	rt_rule_trusted_clock(&clk, found);
 }
 
@@ -490,7 +493,65 @@ static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
 	near.reported = 1.4; /* within 1.5x of the bound */
 	rt_rule_trusted_clock(&near, &found);
 	assert_false(findings_has(&found, "H08"));
+	/* the reference as its own candidate on an H100: per round the excess wandered from -187 to +1139 us,
+	 * its median 142 us (past a tenth of the 925 us of harness work) with a standard error of 83 us */
+	struct rt_clock wander = { .reported = 1.004, .speedup = 0.45, .hi = 2.05, .excess_us = 142, .ref_least_us = 925,
+				   .cand_overhead_us = 1506, .ref_overhead_us = 1325, .excess_noise_us = 83 };
+	rt_rule_trusted_clock(&wander, &found);
+	assert_false(findings_has(&found, "H08"));
+	struct rt_clock steady = wander;
+	steady.excess_noise_us = 20; /* the same median from rounds that agree: a lie */
+	rt_rule_trusted_clock(&steady, &found);
+	assert_true(findings_has(&found, "H08"));
 	findings_release(&found);
+}
+
+/* Two honest workers of the same speed whose work between calls wanders from block to block, as the
+ * reference judged as its own candidate showed on an H100 (per call, -187 to +1139 us from round to round):
+ * the median excess lands well past the floor and would call the 300 us calls 0.6x by the parent's clock,
+ * but the rounds disagree with each other, so its standard error is large and there is no finding. A
+ * candidate that lies by the same median in every round keeps its rounds together: H08. */
+static void rounds_that_wander_are_noise_not_a_lie(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct findings found = { 0 };
+	/* per call, by block: the reference's and the candidate's extra work; block 0's round is left out */
+	ref_extra_env = xstrdup("FAKE_WOBBLE_US=0,200,50,0,0,0,0");
+	cand_extra_env = xstrdup("FAKE_WOBBLE_US=0,0,0,150,200,300,1100");
+	start_pair_spinning(&p, "300", "300", 0, "300", "300");
+	free(ref_extra_env);
+	free(cand_extra_env);
+	ref_extra_env = cand_extra_env = NULL;
+	struct timing_plan pl = plan(12, 2, 0);
+	run_ok(&p, &pl, &t);
+	assert_true(t.trusted.measured && t.trusted.judged);
+	if (!(t.trusted.excess_us > 100) || !(t.trusted.speedup < 0.75))
+		fail_msg("the wander should move the median: excess %.0f us, %.2fx", t.trusted.excess_us, t.trusted.speedup);
+	if (!(t.trusted.excess_us < RT_TRUSTED_NOISE * t.trusted.excess_noise_us))
+		fail_msg("rounds that disagree: excess %.0f us, its standard error %.0f us", t.trusted.excess_us,
+			 t.trusted.excess_noise_us);
+	clock_rule(&t, &found);
+	assert_false(findings_has(&found, "H08"));
+	findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+
+	cand_extra_env = xstrdup("FAKE_WOBBLE_US=400");
+	start_pair_spinning(&p, "300", "300", 0, "300", "300");
+	free(cand_extra_env);
+	cand_extra_env = NULL;
+	t = (struct timing_result){ 0 };
+	run_ok(&p, &pl, &t);
+	if (!(t.trusted.excess_us > RT_TRUSTED_NOISE * t.trusted.excess_noise_us))
+		fail_msg("rounds that agree: excess %.0f us, its standard error %.0f us", t.trusted.excess_us,
+			 t.trusted.excess_noise_us);
+	clock_rule(&t, &found);
+	assert_true(findings_has(&found, "H08"));
+	findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
 }
 
 struct checked {
@@ -627,6 +688,7 @@ int main(void)
 		cmocka_unit_test(one_honest_round_does_not_hide_the_others),
 		cmocka_unit_test(work_moved_between_calls_of_a_block_is_seen_by_the_sums),
 		cmocka_unit_test(the_clock_rule_judges_only_what_it_can_resolve),
+		cmocka_unit_test(rounds_that_wander_are_noise_not_a_lie),
 		cmocka_unit_test(every_round_is_checked),
 		cmocka_unit_test(some_calls_repeat_earlier_inputs),
 	};
