@@ -3,7 +3,7 @@
 #ifndef SB_BANDWIDTH_H
 #define SB_BANDWIDTH_H
 
-#include "worker_client.h"
+#include "proc/proc.h"
 
 /* Bytes copied by the measurement (read once and written once). */
 #define BANDWIDTH_COPY_BYTES (1LL << 30)

@@ -15,7 +15,7 @@
 #include "rtchecks.h"
 #include "seeds.h"
 #include "verdict.h"
-#include "worker_client.h"
+#include "proc/proc.h"
 
 #define LOG_CAP (64u << 10)
 

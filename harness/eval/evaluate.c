@@ -26,7 +26,7 @@
 #include "seeds.h"
 #include "static_verdict.h"
 #include "timing.h"
-#include "worker_client.h"
+#include "proc/proc.h"
 
 
 /* ---------- small pieces ---------- */
@@ -425,7 +425,7 @@ static void run_profile(struct eval_ctx *c, double deadline)
 	c->e->profile(c->e, c->cfg, &live, c->v);
 }
 
-/* A failed allocation under the candidate's memory limit (sandbox.h, address_space) says so: the
+/* A failed allocation under the candidate's memory limit (proc/proc.h, address_space) says so: the
  * candidate asked for more than it may use, which is its verdict, told plainly. */
 static void memory_verdict(struct verdict *v, long long limit)
 {

@@ -9,7 +9,7 @@
 #ifndef SB_REFPOOL_H
 #define SB_REFPOOL_H
 
-#include "worker_client.h"
+#include "proc/proc.h"
 
 struct refpool_item {
 	struct worker w;

@@ -4,7 +4,7 @@
 #define SB_REFWORKER_H
 
 #include "evaluate.h"
-#include "worker_client.h"
+#include "proc/proc.h"
 
 struct refworker {
 	struct worker w;

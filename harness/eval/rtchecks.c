@@ -12,7 +12,7 @@
 #include "bandwidth.h"
 #include "eval_int.h"
 #include "exchange.h"
-#include "sandbox.h"
+#include "proc/proc.h"
 
 /* ---------- the report ---------- */
 

@@ -7,12 +7,12 @@
 #include "../core/nvml.h"
 #include "seeds.h"
 #include "verdict.h"
-#include "worker_client.h"
+#include "proc/proc.h"
 
 /* Input slots the timed calls rotate through, on each side. */
 #define TIMING_SETS 3
 #define TIMING_BIG_SET_BYTES (2LL << 30) /* beyond it, one set (eval_timing_sets) */
-/* Timed calls per side per round at most: each call's outputs come back as a descriptor (worker_client.h). */
+/* Timed calls per side per round at most: each call's outputs come back as a descriptor (proc/proc.h). */
 #define TIMING_MAX_BLOCK 32
 
 /* How a side keeps each timed call's outputs until the parent has checked them (worker.py, snapshot). */

@@ -10,7 +10,7 @@
 #include "../checks/finding.h"
 #include "../core/strbuf.h"
 #include "compare.h"
-#include "sandbox.h"
+#include "proc/proc.h"
 #include "noise.h"
 #include "stats.h"
 

@@ -1,6 +1,6 @@
 /* sandbox.c - runs in the forked child just before exec: user/network/PID namespaces, rlimits,
  * Landlock (read everything but the hidden trees, write only the private ones), no capabilities. */
-#include "sandbox.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +24,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stddef.h>
-
-#include "sandbox_caps.h"
 
 /* ---------- environment ---------- */
 

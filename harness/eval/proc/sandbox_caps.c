@@ -1,6 +1,6 @@
 /* sandbox_caps.c - probes network namespaces and Landlock in throw-away children, so the parent's
  * own namespaces and privileges are never changed by asking. */
-#include "sandbox_caps.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <linux/landlock.h>

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/proc.h"
-#include "sandbox.h"
+#include "../../core/proc.h"
+#include "proc.h"
 
 /* "a\nb\n" -> { "a", "b", NULL } in place (list is modified); NULL for an empty list. */
 static const char **split_lines(char *list)

@@ -1,7 +1,7 @@
-/* forkserver.c - stitchbench's side of the fork server (forkserver.h): start it, ask it for a worker,
+/* forkserver.c - stitchbench's side of the fork server (proc.h): start it, ask it for a worker,
  * stop it. The server is itself a worker process (a JSON-line channel on fd 3 and 4), so the worker
  * client does the talking; what is new is that the requests carry the child's descriptors. */
-#include "forkserver.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,10 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/fs.h"
-#include "../core/log.h"
-#include "../core/strbuf.h"
-#include "worker_client.h"
+#include "../../core/fs.h"
+#include "../../core/log.h"
+#include "../../core/strbuf.h"
 
 /* How long the first spawn may wait for the server's `import torch` (a cold node: 5-10 s), and a later
  * one for a fork (milliseconds). */

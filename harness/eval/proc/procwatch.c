@@ -1,5 +1,5 @@
-/* procwatch.c - the parent's own view of a candidate's worker from /proc (procwatch.h). */
-#include "procwatch.h"
+/* procwatch.c - the parent's own view of a candidate's worker from /proc (proc.h). */
+#include "proc.h"
 
 #include <dirent.h>
 #include <signal.h>

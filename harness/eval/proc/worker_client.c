@@ -1,9 +1,8 @@
 /* worker_client.c - talks to harness/worker/worker.py over its private fd 3/4 channel while
  * draining its stdout/stderr, so neither a chatty nor a silent, hung or crashed worker can stall us. */
-#include "worker_client.h"
+#include "proc.h"
 
-#include "../core/log.h"
-#include "procwatch.h"
+#include "../../core/log.h"
 
 #include <errno.h>
 #include <poll.h>
