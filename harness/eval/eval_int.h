@@ -11,7 +11,7 @@
 #include "../core/config.h"
 #include "candidate.h"
 #include "evaluate.h"
-#include "outputs.h"
+#include "check/check.h"
 #include "rtchecks.h"
 #include "seeds.h"
 #include "verdict.h"

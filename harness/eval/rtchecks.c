@@ -11,7 +11,7 @@
 
 #include "bandwidth.h"
 #include "eval_int.h"
-#include "exchange.h"
+#include "check/check.h"
 #include "proc/proc.h"
 
 /* ---------- the report ---------- */

@@ -9,7 +9,7 @@
 #include "../checks/floor.h"
 #include "../checks/runtime.h"
 #include "../core/config.h"
-#include "outputs.h"
+#include "check/check.h"
 #include "proc/proc.h"
 #include "verdict.h"
 
@@ -52,7 +52,7 @@ struct rt_io {
 	long long max_output_bytes;
 	long long poison_bytes;      /* 0 on the CPU */
 	int keep_files;              /* --keep-workdir: compared outputs stay (outputs_drop) */
-	struct eval_ctx *ctx;        /* the evaluation, for its output exchange (exchange.h) */
+	struct eval_ctx *ctx;        /* the evaluation, for its output exchange (check/check.h) */
 };
 
 /* One evaluation's runtime checks, from the candidate's load to its last call. */

@@ -9,7 +9,7 @@
 
 #include "../checks/finding.h"
 #include "../core/strbuf.h"
-#include "compare.h"
+#include "check/check.h"
 #include "proc/proc.h"
 #include "noise.h"
 #include "stats.h"
@@ -197,7 +197,7 @@ struct verdict {
 		int trials, robust_trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed;
 		char preset[16];         /* eval.preset: whose protocol (stitchbench | kernelbench | stitchcuda) */
 		char tolerance[16];
-		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (exchange.h) */
+		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (check/check.h) */
 		json_t *identity;        /* config_identity(): what makes verdicts comparable, as configured */
 	} settings;
 	/* wall seconds by stage (docs/verdict.md): total, and the stages that add up to nearly all of it */

@@ -1,5 +1,5 @@
-/* exchange.c - outputs as files or shared with the reference worker (exchange.h). */
-#include "exchange.h"
+/* exchange.c - outputs as files or shared with the reference worker (check.h). */
+#include "check.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -8,9 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "compare.h"
-#include "eval_int.h"
+#include "../../core/log.h"
+#include "../eval_int.h"
 
 int xchg_shared_on(const struct config *cfg, const char *device)
 {

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/config.h"
-#include "eval_int.h"
-#include "exchange.h"
-#include "outputs.h"
-#include "rtchecks.h"
+#include "../../core/config.h"
+#include "../eval_int.h"
+#include "check.h"
+#include "../rtchecks.h"
 
 /* H09: NaN written into freed device memory before the second run of the first trial, enough to cover
  * a call's allocations (twice the largest output, an upper bound already, and room for temporaries);

@@ -1,6 +1,6 @@
 /* safetensors.c - reads a worker's output file and checks every length, offset and field before use.
  * The file comes from the sandboxed candidate, so nothing in it is believed until it is checked. */
-#include "safetensors.h"
+#include "check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/parallel.h"
-#include "../core/strbuf.h"
+#include "../../core/parallel.h"
+#include "../../core/strbuf.h"
 
 static const struct {
 	const char *name;

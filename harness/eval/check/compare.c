@@ -1,6 +1,6 @@
 /* compare.c - the elementwise allclose check of candidate outputs, with the statistics a verdict reports.
  * One specialised loop per dtype so that a 1e8-element fp32 output is judged in a fraction of a second. */
-#include "compare.h"
+#include "check.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/parallel.h"
-#include "../core/strbuf.h"
+#include "../../core/parallel.h"
+#include "../../core/strbuf.h"
 
 struct tolerance tolerance_for(enum tolerance_preset preset, enum st_dtype dtype)
 {

@@ -8,10 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "eval_int.h"
-#include "exchange.h"
-#include "outputs.h"
-#include "timing.h"
+#include "../eval_int.h"
+#include "check.h"
+#include "../timing.h"
 
 #define SEALED (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
 

@@ -1,18 +1,17 @@
 /* outputs.c - comparing two output files of the workers. The same walk over the tensors also hashes them
  * and notes all-zero outputs, so a file is read once for every check that needs it. */
-#include "outputs.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/parallel.h"
-#include "../core/proc.h"
-#include "../core/strbuf.h"
-#include "compare.h"
-#include "safetensors.h"
+#include "../../core/log.h"
+#include "../../core/parallel.h"
+#include "../../core/proc.h"
+#include "../../core/strbuf.h"
+#include "../verdict.h"
 
 /* Four independent lanes of eight bytes, multiply and shift, then combined in order: several GB/s
  * (one lane is bound by its multiply's latency), where sha256 would take seconds on the gigabyte
