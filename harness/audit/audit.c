@@ -12,7 +12,7 @@
 
 #include "../core/fs.h"
 #include "../eval/refworker.h"
-#include "../eval/stats.h"
+#include "../eval/timing/timing.h"
 
 /* ---------- the report ---------- */
 

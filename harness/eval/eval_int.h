@@ -128,7 +128,7 @@ void eval_judge_trials(struct eval_ctx *c);
 int eval_run_robust(struct eval_ctx *c, double deadline, struct sb_error *err);
 struct rt_io eval_runtime_io(struct eval_ctx *c, double deadline);
 
-/* timedcheck.c: every timed call checked, call by call, against the reference's (timing.h). */
+/* timedcheck.c: every timed call checked, call by call, against the reference's (timing/timing.h). */
 struct timed_check;
 void eval_timed_check(struct eval_ctx *c, struct timed_check *chk);
 

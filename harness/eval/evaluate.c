@@ -24,7 +24,7 @@
 #include "rtchecks.h"
 #include "seeds.h"
 #include "static_verdict.h"
-#include "timing.h"
+#include "timing/timing.h"
 #include "proc/proc.h"
 
 

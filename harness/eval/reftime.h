@@ -5,7 +5,7 @@
 
 #include "../core/types.h"
 #include "evaluate.h"
-#include "stats.h"
+#include "timing/timing.h"
 
 struct reftime {
 	struct sample_stats eager;      /* microseconds per call */

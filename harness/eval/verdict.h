@@ -11,8 +11,7 @@
 #include "../core/strbuf.h"
 #include "check/check.h"
 #include "proc/proc.h"
-#include "noise.h"
-#include "stats.h"
+#include "timing/timing.h"
 
 #define VERDICT_SCHEMA 1
 

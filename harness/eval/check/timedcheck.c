@@ -1,4 +1,4 @@
-/* timedcheck.c - every timed call is a checked call (timing.h, struct timed_check): once both sides'
+/* timedcheck.c - every timed call is a checked call (timing/timing.h, struct timed_check): once both sides'
  * blocks of a round are in, call j of the candidate is compared with call j of the reference (the same
  * fresh inputs, the same seed), before the candidate's worker is asked anything again. A candidate that
  * behaves only when it thinks it is checked, or fills its outputs after its call returned, fails here. */
@@ -10,7 +10,7 @@
 
 #include "../eval_int.h"
 #include "check.h"
-#include "../timing.h"
+#include "../timing/timing.h"
 
 #define SEALED (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)
 

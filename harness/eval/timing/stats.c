@@ -1,13 +1,13 @@
 /* stats.c - percentiles as numpy computes them, a seeded bootstrap, and derived trial seeds.
  * Matching numpy to the last bit lets a reader check a reported number with one line of Python. */
-#include "stats.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/error.h"
-#include "../core/strbuf.h"
+#include "../../core/error.h"
+#include "../../core/strbuf.h"
 
 /* NaN sorts last, so the order is total and qsort stays well defined on bad input. */
 static int cmp_double(const void *pa, const void *pb)

@@ -17,7 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc/proc.h"
+#include "../proc/proc.h"
+#include "../verdict.h"
 
 #define MIN_PAIRS 20
 /* Kept rounds before the loop may stop early, and before the parent's clock (trusted_summarise) is judged:

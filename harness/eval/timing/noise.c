@@ -1,11 +1,11 @@
-/* noise.c - how busy the machine was while timing (noise.h). */
-#include "noise.h"
+/* noise.c - how busy the machine was while timing (timing.h). */
+#include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/strbuf.h"
+#include "../../core/strbuf.h"
 
 /* Other processes above a quarter of the machine's CPU time, steal above 2%, or the reference's calls
  * spreading by more than 10% of their mean: any of them makes paired times disagree from round to round

@@ -16,7 +16,7 @@
  * reference-as-candidate's distance from 1.0 (BENCHMARKS.md, the process factor). In auto mode a problem
  * the last timing found not launch-heavy (a file in its reference cache entry) is not measured at all:
  * the factor costs 0.3-1.3 s. */
-#include "eval_int.h"
+#include "../eval_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/log.h"
+#include "../../core/log.h"
 #include "timing.h"
 
 #define FACTOR_PAIRS 30 /* the factor's pairs at most; it may stop at 20 (timing.c's MIN_PAIRS) */
