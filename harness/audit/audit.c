@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../core/fs.h"
-#include "../eval/refworker.h"
+#include "../eval/ref/ref.h"
 #include "../eval/timing/timing.h"
 
 /* ---------- the report ---------- */

@@ -19,8 +19,7 @@
 #include "../checks/static.h"
 #include "eval_int.h"
 #include "check/check.h"
-#include "refcache.h"
-#include "refpool.h"
+#include "ref/ref.h"
 #include "rtchecks.h"
 #include "seeds.h"
 #include "static_verdict.h"
@@ -159,7 +158,7 @@ static void load_ref_begin(struct eval_ctx *c)
 	json_decref(req);
 }
 
-/* The problem's facts (refcache.h), found with this evaluation's seeds: the bytes its outputs take, the
+/* The problem's facts (ref/ref.h), found with this evaluation's seeds: the bytes its outputs take, the
  * bytes a call moves, whether it repeats itself under a seed (run twice and compared: a reference that does
  * not makes a candidate's second run, H19, meaningless), and whether its output for one input set passes
  * as its output for another (the answer barely depends on the inputs: any pass there says little).

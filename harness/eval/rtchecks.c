@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bandwidth.h"
+#include "ref/ref.h"
 #include "eval_int.h"
 #include "check/check.h"
 #include "proc/proc.h"

@@ -205,7 +205,7 @@ struct verdict {
 			profile, finish;
 	} seconds;
 	int reference_cached;
-	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */
+	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (ref/ref.h) */
 	int candidate_worker_prestarted; /* its worker was started during the previous evaluation (evalctx.c) */
 	int reference_worker_prestarted; /* the reference's too, for this problem, with nothing loaded */
 	int candidate_worker_forked; /* its worker was forked from the fork server (eval.fork_server), not exec'd */

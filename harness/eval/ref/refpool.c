@@ -1,14 +1,14 @@
 /* refpool.c - the kept reference workers: a small table under a lock, per device one problem's worker
  * and one spare. */
-#include "refpool.h"
+#include "ref.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fs.h"
-#include "../core/proc.h"
-#include "../core/strbuf.h"
+#include "../../core/fs.h"
+#include "../../core/proc.h"
+#include "../../core/strbuf.h"
 
 struct entry {
 	char *key, *device;

@@ -1,13 +1,13 @@
 /* refworker.c - the trusted worker that `baseline` and `audit` start for themselves. Trusted: no sandbox,
  * but its own folder, so nothing it writes lands beside the user's files. */
-#include "refworker.h"
+#include "ref.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/fs.h"
+#include "../../core/fs.h"
 
 #define REF_TIMEOUT_S 3600 /* trusted code; the limit only guards against a hung device */
 

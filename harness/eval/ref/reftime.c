@@ -1,6 +1,6 @@
 /* reftime.c - measures and caches the reference's own timings. The cache key holds everything that
  * decides the numbers (problem hash, device, torch, trial count, compile), so a stale entry is never read. */
-#include "reftime.h"
+#include "ref.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -8,9 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/fs.h"
-#include "../core/sha256.h"
-#include "refworker.h"
+#include "../../core/fs.h"
+#include "../../core/sha256.h"
 
 #define REFTIME_FORMAT 5 /* 2: one block of back-to-back calls after priming; 3: eval.tf32 in the key;
 			   * 4: eval.timing_lead_us in the key; 5: eval.timing_gc and eval.hash_seed */

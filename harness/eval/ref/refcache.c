@@ -1,7 +1,7 @@
-/* refcache.c - the cache of what a problem's reference is (refcache.h). Entries are written into a
+/* refcache.c - the cache of what a problem's reference is (ref.h). Entries are written into a
  * temporary folder and renamed into place, so a crash or a concurrent evaluation never leaves a half
  * entry behind. */
-#include "refcache.h"
+#include "ref.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/sha256.h"
-#include "../core/strbuf.h"
+#include "../../core/sha256.h"
+#include "../../core/strbuf.h"
 
 #define REFCACHE_FORMAT 6 /* 6: the problem's facts only (no outputs: every evaluation draws its own seeds) */
 

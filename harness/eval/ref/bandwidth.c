@@ -1,6 +1,6 @@
 /* bandwidth.c - H21's peak bandwidth: the cache file per GPU (named by the GPU's name and UUID, so a node
  * with eight GPUs keeps eight) and the measurement by the reference worker's `bandwidth` command. */
-#include "bandwidth.h"
+#include "ref.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/fs.h"
-#include "../core/sha256.h"
+#include "../../core/fs.h"
+#include "../../core/sha256.h"
 
 static int ask(struct worker *w, json_t *req, json_t **reply, double deadline, char *why, size_t n)
 {
