@@ -110,8 +110,8 @@ PROF_RPATH := $(subst $(prof_empty) $(prof_empty),:,$(sort $(foreach d,$(CUDA_HO
 .PHONY: prof
 # libsbspawn (DESIGN §6): the child's side of the fork server's spawn, the same process setup and
 # sandbox code as bin/stitchbench's, loaded by harness/worker/template.py (eval.fork_server).
-SPAWN_SRC := harness/eval/forkchild.c harness/core/proc.c harness/eval/sandbox.c harness/eval/sandbox_caps.c \
-	     harness/core/strbuf.c
+SPAWN_SRC := harness/eval/proc/forkchild.c harness/core/proc.c harness/eval/proc/sandbox.c \
+	     harness/eval/proc/sandbox_caps.c harness/core/strbuf.c
 all: lib/libsbspawn.so
 lib/libsbspawn.so: $(SPAWN_SRC:%.c=build/pic/%.o)
 	@mkdir -p lib

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "../core/fs.h"
-#include "../eval/refworker.h"
-#include "../eval/stats.h"
+#include "../eval/ref/ref.h"
+#include "../eval/timing/timing.h"
 
 /* ---------- the report ---------- */
 

@@ -11,9 +11,8 @@
 #include "../core/config.h"
 #include "../core/types.h"
 #include "../eval/auditcache.h"
-#include "../eval/compare.h"
+#include "../eval/check/check.h"
 #include "../eval/evaluate.h"
-#include "../eval/safetensors.h"
 
 #define AUDIT_SEEDS 3          /* seeds the reference runs on, besides the signed inputs */
 

@@ -6,7 +6,7 @@
 
 #include "audit.h"
 
-/* The comparison's own element rule (compare.h): |a - e| <= atol + rtol * |e|, NaN never passes. */
+/* The comparison's own element rule (eval/check/check.h): |a - e| <= atol + rtol * |e|, NaN never passes. */
 static int close_enough(double a, double e, struct tolerance tol)
 {
 	if (isnan(a) || isnan(e))

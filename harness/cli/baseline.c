@@ -10,7 +10,7 @@
 #include "../core/fs.h"
 #include "../core/log.h"
 #include "../core/suite.h"
-#include "../eval/reftime.h"
+#include "../eval/ref/ref.h"
 #include "../eval/sweep.h"
 #include "cli.h"
 

@@ -15,8 +15,7 @@
 #include "../core/proc.h"
 #include "../core/python.h"
 #include "../core/suite.h"
-#include "../eval/forkserver.h"
-#include "../eval/sandbox_caps.h"
+#include "../eval/proc/proc.h"
 #include "../llm/llm.h"
 #include "cli.h"
 

@@ -14,7 +14,7 @@
 #include "../core/proc.h"
 #include "../core/sha256.h"
 #include "eval_int.h"
-#include "refcache.h"
+#include "ref/ref.h"
 
 /* ---------- asking it ---------- */
 

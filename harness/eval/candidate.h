@@ -6,7 +6,7 @@
  * What crosses the boundary, and how each crossing is checked:
  *
  *   into the worker
- *     sandbox   applied before any of its code runs (sandbox.h): its own network, PID and mount
+ *     sandbox   applied before any of its code runs (proc/proc.h): its own network, PID and mount
  *               namespaces with a private /dev/shm (and /tmp where nothing it reads lives there), rlimits
  *               with a memory limit on the CPU, Landlock (it writes only its folder; the reference cache,
  *               the reference workers' folders and the build cache are unreadable), no capabilities, an
@@ -27,7 +27,7 @@
  *     times     bounded by the parent's own clock around every request (worker.sent_at and replied_at;
  *               trusted_clock in the verdict).
  *     its state read by the parent from /proc, not reported: signal handlers, its other processes, a
- *               stopped worker (procwatch.h).
+ *               stopped worker (proc/proc.h).
  *     its end   the exit status from the kernel or the fork server's status pipe, and a bounded tail of
  *               what it printed (drained as fast as it writes).
  */
@@ -39,7 +39,7 @@
 #include "../checks/static.h"
 #include "../core/error.h"
 #include "verdict.h"
-#include "worker_client.h"
+#include "proc/proc.h"
 
 struct eval_ctx;
 struct eval_env;

@@ -11,11 +11,11 @@
 #include "../core/config.h"
 #include "candidate.h"
 #include "evaluate.h"
-#include "outputs.h"
+#include "check/check.h"
 #include "rtchecks.h"
 #include "seeds.h"
 #include "verdict.h"
-#include "worker_client.h"
+#include "proc/proc.h"
 
 #define LOG_CAP (64u << 10)
 
@@ -26,7 +26,7 @@ struct eval_ctx {
 	struct verdict *v;
 	const struct candidate_source *src; /* the candidate as read once, before any worker started */
 	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw, *hidden_ext;
-	char *pool_key;              /* the reference worker is kept for the next evaluation (refpool.h) */
+	char *pool_key;              /* the reference worker is kept for the next evaluation (ref/ref.h) */
 	struct strvec cand_env, ref_env;
 	struct sandbox_opts sb;
 	const char *hidden[4];
@@ -63,13 +63,13 @@ void evalctx_env(struct eval_ctx *c, int ahead);
 int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err);
 /* Whether the reference worker also compiles Model with torch.compile (timed on a GPU only). */
 int evalctx_ref_compiles(const struct eval_ctx *c);
-/* Stops the candidate, keeps or stops the reference (refpool.h), removes the folders. */
+/* Stops the candidate, keeps or stops the reference (ref/ref.h), removes the folders. */
 void evalctx_release(struct eval_ctx *c);
 /* The reference worker alone: back to the pool while it is alive, or stopped with its folder. */
 void evalctx_release_ref(struct eval_ctx *c);
 /* When one of the next EVAL_AHEAD evaluations of the batch is of another problem and the device keeps
  * no spare yet, starts a reference worker for it now (Python and torch imported, nothing loaded) and
- * keeps it as the device's spare (refpool.h), so that evaluation does not wait for them. With
+ * keeps it as the device's spare (ref/ref.h), so that evaluation does not wait for them. With
  * eval.keep_reference_worker only. */
 void evalctx_prestart_ref(const struct eval_ctx *c);
 
@@ -98,7 +98,7 @@ void eval_record_launch_heavy(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */
 uint32_t *eval_trial_seeds(const struct config *cfg, const struct eval_seeds *secret);
-/* The reference cache entry (folder) of this problem under these settings (refcache.h; to free). */
+/* The reference cache entry (folder) of this problem under these settings (ref/ref.h; to free). */
 char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, const struct problem *p);
 
 
@@ -128,7 +128,7 @@ void eval_judge_trials(struct eval_ctx *c);
 int eval_run_robust(struct eval_ctx *c, double deadline, struct sb_error *err);
 struct rt_io eval_runtime_io(struct eval_ctx *c, double deadline);
 
-/* timedcheck.c: every timed call checked, call by call, against the reference's (timing.h). */
+/* timedcheck.c: every timed call checked, call by call, against the reference's (timing/timing.h). */
 struct timed_check;
 void eval_timed_check(struct eval_ctx *c, struct timed_check *chk);
 

@@ -13,8 +13,7 @@
 
 #include "../core/fs.h"
 #include "../core/sha256.h"
-#include "refcache.h"
-#include "refpool.h"
+#include "ref/ref.h"
 
 /* ---------- environments ---------- */
 

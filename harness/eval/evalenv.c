@@ -13,7 +13,7 @@
 #include "../core/fs.h"
 #include "../core/log.h"
 #include "../core/python.h"
-#include "forkserver.h"
+#include "proc/proc.h"
 
 struct eval_forks {
 	pthread_mutex_t mu;

@@ -18,15 +18,13 @@
 #include "../core/sha256.h"
 #include "../checks/static.h"
 #include "eval_int.h"
-#include "exchange.h"
-#include "outputs.h"
-#include "refcache.h"
-#include "refpool.h"
+#include "check/check.h"
+#include "ref/ref.h"
 #include "rtchecks.h"
 #include "seeds.h"
 #include "static_verdict.h"
-#include "timing.h"
-#include "worker_client.h"
+#include "timing/timing.h"
+#include "proc/proc.h"
 
 
 /* ---------- small pieces ---------- */
@@ -160,7 +158,7 @@ static void load_ref_begin(struct eval_ctx *c)
 	json_decref(req);
 }
 
-/* The problem's facts (refcache.h), found with this evaluation's seeds: the bytes its outputs take, the
+/* The problem's facts (ref/ref.h), found with this evaluation's seeds: the bytes its outputs take, the
  * bytes a call moves, whether it repeats itself under a seed (run twice and compared: a reference that does
  * not makes a candidate's second run, H19, meaningless), and whether its output for one input set passes
  * as its output for another (the answer barely depends on the inputs: any pass there says little).
@@ -425,7 +423,7 @@ static void run_profile(struct eval_ctx *c, double deadline)
 	c->e->profile(c->e, c->cfg, &live, c->v);
 }
 
-/* A failed allocation under the candidate's memory limit (sandbox.h, address_space) says so: the
+/* A failed allocation under the candidate's memory limit (proc/proc.h, address_space) says so: the
  * candidate asked for more than it may use, which is its verdict, told plainly. */
 static void memory_verdict(struct verdict *v, long long limit)
 {

@@ -93,7 +93,7 @@ int eval_timing_cpu(const struct eval_env *e, const struct config *cfg);
  * them afterwards. */
 void eval_python_env(struct strvec *env, const struct eval_env *e);
 
-/* The fork server candidate workers start from (forkserver.h), started now if it is not; NULL when
+/* The fork server candidate workers start from (proc/proc.h), started now if it is not; NULL when
  * eval.fork_server is off or it could not start (said once, as a warning). Thread-safe. Calling it early
  * lets its `import torch` overlap other work. */
 struct forkserver *eval_fork_server(const struct eval_env *e);

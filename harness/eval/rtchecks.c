@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bandwidth.h"
+#include "ref/ref.h"
 #include "eval_int.h"
-#include "exchange.h"
-#include "sandbox.h"
+#include "check/check.h"
+#include "proc/proc.h"
 
 /* ---------- the report ---------- */
 

@@ -9,10 +9,9 @@
 #include "../checks/floor.h"
 #include "../checks/runtime.h"
 #include "../core/config.h"
-#include "outputs.h"
-#include "procwatch.h"
+#include "check/check.h"
+#include "proc/proc.h"
 #include "verdict.h"
-#include "worker_client.h"
 
 /* What the verdict shows of the runtime checks (its `runtime` field, docs/verdict.md). */
 struct rt_report {
@@ -53,7 +52,7 @@ struct rt_io {
 	long long max_output_bytes;
 	long long poison_bytes;      /* 0 on the CPU */
 	int keep_files;              /* --keep-workdir: compared outputs stay (outputs_drop) */
-	struct eval_ctx *ctx;        /* the evaluation, for its output exchange (exchange.h) */
+	struct eval_ctx *ctx;        /* the evaluation, for its output exchange (check/check.h) */
 };
 
 /* One evaluation's runtime checks, from the candidate's load to its last call. */
@@ -83,7 +82,7 @@ void rt_observe_ref(struct rt_session *s, size_t k, json_t *reply);
 void rt_session_release(struct rt_session *s);
 /* H08 right after the candidate's import and construction. */
 void rt_observe_load(struct rt_session *s, json_t *reply);
-/* The parent's own look at the candidate's worker (procwatch.h), `pid` its proc_handle's: the first call,
+/* The parent's own look at the candidate's worker (proc/proc.h), `pid` its proc_handle's: the first call,
  * before any candidate code runs, is the baseline; each later one finds H06 in signal handlers the
  * candidate installed and in processes of its still alive (`when`: "after its import"). A handler the
  * trusted reference worker (`ref_pid`, 0: none) has too is the harness's own (Python's, the CUDA driver's)

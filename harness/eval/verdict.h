@@ -9,10 +9,9 @@
 
 #include "../checks/finding.h"
 #include "../core/strbuf.h"
-#include "compare.h"
-#include "sandbox.h"
-#include "noise.h"
-#include "stats.h"
+#include "check/check.h"
+#include "proc/proc.h"
+#include "timing/timing.h"
 
 #define VERDICT_SCHEMA 1
 
@@ -199,7 +198,7 @@ struct verdict {
 		int trials, robust_trials, perf_trials, seed, timing_lead_us, timing_gc, hash_seed;
 		char preset[16];         /* eval.preset: whose protocol (stitchbench | kernelbench | stitchcuda) */
 		char tolerance[16];
-		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (exchange.h) */
+		char exchange[8];        /* "files" | "shared": how outputs reached the comparison (check/check.h) */
 		json_t *identity;        /* config_identity(): what makes verdicts comparable, as configured */
 	} settings;
 	/* wall seconds by stage (docs/verdict.md): total, and the stages that add up to nearly all of it */
@@ -208,7 +207,7 @@ struct verdict {
 			profile, finish;
 	} seconds;
 	int reference_cached;
-	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (refpool.h) */
+	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (ref/ref.h) */
 	int candidate_worker_prestarted; /* its worker was started during the previous evaluation (evalctx.c) */
 	int reference_worker_prestarted; /* the reference's too, for this problem, with nothing loaded */
 	int candidate_worker_forked; /* its worker was forked from the fork server (eval.fork_server), not exec'd */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../eval/stats.h"
+#include "../eval/timing/timing.h"
 #include "kclass.h"
 
 /* Slack between CUPTI's GPU and host clocks when checking that an event lies inside its trial. */

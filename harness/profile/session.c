@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../checks/static.h"
-#include "../eval/stats.h"
+#include "../eval/timing/timing.h"
 
 static int ask(struct worker *w, json_t *req, json_t **reply, double deadline, struct worker_fault *fault, char **msg)
 {

@@ -7,7 +7,7 @@
 
 #include "../eval/evaluate.h"
 #include "../eval/seeds.h"
-#include "../eval/worker_client.h"
+#include "../eval/proc/proc.h"
 #include "report.h"
 
 struct prof_plan {

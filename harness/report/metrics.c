@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../eval/stats.h"
+#include "../eval/timing/timing.h"
 
 const double metrics_p[METRICS_NP] = { 0, 0.5, 0.8, 1, 1.5, 2 };
 

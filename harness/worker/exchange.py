@@ -22,7 +22,7 @@ import torch
 
 import sbtensors
 
-# torch dtype -> the safetensors name the parent knows (compare.h's tolerances are per name)
+# torch dtype -> the safetensors name the parent knows (check.h's tolerances are per name)
 DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.float64: "F64",
           torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
           torch.bool: "BOOL"}
@@ -498,7 +498,7 @@ def _num(v):
 
 
 def stats(expected, actual, tol):
-    """outputs.c's comparison of two output sets (see outputs.h), without the judgement."""
+    """outputs.c's comparison of two output sets (see check.h), without the judgement."""
     out = {"bitwise": len(expected) == len(actual) and all(x[0] == y[0] and _equal_bytes(x[1], y[1])
                                                            for x, y in zip(expected, actual)),
            "digest_expected": digest(expected), "digest_actual": digest(actual), "count": len(actual),

@@ -1,5 +1,5 @@
 # sbtensors.py - writes (and, for tests, reads) safetensors files by hand, so that workers need no
-# `safetensors` package. Thin on purpose: the C parent (harness/eval/safetensors.c) validates and judges.
+# `safetensors` package. Thin on purpose: the C parent (harness/eval/check/safetensors.c) validates and judges.
 import ctypes
 import fcntl
 import json

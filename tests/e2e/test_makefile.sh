@@ -8,13 +8,13 @@
 source "$(dirname "$0")/lib.sh"
 P="$TMP/proj"
 L="$TMP/libs"
-mkdir -p "$P/scripts" "$P/harness/core" "$P/harness/eval" "$L"
+mkdir -p "$P/scripts" "$P/harness/core" "$P/harness/eval/proc" "$L"
 cp "$SB_ROOT/Makefile" "$SB_ROOT/VERSION" "$P/"
 cat >"$P/harness/main.c" <<'C'
 int main(void) { return 0; }
 C
 # the files lib/libsbspawn.so is made of
-for f in harness/eval/forkchild harness/core/proc harness/eval/sandbox harness/eval/sandbox_caps harness/core/strbuf; do
+for f in harness/eval/proc/forkchild harness/core/proc harness/eval/proc/sandbox harness/eval/proc/sandbox_caps harness/core/strbuf; do
 	echo "int $(basename "$f")_unit;" >"$P/$f.c"
 done
 # setup: the libraries appear only now, as the packages of scripts/setup.sh would put them

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <time.h>
 
-#include "eval/compare.h"
+#include "eval/check/check.h"
 
 /* A tensor over caller-owned data; shape given as up to 8 dims. */
 static struct st_tensor mk(enum st_dtype dt, const void *data, int ndim, const int64_t *shape)

@@ -7,8 +7,8 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "eval/compare.h"
-#include "eval/exchange.h"
+#include "eval/check/check.h"
+#include "eval/verdict.h"
 
 static struct st_tensor mk(enum st_dtype dt, const void *data, int ndim, const int64_t *shape)
 {

@@ -1,4 +1,4 @@
-/* test_noise.c - the busy-machine judgement of a timing window (harness/eval/noise.c): other processes'
+/* test_noise.c - the busy-machine judgement of a timing window (harness/eval/timing/noise.c): other processes'
  * share of the CPU time, steal and the reference's own spread, each alone enough to call a window noisy;
  * and a real reading of this machine while this process spins on purpose. */
 #include "testutil.h"
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "eval/noise.h"
+#include "eval/timing/timing.h"
 
 static struct noise_probe at(unsigned long long busy, unsigned long long total, unsigned long long steal,
 			     unsigned long long own)

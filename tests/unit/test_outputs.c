@@ -3,7 +3,8 @@
  * seen, and nothing (the digest above all) depends on the number of threads. */
 #include "testutil.h"
 
-#include "eval/outputs.h"
+#include "eval/check/check.h"
+#include "eval/verdict.h"
 
 enum { N = 10 * (1 << 20) + 3 }; /* 40 MiB of F32: five read blocks and eleven hash blocks, the last short */
 

@@ -1,4 +1,4 @@
-/* test_procfactor.c - what the process factor does to a speedup (harness/eval/procfactor.c): divided into
+/* test_procfactor.c - what the process factor does to a speedup (harness/eval/timing/procfactor.c): divided into
  * it, with both intervals at their unfavourable ends, for a launch-heavy reference (told by the GPU-only
  * calls of an end-to-end timing) or when forced; for any other reference the point stays and the interval
  * spans both readings; a factor that was not measured changes nothing. */

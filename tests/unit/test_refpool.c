@@ -1,4 +1,4 @@
-/* test_refpool.c - kept reference workers (harness/eval/refpool.c) with real worker processes speaking
+/* test_refpool.c - kept reference workers (harness/eval/ref/refpool.c) with real worker processes speaking
  * the protocol (tests/fixtures/fake_timing_worker.py): the same key gets the same live process back,
  * another problem on the device stops it and removes its folder, devices are kept apart, a worker that
  * died is never handed out, and drain leaves nothing running. */
@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include "eval/refpool.h"
+#include "eval/ref/ref.h"
 
 static const char *python(void)
 {

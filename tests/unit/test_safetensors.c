@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "core/proc.h"
-#include "eval/safetensors.h"
+#include "eval/check/check.h"
 
 /* Writes the 8-byte little-endian length, the header and the data section to dir/name. */
 static char *write_st(const char *dir, const char *name, const char *header, const void *data, size_t dlen)

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "core/error.h"
-#include "eval/stats.h"
+#include "eval/timing/timing.h"
 
 #define assert_close(a, b) assert_true(fabs((a) - (b)) <= 1e-12 * fmax(1, fabs(b)))
 

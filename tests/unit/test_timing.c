@@ -8,7 +8,8 @@
 #include <signal.h>
 
 #include "checks/runtime.h"
-#include "eval/timing.h"
+#include "eval/timing/timing.h"
+#include "eval/verdict.h"
 
 static char *fixture(const char *rel)
 {
