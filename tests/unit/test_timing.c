@@ -508,10 +508,11 @@ static void the_clock_rule_judges_only_what_it_can_resolve(void **state)
 }
 
 /* Two honest workers of the same speed whose work between calls wanders from block to block, as the
- * reference judged as its own candidate showed on an H100 (per call, -187 to +1139 us from round to round):
- * the median excess lands well past the floor and would call the 300 us calls 0.6x by the parent's clock,
- * but the rounds disagree with each other, so its standard error is large and there is no finding. A
- * candidate that lies by the same median in every round keeps its rounds together: H08. */
+ * reference judged as its own candidate showed on an H100 (per call, -187 to +1139 us from round to round,
+ * scaled up here past a loaded machine's sleep jitter): the median excess lands well past the floor and
+ * would call the 1 ms calls about 0.2x by the parent's clock, but the rounds disagree with each other, so
+ * its standard error is large and there is no finding. The pattern keeps that so whichever block's round
+ * is left out. A candidate that lies by a steady 15 ms per call keeps its rounds together: H08. */
 static void rounds_that_wander_are_noise_not_a_lie(void **state)
 {
 	(void)state;
@@ -519,17 +520,20 @@ static void rounds_that_wander_are_noise_not_a_lie(void **state)
 	struct timing_result t = { 0 };
 	struct findings found = { 0 };
 	/* per call, by block: the reference's and the candidate's extra work; block 0's round is left out */
-	ref_extra_env = xstrdup("FAKE_WOBBLE_US=0,200,50,0,0,0,0");
-	cand_extra_env = xstrdup("FAKE_WOBBLE_US=0,0,0,150,200,300,1100");
-	start_pair_spinning(&p, "300", "300", 0, "300", "300");
+	ref_extra_env = xstrdup("FAKE_WOBBLE_US=0,12000,6000,0,0,0,0");
+	cand_extra_env = xstrdup("FAKE_WOBBLE_US=9000,0,0,3000,6000,12000,36000");
+	start_pair_spinning(&p, "1000", "1000", 0, "1000", "1000");
 	free(ref_extra_env);
 	free(cand_extra_env);
 	ref_extra_env = cand_extra_env = NULL;
 	struct timing_plan pl = plan(12, 2, 0);
 	run_ok(&p, &pl, &t);
 	assert_true(t.trusted.measured && t.trusted.judged);
-	if (!(t.trusted.excess_us > 100) || !(t.trusted.speedup < 0.75))
-		fail_msg("the wander should move the median: excess %.0f us, %.2fx", t.trusted.excess_us, t.trusted.speedup);
+	/* what the rule without the noise gate would have rejected */
+	if (!(t.trusted.excess_us > RT_TRUSTED_FLOOR * t.trusted.ref_least_us) ||
+	    !(t.trusted.reported > RT_TRUSTED_SLACK * t.trusted.speedup))
+		fail_msg("the wander should move the median: excess %.0f us (floor %.0f), %.2fx by the clock, %.2fx reported",
+			 t.trusted.excess_us, RT_TRUSTED_FLOOR * t.trusted.ref_least_us, t.trusted.speedup, t.trusted.reported);
 	if (!(t.trusted.excess_us < RT_TRUSTED_NOISE * t.trusted.excess_noise_us))
 		fail_msg("rounds that disagree: excess %.0f us, its standard error %.0f us", t.trusted.excess_us,
 			 t.trusted.excess_noise_us);
@@ -539,8 +543,8 @@ static void rounds_that_wander_are_noise_not_a_lie(void **state)
 	free_timing(&t);
 	stop_pair(&p);
 
-	cand_extra_env = xstrdup("FAKE_WOBBLE_US=400");
-	start_pair_spinning(&p, "300", "300", 0, "300", "300");
+	cand_extra_env = xstrdup("FAKE_WOBBLE_US=15000");
+	start_pair_spinning(&p, "1000", "1000", 0, "1000", "1000");
 	free(cand_extra_env);
 	cand_extra_env = NULL;
 	t = (struct timing_result){ 0 };
