@@ -219,13 +219,7 @@ int cli_eval_slots(const struct sb_ctx *ctx, const char *gpus, struct eval_env *
 		return 0;
 	}
 	int rc = gpus_resolve(gpus, base, ctx->home, envs, n, err);
-	if (!rc) {
-		/* the command's own environment (its store's machine, its builds) describes the first slot */
-		snprintf(base->device, sizeof(base->device), "%s", (*envs)[0].device);
-		snprintf(base->gpu, sizeof(base->gpu), "%s", (*envs)[0].gpu);
-		snprintf(base->sm, sizeof(base->sm), "%s", (*envs)[0].sm);
-		base->l2_bytes = (*envs)[0].l2_bytes;
-		snprintf(base->gpu_uuid, sizeof(base->gpu_uuid), "%s", (*envs)[0].gpu_uuid);
-	}
+	if (!rc)
+		gpus_use_first(base, &(*envs)[0]);
 	return rc;
 }

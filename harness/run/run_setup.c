@@ -414,16 +414,6 @@ static int resumed_shard(struct run_state *st, json_t *saved, struct sb_error *e
 	return 0;
 }
 
-/* With --gpus the run's own environment (store, hardware.json, templates) describes the first slot. */
-static void use_first_gpu(struct run_state *st)
-{
-	const struct eval_env *g = &st->gpu_envs[0];
-	snprintf(st->env.device, sizeof(st->env.device), "%s", g->device);
-	snprintf(st->env.gpu, sizeof(st->env.gpu), "%s", g->gpu);
-	snprintf(st->env.sm, sizeof(st->env.sm), "%s", g->sm);
-	st->env.l2_bytes = g->l2_bytes;
-}
-
 /* One process at a time on a run: two would judge the same samples at once and one's session would be
  * lost from run.json. Taken before the store is opened (on a resume before anything else is done);
  * held until the process ends. */
@@ -486,7 +476,7 @@ int run_setup(struct run_state *st, struct sb_error *err)
 		mark_unavailable(st);
 	}
 	if (!rc && rq->gpus && (rc = gpus_resolve(rq->gpus, &st->env, rq->ctx->home, &st->gpu_envs, &st->nslots, err)) == 0)
-		use_first_gpu(st);
+		gpus_use_first(&st->env, &st->gpu_envs[0]);
 	if (!rc)
 		rc = claim_cache(st, err);
 	if (!rc && !rq->resume) /* a new run's folder is made by rundir_open, just below */

@@ -88,3 +88,12 @@ int gpus_resolve(const char *spec, const struct eval_env *base, const char *home
 	*envs = out;
 	return 0;
 }
+
+void gpus_use_first(struct eval_env *base, const struct eval_env *first)
+{
+	snprintf(base->device, sizeof(base->device), "%s", first->device);
+	snprintf(base->gpu, sizeof(base->gpu), "%s", first->gpu);
+	snprintf(base->sm, sizeof(base->sm), "%s", first->sm);
+	snprintf(base->gpu_uuid, sizeof(base->gpu_uuid), "%s", first->gpu_uuid);
+	base->l2_bytes = first->l2_bytes;
+}

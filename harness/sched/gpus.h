@@ -17,4 +17,8 @@ int gpus_parse(const char *spec, int ndevices, int **idx, int *n, struct sb_erro
 int gpus_resolve(const char *spec, const struct eval_env *base, const char *home, struct eval_env **envs, int *n,
 		 struct sb_error *err);
 
+/* Makes `base` (the command's own environment: its store's machine, hardware.json, its builds) describe
+ * the first slot's GPU. */
+void gpus_use_first(struct eval_env *base, const struct eval_env *first);
+
 #endif

@@ -663,14 +663,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_decref(req);
 			if (!s->is_cand)
 				freeze(&stop, 0);
-			if (arc) {
-				json_decref(cand_reply);
-				json_decref(ref_reply);
-				json_decref(shipped);
-				if (ship_fd >= 0)
-					close(ship_fd);
-				goto out;
-			}
+			if (arc)
+				goto round_failed;
 			json_t *us = json_object_get(reply, "us");
 			if (!json_is_array(us) || (int)json_array_size(us) != m) {
 				*cand_failed = s->is_cand;
@@ -678,12 +672,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 					       s->is_cand ? "the candidate" : "the reference", m,
 					       json_is_array(us) ? (int)json_array_size(us) : -1);
 				json_decref(reply);
-				json_decref(cand_reply);
-				json_decref(ref_reply);
-				json_decref(shipped);
-				if (ship_fd >= 0)
-					close(ship_fd);
-				goto out;
+				goto round_failed;
 			}
 			json_t *hu = json_object_get(reply, "host_us");
 			double sum = 0;
@@ -757,6 +746,14 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			snprintf(t->stop_reason, sizeof(t->stop_reason), "time_cap");
 			break;
 		}
+		continue;
+	round_failed: /* a side's request failed mid-round: the round's replies and shipped inputs go */
+		json_decref(cand_reply);
+		json_decref(ref_reply);
+		json_decref(shipped);
+		if (ship_fd >= 0)
+			close(ship_fd);
+		goto out;
 	}
 	if (p->gpu_only_calls > 0 &&
 	    gpu_only_round(&R, &C, p, (long)rounds * block, ref_deadline, cand_deadline, &t->gpu_only, fault, cand_failed, msg))
