@@ -261,6 +261,8 @@ print("FIDELITY_BAD %d" % bad)
 PY
 )
 echo "$table" | sed 's/^/     | /'
+# the spread between the two processes this batch shows (eval.process_spread_pct's estimate)
+"$py" scripts/bench/fidelity_spread.py "$fid/v.jsonl" 2>&1 | head -1 | sed 's/^/     | /'
 [ "$(grep -c '^L' <<<"$table")" -eq "$nprob" ] && [ "$nprob" -gt 0 ] && grep -q '^FIDELITY_BAD 0$' <<<"$table" \
 	&& ok "the reference as a candidate: its interval holds 1.0 in 95% of evaluations, its point within 2% where judged" \
 	|| bad "the reference as a candidate: its interval holds 1.0 in 95% of evaluations, its point within 2% where judged" "$(tail -5 "$fid/log")"

@@ -54,6 +54,7 @@ void config_init(struct config *c)
 	c->eval.timing_cpu = -1;
 	c->eval.timing_gc = 0;
 	c->eval.process_factor = PF_AUTO;
+	c->eval.process_spread_pct = -1;
 	c->eval.hash_seed = 0;
 	c->eval.rse_target = 0.005;
 	c->eval.timing_cap_s = 120;

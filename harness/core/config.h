@@ -102,6 +102,7 @@ struct eval_cfg {
 	int timing_cpu;
 	int timing_gc;         /* let Python's garbage collector run inside timed blocks */
 	enum process_factor_mode process_factor; /* time the reference in the candidate's process too, first */
+	double process_spread_pct; /* one model's time from process to process, % sd, in the intervals; -1 = auto */
 	enum exchange_mode exchange;  /* how outputs reach the comparison: files, or shared with the reference worker */
 	int hash_seed;         /* PYTHONHASHSEED of both workers; -1 = Python's random one per process */
 	double rse_target;

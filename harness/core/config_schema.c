@@ -193,6 +193,10 @@ static const struct field eval_fields[] = {
 	{ "process_factor", FT_ENUM, F(eval_cfg, process_factor), .choices = pf_modes,
 	  .doc = "time the reference in the candidate's worker against the reference worker before the candidate's "
 		 "code loads, and divide the speedup vs eager by that ratio (docs/verdict.md); auto = on a GPU only" },
+	{ "process_spread_pct", FT_DOUBLE, F(eval_cfg, process_spread_pct), .vis = VIS_HIDDEN, .min = -1, .max = 100,
+	  .doc = "how far one model's time moves from one process to another (a standard deviation, percent), folded "
+		 "into the speedups' intervals, which see only the calls of these two processes; -1 = auto (1.4 on a "
+		 "GPU, as measured there; 0 on the CPU)" },
 	{ "exchange", FT_ENUM, F(eval_cfg, exchange), .vis = VIS_INTERNAL, .choices = xchg_modes,
 	  .doc = "how a call's outputs reach the comparison: files (written by the worker, read and compared by "
 		 "stitchbench) or shared (handed as a descriptor to the reference worker, which compares on the "

@@ -94,6 +94,10 @@ int eval_recorded_launch_heavy(const char *ref_entry);
 int eval_process_factor_planned(const struct eval_ctx *c);
 int eval_process_factor(struct eval_ctx *c, double deadline, struct sb_error *err);
 void eval_apply_process_factor(struct timing_result *t, int forced);
+/* Folds a between-process spread (sd, percent; eval.process_spread_pct resolved by eval_process_spread)
+ * into the speedups' intervals, in quadrature on a log scale. */
+double eval_process_spread(const struct config *cfg, int gpu);
+void eval_widen_for_processes(struct timing_result *t, double spread_pct);
 void eval_record_launch_heavy(const struct eval_ctx *c);
 
 /* The seeds of the correctness trials and of the rotation's two sets (cfg->eval.trials + 2; to free). */

@@ -296,6 +296,7 @@ static int run_timing(struct eval_ctx *c, double deadline, struct sb_error *err)
 	c->v->seconds.timing = proc_now() - t0 + c->v->timing.factor.seconds;
 	if (rc == 0) {
 		eval_apply_process_factor(&c->v->timing, cfg->eval.process_factor == PF_ON);
+		eval_widen_for_processes(&c->v->timing, eval_process_spread(cfg, gpu));
 		eval_record_launch_heavy(c);
 	}
 	if (rc > 0) /* a timed call's outputs were wrong: the check said so in the verdict */

@@ -296,6 +296,7 @@ static json_t *timing_json(const struct timing_result *t)
 	json_object_set_new(o, "host_bound", json_boolean(host_bound(t)));
 	json_object_set_new(o, "launch_bound", json_boolean(launch_bound(t)));
 	json_object_set_new(o, "process_factor", factor_json(&t->factor));
+	json_object_set_new(o, "process_spread_pct", jreal(t->process_spread_pct));
 	json_object_set_new(o, "cpu", t->cpu >= 0 ? json_integer(t->cpu) : json_null());
 	json_object_set_new(o, "pinned", json_boolean(t->pinned));
 	json_object_set_new(o, "gpu_clock", gpu_clock_json(t));

@@ -148,6 +148,7 @@ struct timing_result {
 	/* the paired speedup vs eager before the process factor divided it (equal to it without one) */
 	double speedup_eager_raw, speedup_eager_raw_lo, speedup_eager_raw_hi;
 	struct process_factor factor;
+	double process_spread_pct;   /* the between-process spread folded into the intervals (procfactor.c); 0: none */
 	struct gpu_only_time gpu_only;
 	/* Median ratio of rounds where eager went first over that of rounds where it went second: 1.0
 	 * when the order of calls does not matter. Far from 1, the pairs are biased (a context-switch cost
