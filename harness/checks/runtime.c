@@ -338,3 +338,171 @@ void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_
 			"keeps results by content and answers a repeat without computing it; compute every call", within,
 			ratio_repeat, ratio_fresh, n);
 }
+
+/* ---------- the record of ATen operators (the CPU) ---------- */
+
+/* Operators that make, move, view or fill memory, or draw random numbers: what a kernel of the candidate's
+ * own does around its work (the static rules allow the same calls: torch.empty/zeros, .contiguous(), cat,
+ * arange, rand*, bernoulli_: a dropout mask drawn as the reference draws it). */
+static const char *const utility_ops[] = {
+	"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+	"ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_", "copy_", "clone",
+	"contiguous", "to", "_to_copy", "type_as", "detach", "detach_", "alias", "view", "view_as", "reshape",
+	"reshape_as", "_reshape_alias", "_unsafe_view", "as_strided", "as_strided_", "expand", "expand_as",
+	"transpose", "transpose_", "t", "permute", "select", "slice", "narrow", "squeeze", "squeeze_", "unsqueeze",
+	"unsqueeze_", "flatten", "unflatten", "movedim", "split", "split_with_sizes", "chunk", "unbind", "cat",
+	"stack", "arange", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "uniform_",
+	"normal_", "random_", "bernoulli", "bernoulli_", "exponential_", "geometric_", "log_normal_", "cauchy_",
+	"lift", "lift_fresh", "lift_fresh_copy", "resize_", "resize_as_", "set_", "item", "_local_scalar_dense",
+	"is_nonzero", "size", "stride", "numel", "dim", "is_contiguous", "result_type", "pin_memory", "_pin_memory",
+	"_has_compatible_shallow_copy_type", "empty.memory_format", "zeros_like.default",
+};
+
+size_t rt_operator_utilities(const char *const **names)
+{
+	*names = utility_ops;
+	return sizeof(utility_ops) / sizeof(utility_ops[0]);
+}
+
+int rt_operator_is_utility(const char *name)
+{
+	if (strncmp(name, "aten::", 6))
+		return 1; /* not PyTorch's: an operator the candidate registered is its own code */
+	name += 6;
+	size_t n = strcspn(name, "."); /* an overload's name, where the recorder gives one */
+	for (size_t i = 0; i < sizeof(utility_ops) / sizeof(utility_ops[0]); i++)
+		if (strlen(utility_ops[i]) == n && !strncmp(utility_ops[i], name, n))
+			return 1;
+	return 0;
+}
+
+static struct rt_op *op_slot(struct rt_operators *o, const char *name)
+{
+	for (size_t i = 0; i < o->nops; i++)
+		if (!strcmp(o->ops[i].name, name))
+			return &o->ops[i];
+	if (o->nops >= 4096)
+		return NULL; /* the time still counts; the table for the message has enough names */
+	o->ops = xrealloc(o->ops, (o->nops + 1) * sizeof(*o->ops));
+	struct rt_op *op = &o->ops[o->nops++];
+	memset(op, 0, sizeof(*op));
+	snprintf(op->name, sizeof(op->name), "%s", name);
+	return op;
+}
+
+static int cmp_op_ms(const void *a, const void *b)
+{
+	double x = ((const struct rt_op *)a)->ms, y = ((const struct rt_op *)b)->ms;
+	return (x < y) - (x > y);
+}
+
+static void parse_op_line(struct rt_operators *o, const char *line)
+{
+	long long ns, lost, quiet, quiet_ns;
+	int check, end = 0;
+	char name[256];
+	if (sscanf(line, "O %lld %255s%n", &ns, name, &end) == 2 && !line[end] && ns >= 0) {
+		if (rt_operator_is_utility(name)) {
+			o->other_ms += ns / 1e6;
+			o->other_calls++;
+			return;
+		}
+		o->compute_ms += ns / 1e6;
+		o->compute_calls++;
+		struct rt_op *op = op_slot(o, name);
+		if (op) {
+			op->ms += ns / 1e6;
+			op->calls++;
+		}
+	} else if (sscanf(line, "W %lld %d %lld %lld %lld%n", &ns, &check, &lost, &quiet, &quiet_ns, &end) == 5 &&
+		   !line[end] && ns >= 0 && (check == 0 || check == 1) && lost >= 0 && quiet >= 0 && quiet_ns >= 0) {
+		o->windows++;
+		o->other_calls += (size_t)quiet;
+		o->other_ms += quiet_ns / 1e6;
+		o->window_ms += ns / 1e6;
+		o->unchecked += !check;
+		o->lost += lost;
+	} else {
+		o->malformed++;
+	}
+}
+
+void rt_operators_parse(struct rt_operators *o, const char *lines, size_t len)
+{
+	const char *p = lines, *end = lines + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n >= 320 || memchr(p, '\0', n)) {
+			o->malformed++;
+		} else if (n) {
+			char line[320];
+			memcpy(line, p, n);
+			line[n] = '\0';
+			parse_op_line(o, line);
+		}
+		p += n + 1;
+	}
+	/* the message's table: the largest compute operators */
+	struct rt_op *sorted = xcalloc(o->nops + 1, sizeof(*sorted));
+	memcpy(sorted, o->ops, o->nops * sizeof(*sorted));
+	qsort(sorted, o->nops, sizeof(*sorted), cmp_op_ms);
+	o->ntop = o->nops < RT_OPS_TOP ? o->nops : RT_OPS_TOP;
+	memcpy(o->top, sorted, o->ntop * sizeof(*sorted));
+	free(sorted);
+}
+
+void rt_operators_release(struct rt_operators *o)
+{
+	free(o->ops);
+	o->ops = NULL;
+	o->nops = 0;
+}
+
+void rt_rule_operators(const struct rt_operators *o, struct findings *f)
+{
+	if (!o->recorded)
+		return;
+	if (o->windows < o->expected) {
+		findings_add(f, "H08", "the record of ATen operators holds %zu call%s of the candidate's model where "
+			     "%zu were made: its lines were lost to a flood of operators, its descriptor was closed or "
+			     "written over, or its calls were kept from opening their windows", o->windows,
+			     o->windows == 1 ? "" : "s", o->expected);
+		return;
+	}
+	if (o->unchecked) {
+		findings_add(f, "H08", "record functions were off at the end of %zu of the candidate's calls (the "
+			     "record's own check went unseen): code that removes ATen's callbacks or switches record "
+			     "functions off hides which operators ran", o->unchecked);
+		return;
+	}
+	if (o->lost) {
+		findings_add(f, "H08", "the record of ATen operators overflowed: %lld lines lost during the candidate's "
+			     "calls, which ran more operators than any kernel of its own needs", o->lost);
+		return;
+	}
+	if (o->malformed) {
+		findings_add(f, "H08", "the record of ATen operators holds %zu lines its recorder never writes: "
+			     "something else wrote to its descriptor", o->malformed);
+		return;
+	}
+	if (!(o->window_ms > 0) || !o->compute_calls)
+		return;
+	double share = o->compute_ms / o->window_ms;
+	double of_ref = o->ref_call_ms > 0 && o->windows ? o->compute_ms / o->windows / o->ref_call_ms : 0;
+	if (share < RT_OPS_FLAG && of_ref < RT_OPS_REJECT)
+		return;
+	struct strbuf top = STRBUF_INIT;
+	for (size_t i = 0; i < o->ntop; i++)
+		strbuf_addf(&top, "%s%s (%.0f%%, %zu call%s)", i ? ", " : "", o->top[i].name,
+			    100 * o->top[i].ms / o->window_ms, o->top[i].calls, o->top[i].calls == 1 ? "" : "s");
+	struct strbuf ref = STRBUF_INIT;
+	if (of_ref > 0)
+		strbuf_addf(&ref, "; per call %.0f%% of the reference's whole time", 100 * of_ref);
+	struct finding *x = findings_add(f, "H01", "PyTorch's own operators ran for %.0f%% of the candidate's %zu "
+					 "calls (%.1f of %.1f ms%s), whatever called them: %s", 100 * (share > 1 ? 1 : share),
+					 o->windows, o->compute_ms, o->window_ms, ref.buf, top.buf);
+	x->flag_only = share < RT_OPS_REJECT && of_ref < RT_OPS_REJECT;
+	strbuf_release(&ref);
+	strbuf_release(&top);
+}

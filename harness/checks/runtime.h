@@ -137,4 +137,50 @@ void rt_rule_block_sums(const struct rt_clock *tc, struct findings *f);
 #define RT_REPEAT_FACTOR 2.0
 void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct findings *f);
 
+/* The CPU's record of the ATen operators the candidate's calls ran (harness/worker/oprec.cpp writes it,
+ * harness/eval/oprec.c reads it): per call of the candidate's model a window, and in it each outermost
+ * operator with its duration, whichever thread ran it and however it was reached. */
+#define RT_OPS_TOP 6
+struct rt_op {
+	char name[72];
+	double ms;
+	size_t calls;
+};
+struct rt_operators {
+	int recorded;                /* installed in the candidate's worker before its import */
+	size_t windows;              /* calls of the candidate's model in the record */
+	size_t expected;             /* calls the parent asked for, at least */
+	size_t unchecked;            /* windows whose own check record never reached the callback */
+	long long lost;              /* lines lost to a full pipe */
+	size_t malformed;            /* lines the recorder never writes */
+	double window_ms;            /* the windows' length, summed */
+	double compute_ms, other_ms; /* outermost operators' time: PyTorch's compute operators, and the rest */
+	double ref_call_ms;          /* the reference's median time per timed call (0: not timed) */
+	size_t compute_calls, other_calls;
+	struct rt_op top[RT_OPS_TOP]; /* the compute operators that took the most time */
+	size_t ntop;
+	struct rt_op *ops;           /* every compute operator seen (the parser's table) */
+	size_t nops;
+};
+/* Parses whole lines of the record into o ("O <ns> <name>", "W <ns> <check> <lost> <quiet> <quiet_ns>"); a
+ * line that is neither counts as malformed. */
+void rt_operators_parse(struct rt_operators *o, const char *lines, size_t len);
+/* Whether an ATen operator moves, makes or views memory rather than computes: "aten::empty_like",
+ * "aten::contiguous", "aten::copy_" (the calls the static rules allow as well). Names outside aten:: (an
+ * operator the candidate registered itself) are its own code. */
+int rt_operator_is_utility(const char *name);
+/* Those operators' names without "aten::" (the recorder counts them in the process, where they cost no
+ * write per call: harness/worker/oprec.cpp's quiet operators); returns how many. */
+size_t rt_operator_utilities(const char *const **names);
+void rt_operators_release(struct rt_operators *o);
+/* H01 when PyTorch's compute operators ran for at least RT_OPS_REJECT of the calls' time, or took per call at
+ * least RT_OPS_REJECT of the reference's whole time per call (on a small problem the interpreter's own
+ * overhead around a call can outweigh the operator that does all the work); a flag from RT_OPS_FLAG of the
+ * calls' time. H08 when the record cannot be believed: fewer calls than were made (its descriptor closed,
+ * its windows never opened), a window whose own check went unseen (ATen's callbacks removed or record
+ * functions switched off), lines lost to a flood, or lines the recorder never writes. */
+#define RT_OPS_REJECT 0.5
+#define RT_OPS_FLAG 0.2
+void rt_rule_operators(const struct rt_operators *o, struct findings *f);
+
 #endif

@@ -236,7 +236,8 @@ static const struct field eval_fields[] = {
 	{ "build_jobs", FT_INT, F(eval_cfg, build_jobs), .vis = VIS_INTERNAL, .min = 0, .max = 4096,
 	  .doc = "parallel candidate builds; 0 = all cores" },
 	{ "profile", FT_BOOL, F(eval_cfg, profile),
-	  .doc = "on the GPU, trace the candidate's kernels with CUPTI after timing (verdict profile, H01/H04/H05)" },
+	  .doc = "on the GPU, trace the candidate's kernels with CUPTI after timing (verdict profile, H01/H04/H05); on "
+		 "the CPU, record the ATen operators of its calls (runtime.operators, H01/H08)" },
 	{ "profile_trials", FT_INT, F(eval_cfg, profile_trials), .vis = VIS_HIDDEN, .min = 1, .max = 10000,
 	  .doc = "calls profiled" },
 	{ "profile_metrics", FT_ENUM, F(eval_cfg, profile_metrics), .vis = VIS_REPORT, .choices = pm_modes,

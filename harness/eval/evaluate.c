@@ -617,6 +617,11 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 		rc = -1;
 		goto out_entry;
 	}
+	/* the record of ATen operators (the CPU), installed before the candidate's import */
+	if ((rc = rt_oprec_start(&c.rt, e, &c.cand, c.cand_dir, deadline, err))) {
+		free(copy);
+		goto out_entry;
+	}
 	json_t *load = eval_load_request(e, cfg, p, copy, c.ext_dir, 0, 0);
 	free(copy);
 	json_object_set_new(load, "file_bytes", json_integer(evalctx_cand_file_bytes(&c)));
@@ -697,6 +702,10 @@ int evaluate(const struct eval_env *e, const struct config *cfg, const struct pr
 				     "the reference's output for one input set passes as its output for another: the "
 				     "problem's answer barely depends on its inputs (a constant, or values below the "
 				     "tolerance), so a pass here proves little (stitchbench audit)")->flag_only = 1;
+		if (v->status == V_PASS) {
+			rt_oprec_judge(&c.rt, v);
+			rt_apply(&c.rt, v);
+		}
 		rt_finish(&c.rt, v);
 		if (v->status == V_PASS && !v->message && spent)
 			v->message = xstrfmt("all %d correctness trials passed; not timed: the candidate's worker failed on "

@@ -16,6 +16,24 @@
 
 /* ---------- the report ---------- */
 
+/* runtime.operators: null where no record was asked for (a GPU, eval.profile off) */
+static json_t *operators_json(const struct rt_report *r)
+{
+	const struct rt_operators *o = &r->ops;
+	if (!o->recorded)
+		return *r->ops_note ? json_pack("{s:b, s:s}", "recorded", 0, "note", r->ops_note) : json_null();
+	json_t *top = json_array();
+	for (size_t i = 0; i < o->ntop; i++)
+		json_array_append_new(top, json_pack("{s:s, s:f, s:I}", "name", o->top[i].name, "ms", o->top[i].ms, "calls",
+						     (json_int_t)o->top[i].calls));
+	return json_pack("{s:b, s:I, s:I, s:f, s:o, s:f, s:I, s:f, s:I, s:o, s:I, s:I, s:I}", "recorded", 1, "calls",
+			 (json_int_t)o->windows, "calls_expected", (json_int_t)o->expected, "calls_ms", o->window_ms,
+			 "reference_call_ms", o->ref_call_ms > 0 ? json_real(o->ref_call_ms) : json_null(),
+			 "compute_ms", o->compute_ms, "compute_operators", (json_int_t)o->compute_calls, "other_ms",
+			 o->other_ms, "other_operators", (json_int_t)o->other_calls, "top", top, "unchecked",
+			 (json_int_t)o->unchecked, "lost", (json_int_t)o->lost, "malformed", (json_int_t)o->malformed);
+}
+
 json_t *rt_report_json(const struct rt_report *r)
 {
 	json_t *o = json_object(), *outs = json_array(), *skipped = json_array();
@@ -53,6 +71,7 @@ json_t *rt_report_json(const struct rt_report *r)
 	} else {
 		json_object_set_new(o, "floor", json_null());
 	}
+	json_object_set_new(o, "operators", operators_json(r));
 	for (size_t i = 0; i < r->skipped.nr; i++)
 		json_array_append_new(skipped, json_string(r->skipped.v[i]));
 	json_object_set_new(o, "skipped", skipped);
@@ -79,6 +98,7 @@ void rt_report_release(struct rt_report *r)
 {
 	free(r->outputs);
 	strvec_clear(&r->skipped);
+	rt_operators_release(&r->ops);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -120,6 +140,9 @@ void rt_session_release(struct rt_session *s)
 	free(s->digest_ok);
 	free(s->trial_pass);
 	findings_release(&s->found);
+	if (s->ops_open)
+		close(s->ops_fd);
+	strbuf_release(&s->ops_pending);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -370,6 +393,7 @@ int rt_after_trials(struct rt_session *s, const struct rt_io *io, struct verdict
 {
 	if (!s->on)
 		return 0;
+	rt_oprec_drain(s); /* the record's pipe empties before more calls fill it */
 	struct rt_report *r = s->report;
 	int gpu = strcmp(io->device, "cpu") != 0;
 	r->poison_bytes = gpu && io->poison_bytes > 0 ? io->poison_bytes : -1;
@@ -504,6 +528,7 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 {
 	if (!s->on)
 		return 0;
+	rt_oprec_drain(s); /* the record's pipe empties before more calls fill it */
 	struct rt_report *r = s->report;
 	json_t *reply;
 	struct worker_fault f;

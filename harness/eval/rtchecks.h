@@ -30,6 +30,8 @@ struct rt_report {
 	int peak_cached;
 	struct floor_result floor;
 	struct strvec skipped;       /* "H19: ..." for each check that did not run, and why */
+	struct rt_operators ops;     /* the CPU's record of the ATen operators the candidate's calls ran (oprec.c) */
+	char ops_note[200];          /* why there is none, where one was asked for */
 };
 json_t *rt_report_json(const struct rt_report *r);
 void rt_report_summary(const struct rt_report *r, struct strbuf *out);
@@ -72,6 +74,10 @@ struct rt_session {
 	size_t applied;              /* findings already in the verdict */
 	struct proc_view base;       /* the candidate's worker before any of its code ran, as /proc shows it */
 	int siglock_noted;           /* the skipped line for signals 32 and 33 without the seccomp filter is in */
+	int ops_open;                /* ops_fd is the operator record's read end (oprec.c) */
+	int ops_fd;
+	struct strbuf ops_pending;   /* bytes read from it that are not a whole line yet */
+	size_t ops_read;             /* bytes read from it in all */
 	struct rt_report *report;    /* owned by the verdict */
 };
 
@@ -108,6 +114,19 @@ void rt_finish(struct rt_session *s, const struct verdict *v);
 /* Puts the findings not yet in the verdict there, each with its policy's severity; a reject turns a
  * passing verdict into `rejected`. Returns 1 when the verdict is (now) rejected by a runtime finding. */
 int rt_apply(struct rt_session *s, struct verdict *v);
+
+/* oprec.c - the CPU's record of the ATen operators the candidate's calls ran (harness/worker/oprec.cpp).
+ * rt_oprec_start, before the candidate's `load`: on the CPU with eval.profile, builds the recorder for this
+ * torch once (into the cache), and installs it in the candidate's worker on a pipe whose read end stays
+ * here; 0, or -1 with err when the worker failed before any candidate code ran (a harness failure). A
+ * recorder that cannot be built or installed is a note in the report and a skipped check, not an error.
+ * rt_oprec_drain reads what the pipe holds (after the trials and after the timing, so that it does not fill);
+ * rt_oprec_judge, after the candidate's last call: reads the rest and judges it (rt_rule_operators). */
+struct eval_env;
+int rt_oprec_start(struct rt_session *s, const struct eval_env *e, struct worker *cand, const char *cand_dir,
+		   double deadline, struct sb_error *err);
+void rt_oprec_drain(struct rt_session *s);
+void rt_oprec_judge(struct rt_session *s, const struct verdict *v);
 
 /* The candidate's time per call that H21's floor is held to: the GPU-only median where one was measured and
  * is lower than the end-to-end one; *gpu_only says which it is. */

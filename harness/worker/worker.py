@@ -293,6 +293,7 @@ class Worker:
         self.exporter = exchange.Exporter()
         self.reply_fds = []       # descriptors to send with this request's reply
         self.channel = None
+        self.oprec = None         # the record of ATen operators (oprec.cpp; the CPU), once installed
 
     # ---- helpers ----
     def cuda(self):
@@ -413,6 +414,25 @@ class Worker:
                         l2_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_bytes=int(p.total_memory),
                         uuid=str(getattr(p, "uuid", "") or ""))
         return info
+
+    def cmd_oprec(self, req):
+        """Installs the record of ATen operators (oprec.cpp, built by stitchbench for this torch) on the
+        descriptor that came with the request. Sent before the candidate is imported: from then on every call
+        of its model is a window of the record, whatever the candidate does."""
+        fds = self.channel.take_fds(1) if self.channel else []
+        if not fds:
+            return {"installed": False, "why": "no descriptor came with the request"}
+        try:
+            lib = ctypes.CDLL(req["lib"])
+            for name in req.get("quiet", []):
+                lib.sb_oprec_quiet(str(name).encode())
+            if lib.sb_oprec_install(fds[0]) != 0:
+                return {"installed": False, "why": "it was installed already"}
+        except OSError as exc:
+            os.close(fds[0])
+            return {"installed": False, "why": "%s" % exc}
+        self.oprec = lib
+        return {"installed": True}
 
     @profiler.nvtx_range("build")
     def cmd_load(self, req):
@@ -543,10 +563,19 @@ class Worker:
         self.sync()
         return model
 
-    def call(self, which, xs):
+    def call(self, which, xs, window=True):
+        """One call of a model; with the operator record installed, a call of the candidate's model is a
+        window of it (window=False: the caller opens and closes the window itself)."""
         fn = self.models[which]
-        with torch.no_grad():
-            return fn(*xs)
+        rec = self.oprec if window and which == "model" else None
+        if rec is not None:
+            rec.sb_oprec_open()
+        try:
+            with torch.no_grad():
+                return fn(*xs)
+        finally:
+            if rec is not None:
+                rec.sb_oprec_close()
 
     def poison(self, nbytes):
         """H09: fills freed device memory with NaN, so a kernel that reads memory it never wrote sees NaN
@@ -770,9 +799,17 @@ class Worker:
         if seed is not None:
             torch.manual_seed(seed)
         if not self.cuda():
-            t0 = time.perf_counter_ns()
-            out = self.call(which, xs)
-            self.last_host_us, self.last_lead_us, self.last_exposed = (time.perf_counter_ns() - t0) / 1000.0, 0, False
+            rec = self.oprec if which == "model" else None
+            if rec is not None:  # the window opens and closes outside the timed span
+                rec.sb_oprec_open()
+            try:
+                t0 = time.perf_counter_ns()
+                out = self.call(which, xs, window=False)
+                t1 = time.perf_counter_ns()
+            finally:
+                if rec is not None:
+                    rec.sb_oprec_close()
+            self.last_host_us, self.last_lead_us, self.last_exposed = (t1 - t0) / 1000.0, 0, False
             return out, self.last_host_us
         if self.cudart is not None:
             self.cudart.cudaCtxResetPersistingL2Cache()

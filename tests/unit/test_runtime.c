@@ -352,6 +352,90 @@ static void floor_numbers(void **state)
 	assert_int_equal(f.n, 0);
 }
 
+/* The record of ATen operators: lines parsed into windows and operators, PyTorch's compute operators told
+ * from memory utilities and from the candidate's own registered operators, broken records counted. */
+static void operator_record_parses(void **state)
+{
+	(void)state;
+	struct rt_operators o = { 0 };
+	const char *rec = "O 2000000 aten::relu\nO 100000 aten::empty_like\nO 50000 mine::fused_relu\n"
+			  "W 4000000 1 0 0 0\nO 1000000 aten::relu\nO 500000 aten::addmm\nW 2000000 1 0 3 300000\n";
+	rt_operators_parse(&o, rec, strlen(rec));
+	assert_int_equal(o.windows, 2);
+	assert_int_equal(o.compute_calls, 3);
+	assert_int_equal(o.other_calls, 5); /* two written, three counted in the process (quiet) */
+	assert_true(fabs(o.window_ms - 6.0) < 1e-9 && fabs(o.compute_ms - 3.5) < 1e-9 && fabs(o.other_ms - 0.45) < 1e-9);
+	assert_int_equal(o.ntop, 2);
+	assert_string_equal(o.top[0].name, "aten::relu");
+	assert_int_equal(o.top[0].calls, 2);
+	assert_int_equal(o.malformed + o.unchecked + (size_t)o.lost, 0);
+	/* what the recorder never writes, a window whose check went unseen, lost lines */
+	const char *bad = "O -5 aten::relu\nX 1 2\nO 10 aten::relu trailing\nW 100 0 3 0 0\nW 100 1 0\n\n";
+	rt_operators_parse(&o, bad, strlen(bad));
+	assert_int_equal(o.malformed, 4);
+	assert_int_equal(o.unchecked, 1);
+	assert_int_equal(o.lost, 3);
+	assert_int_equal(o.windows, 3);
+	rt_operators_release(&o);
+	assert_true(rt_operator_is_utility("aten::empty_like") && rt_operator_is_utility("aten::copy_"));
+	assert_true(rt_operator_is_utility("aten::empty.memory_format") && rt_operator_is_utility("myops::anything"));
+	assert_true(rt_operator_is_utility("aten::bernoulli_"));
+	assert_false(rt_operator_is_utility("aten::relu") || rt_operator_is_utility("aten::matmul"));
+	assert_false(rt_operator_is_utility("aten::emptyish") || rt_operator_is_utility("aten::_softmax"));
+}
+
+static struct rt_operators record_of(double window_ms, double compute_ms)
+{
+	struct rt_operators o = { .recorded = 1, .windows = 10, .expected = 10, .window_ms = window_ms,
+				  .compute_ms = compute_ms, .compute_calls = compute_ms > 0 ? 10 : 0 };
+	return o;
+}
+
+/* PyTorch's compute at or past half the calls' time, or per call at half the reference's time, is H01,
+ * past a fifth of the calls' time a flag; a record that cannot be believed is H08 whatever it holds; no
+ * record, no finding. */
+static void operator_record_rule(void **state)
+{
+	(void)state;
+	struct findings f = { 0 };
+	struct rt_operators o = record_of(10, 9);
+	rt_rule_operators(&o, &f);
+	assert_true(findings_has(&f, "H01") && !f.v[0].flag_only);
+	findings_release(&f);
+	o = record_of(10, 3);
+	rt_rule_operators(&o, &f);
+	assert_true(findings_has(&f, "H01") && f.v[0].flag_only);
+	findings_release(&f);
+	o = record_of(10, 1);
+	rt_rule_operators(&o, &f);
+	assert_int_equal(f.n, 0);
+	/* a tenth of the calls' time, but per call (0.1 ms) more than half the reference's 0.15 ms */
+	o.ref_call_ms = 0.15;
+	rt_rule_operators(&o, &f);
+	assert_true(findings_has(&f, "H01") && !f.v[0].flag_only);
+	findings_release(&f);
+	o.ref_call_ms = 1.0; /* a tenth of the reference's: glue around a kernel of its own */
+	rt_rule_operators(&o, &f);
+	assert_int_equal(f.n, 0);
+	o = record_of(10, 0);
+	o.recorded = 0;
+	o.windows = 0;
+	rt_rule_operators(&o, &f);
+	assert_int_equal(f.n, 0);
+	struct rt_operators broken[4];
+	for (int i = 0; i < 4; i++)
+		broken[i] = record_of(10, 0);
+	broken[0].windows = 9;   /* a call that left no window */
+	broken[1].unchecked = 1; /* callbacks gone at a window's end */
+	broken[2].lost = 7;      /* a flood */
+	broken[3].malformed = 1; /* something else wrote */
+	for (int i = 0; i < 4; i++) {
+		rt_rule_operators(&broken[i], &f);
+		assert_true(f.n == 1 && findings_has(&f, "H08") && !f.v[0].flag_only);
+		findings_release(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +449,8 @@ int main(void)
 		cmocka_unit_test(determinism_rotation_zero_poison),
 		cmocka_unit_test(findings_are_capped_per_id),
 		cmocka_unit_test(floor_numbers),
+		cmocka_unit_test(operator_record_parses),
+		cmocka_unit_test(operator_record_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
