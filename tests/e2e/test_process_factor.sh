@@ -25,7 +25,7 @@ got=$(field '(lambda f, s: (abs(s["vs_eager"] * f["value"] / s["vs_eager_uncorre
 if [ "$got" = "(True, True, True, True, True, True)" ]; then _report ok "vs_eager is the uncorrected speedup divided by the factor, intervals combined"
 else _report fail "vs_eager is the uncorrected speedup divided by the factor, intervals combined" "$got; ${OUT_TXT:0:800}"; fi
 
-run_sb eval "$TMP/ref_as_cand.py" --problem L1/2 --device cpu --trials 1 --perf-trials 20 --set checks.static=false \
+run_sb eval "$TMP/ref_as_cand.py" --problem L1/2 --device cpu --trials 1 --perf-trials 20 --set checks.static=false --set eval.profile=false \
 	--set eval.warmup_ms=0 --set eval.warmup_calls=1 --set eval.process_factor=on
 check_out_re "the text verdict shows the factor and the speedup before it" 'process factor +[0-9.]+ +\(95% CI [0-9.]+-[0-9.]+, [0-9]+ pairs.*which was [0-9.]+x before'
 
