@@ -391,8 +391,8 @@ static struct rt_operators record_of(double window_ms, double compute_ms)
 	return o;
 }
 
-/* PyTorch's compute at or past half the calls' time, or per call at half the reference's time, is H01,
- * past a fifth of the calls' time a flag; a record that cannot be believed is H08 whatever it holds; no
+/* PyTorch's compute at or past half the calls' time is H01, past 35% a flag (not the reference's time: a
+ * glue operator on a tiny problem is most of the reference's); a record that cannot be believed is H08 whatever it holds; no
  * record, no finding. */
 static void operator_record_rule(void **state)
 {
@@ -402,19 +402,15 @@ static void operator_record_rule(void **state)
 	rt_rule_operators(&o, &f);
 	assert_true(findings_has(&f, "H01") && !f.v[0].flag_only);
 	findings_release(&f);
-	o = record_of(10, 3);
+	o = record_of(10, 4);
 	rt_rule_operators(&o, &f);
 	assert_true(findings_has(&f, "H01") && f.v[0].flag_only);
 	findings_release(&f);
 	o = record_of(10, 1);
 	rt_rule_operators(&o, &f);
 	assert_int_equal(f.n, 0);
-	/* a tenth of the calls' time, but per call (0.1 ms) more than half the reference's 0.15 ms */
-	o.ref_call_ms = 0.15;
-	rt_rule_operators(&o, &f);
-	assert_true(findings_has(&f, "H01") && !f.v[0].flag_only);
-	findings_release(&f);
-	o.ref_call_ms = 1.0; /* a tenth of the reference's: glue around a kernel of its own */
+	o = record_of(10, 3); /* glue around a kernel of its own, however small the reference */
+	o.ref_call_ms = 0.004;
 	rt_rule_operators(&o, &f);
 	assert_int_equal(f.n, 0);
 	o = record_of(10, 0);
