@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "aten_utility.h"
+
 /* [off, off + len) lies inside a file of size n */
 static int inside(uint64_t off, uint64_t len, size_t n)
 {
@@ -80,23 +82,6 @@ int elf_imports(const char *path, struct strvec *out, struct sb_error *err)
 
 /* ---------- the rules ---------- */
 
-/* ATen operators that compute nothing: allocation, views and shape, copies and conversion, metadata, the
- * random fills; the same kinds the source rules allow (docs/checks.md, H01). An operator's struct in
- * at::_ops is named by the operator and its overload ("empty_like", "to_dtype", "view_dtype"), so a name
- * is allowed when it is one of these or one of these followed by '_' and the overload. */
-static const char *const aten_free[] = {
-	"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
-	"ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "arange", "rand", "rand_like",
-	"randn", "randn_like", "randint", "randint_like", "randperm", "normal", "uniform", "bernoulli", "random",
-	"view", "view_as", "reshape", "reshape_as", "_reshape_alias", "_unsafe_view", "as_strided", "transpose", "t",
-	"permute", "movedim", "swapaxes", "squeeze", "unsqueeze", "expand", "expand_as", "flatten", "unflatten",
-	"narrow", "slice", "select", "split", "split_with_sizes", "chunk", "unbind", "unfold", "contiguous", "clone",
-	"copy", "copy_", "_copy_from", "_copy_from_and_resize", "to", "_to_copy", "type_as", "detach", "alias",
-	"resize", "resize_", "resize_as", "fill", "fill_", "zero", "zero_", "item", "_local_scalar_dense", "cat",
-	"stack", "set", "set_", "lift", "lift_fresh", "record_stream", "pin_memory", "_pin_memory", "is_pinned",
-	"requires_grad", "requires_grad_", "retain_grad", "_has_compatible_shallow_copy_type", "size", "stride",
-	"sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "numel", "dim", NULL
-};
 /* Namespaces of ATen that hold operators (at::_ops' structs, the native kernels, per-backend entry
  * points): a symbol in one of them is a call into ATen's implementation of the operator. */
 static const char *const aten_op_spaces[] = { "_ops", "native", "cpu", "compositeexplicitautograd",
@@ -154,13 +139,16 @@ static int prefix_in(const char *s, const char *const *list)
 	return 0;
 }
 
-/* An operator name that computes nothing: in aten_free, or one of those followed by '_' and an overload. */
+/* An operator name that computes nothing (docs/checks.md, H01 import-aten): one of sb_aten_utility, or one
+ * of those followed by '_' and the overload. An operator's struct in at::_ops is named by the operator and
+ * its overload ("empty_like", "to_dtype", "view_dtype"), so the cut falls at each '_' in turn; an in-place
+ * name the list holds ends in '_' itself, and its overload follows one more ("fill__Scalar": "fill_"). */
 static int aten_name_free(const char *s, size_t n)
 {
-	if (in_list(s, n, aten_free) || (n > 3 && !strncmp(s, "is_", 3)))
+	if (in_list(s, n, sb_aten_utility) || (n > 3 && !strncmp(s, "is_", 3)))
 		return 1;
 	for (size_t cut = n; cut-- > 1;)
-		if (s[cut] == '_' && in_list(s, cut, aten_free))
+		if (s[cut] == '_' && in_list(s, cut, sb_aten_utility))
 			return 1;
 	return 0;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aten_utility.h"
+
 /* ---------- facts ---------- */
 
 static void parse_range(json_t *j, struct rt_range *r)
@@ -341,37 +343,26 @@ void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_
 
 /* ---------- the record of ATen operators (the CPU) ---------- */
 
-/* Operators that make, move, view or fill memory, or draw random numbers: what a kernel of the candidate's
- * own does around its work (the static rules allow the same calls: torch.empty/zeros, .contiguous(), cat,
- * arange, rand*, bernoulli_: a dropout mask drawn as the reference draws it). */
-static const char *const utility_ops[] = {
-	"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
-	"ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_", "copy_", "clone",
-	"contiguous", "to", "_to_copy", "type_as", "detach", "detach_", "alias", "view", "view_as", "reshape",
-	"reshape_as", "_reshape_alias", "_unsafe_view", "as_strided", "as_strided_", "expand", "expand_as",
-	"transpose", "transpose_", "t", "permute", "select", "slice", "narrow", "squeeze", "squeeze_", "unsqueeze",
-	"unsqueeze_", "flatten", "unflatten", "movedim", "split", "split_with_sizes", "chunk", "unbind", "cat",
-	"stack", "arange", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "uniform_",
-	"normal_", "random_", "bernoulli", "bernoulli_", "exponential_", "geometric_", "log_normal_", "cauchy_",
-	"lift", "lift_fresh", "lift_fresh_copy", "resize_", "resize_as_", "set_", "item", "_local_scalar_dense",
-	"is_nonzero", "size", "stride", "numel", "dim", "is_contiguous", "result_type", "pin_memory", "_pin_memory",
-	"_has_compatible_shallow_copy_type", "empty.memory_format", "zeros_like.default",
-};
-
 size_t rt_operator_utilities(const char *const **names)
 {
-	*names = utility_ops;
-	return sizeof(utility_ops) / sizeof(utility_ops[0]);
+	size_t n = 0;
+	while (sb_aten_utility[n])
+		n++;
+	*names = sb_aten_utility;
+	return n;
 }
 
+/* Exact names, the overload cut at '.': the record gives an operator's name apart from its overload, so
+ * "aten::slice_scatter" is never taken for "slice", and an in-place variant is quiet only where the list
+ * names it ("uniform_"). */
 int rt_operator_is_utility(const char *name)
 {
 	if (strncmp(name, "aten::", 6))
 		return 1; /* not PyTorch's: an operator the candidate registered is its own code */
 	name += 6;
 	size_t n = strcspn(name, "."); /* an overload's name, where the recorder gives one */
-	for (size_t i = 0; i < sizeof(utility_ops) / sizeof(utility_ops[0]); i++)
-		if (strlen(utility_ops[i]) == n && !strncmp(utility_ops[i], name, n))
+	for (size_t i = 0; sb_aten_utility[i]; i++)
+		if (strlen(sb_aten_utility[i]) == n && !strncmp(sb_aten_utility[i], name, n))
 			return 1;
 	return 0;
 }

@@ -169,8 +169,8 @@ void rt_operators_parse(struct rt_operators *o, const char *lines, size_t len);
  * "aten::contiguous", "aten::copy_" (the calls the static rules allow as well). Names outside aten:: (an
  * operator the candidate registered itself) are its own code. */
 int rt_operator_is_utility(const char *name);
-/* Those operators' names without "aten::" (the recorder counts them in the process, where they cost no
- * write per call: harness/worker/oprec.cpp's quiet operators); returns how many. */
+/* Those operators' names without "aten::" (sb_aten_utility, aten_utility.h: the recorder counts them in the
+ * process, where they cost no write per call: harness/worker/oprec.cpp's quiet operators); returns how many. */
 size_t rt_operator_utilities(const char *const **names);
 void rt_operators_release(struct rt_operators *o);
 /* H01 when PyTorch's compute operators ran for at least RT_OPS_REJECT of the calls' time, a flag from

@@ -104,6 +104,8 @@ int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home
 	python_info_release(&py);
 	e->hash_seed = cfg->eval.hash_seed;
 	e->home = xstrdup(home);
+	if (!strcmp(e->device, "cpu"))
+		e->oprec_lib = eval_oprec_lib(e);
 	if (cfg->eval.fork_server) {
 		e->forks = xcalloc(1, sizeof(*e->forks));
 		pthread_mutex_init(&e->forks->mu, NULL);
@@ -212,6 +214,7 @@ void eval_env_release(struct eval_env *e)
 	free(e->worker_script);
 	free(e->prof_lib);
 	free(e->cache_root);
+	free(e->oprec_lib);
 	memset(e, 0, sizeof(*e));
 }
 

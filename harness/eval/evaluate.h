@@ -68,12 +68,18 @@ struct eval_env {
 	struct eval_forks *forks; /* eval.fork_server: the server candidate workers are forked from, started on
 				   * first use (eval_fork_server); NULL when off. Shared by the per-GPU copies of
 				   * this environment (run --gpus), released with it */
+	char *oprec_lib;          /* on the CPU, the record of ATen operators for this torch and interpreter
+				   * (eval_oprec_lib), named once: its source is not read again per evaluation.
+				   * NULL on a GPU, or when the source cannot be read */
 };
 
 /* Resolves the device ("auto" -> cuda:0 when torch sees a GPU), the interpreter and the cache.
  * Returns 0, SB_EINPUT (bad device) or SB_EENV (no Python with torch, no GPU when one was asked). */
 int eval_env_init(struct eval_env *e, const struct config *cfg, const char *home, struct sb_error *err);
 void eval_env_release(struct eval_env *e);
+/* <cache>/oprec/oprec-<digest>.so, by the digest of harness/worker/oprec.cpp, the torch version and the
+ * interpreter (oprec.c; built there on first use); NULL when the source cannot be read. To free. */
+char *eval_oprec_lib(const struct eval_env *e);
 
 /* Bytes of the buffer written before each timed GPU call to evict L2 (>= 2x the device's L2,
  * DESIGN §5.5); 0 on the CPU. */

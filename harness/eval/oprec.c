@@ -24,22 +24,33 @@
 
 static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* <cache>/oprec/oprec-<digest>.so, the digest of the recorder's source, the torch version and the
- * interpreter; built when missing (harness/worker/oprec_build.py). NULL with why. */
-static char *recorder(const struct eval_env *e, char *why, size_t cap)
+char *eval_oprec_lib(const struct eval_env *e)
 {
 	char *src = xstrfmt("%s/harness/worker/oprec.cpp", e->home), *out = NULL;
 	struct strbuf key = STRBUF_INIT;
-	if (strbuf_read_file(&key, src, 0) < 0) {
-		snprintf(why, cap, "cannot read %s", src);
-		goto done;
+	if (strbuf_read_file(&key, src, 0) >= 0) {
+		strbuf_addf(&key, "\n%s\n%s\n", e->torch, e->python);
+		char hex[65];
+		sha256_hex(key.buf, key.len, hex);
+		out = xstrfmt("%s/oprec/oprec-%.20s.so", e->cache_root, hex);
 	}
-	strbuf_addf(&key, "\n%s\n%s\n", e->torch, e->python);
-	char hex[65];
-	sha256_hex(key.buf, key.len, hex);
-	out = xstrfmt("%s/oprec/oprec-%.20s.so", e->cache_root, hex);
+	strbuf_release(&key);
+	free(src);
+	return out;
+}
+
+/* The recorder of this environment (e->oprec_lib), built when missing (harness/worker/oprec_build.py);
+ * NULL with why. */
+static const char *recorder(const struct eval_env *e, char *why, size_t cap)
+{
+	const char *out = e->oprec_lib;
+	if (!out) {
+		snprintf(why, cap, "cannot read %s/harness/worker/oprec.cpp", e->home);
+		return NULL;
+	}
 	pthread_mutex_lock(&build_mu);
 	if (access(out, R_OK) != 0) {
+		char *src = xstrfmt("%s/harness/worker/oprec.cpp", e->home);
 		char *script = xstrfmt("%s/harness/worker/oprec_build.py", e->home);
 		const char *argv[] = { e->python, script, src, out, NULL };
 		struct proc_opts o = { .argv = argv, .timeout_ms = 300000, .keep_tail = 1, .err_cap = 4096 };
@@ -50,18 +61,15 @@ static char *recorder(const struct eval_env *e, char *why, size_t cap)
 			strbuf_trim(&r.err);
 			const char *tail = strrchr(r.err.buf, '\n');
 			snprintf(why, cap, "the recorder did not build: %s", tail ? tail + 1 : r.err.len ? r.err.buf : "no output");
-			free(out);
 			out = NULL;
 		} else {
 			sb_trace("oprec: built the record of ATen operators for torch %s in %.1f s", e->torch, proc_now() - t0);
 		}
 		proc_result_release(&r);
 		free(script);
+		free(src);
 	}
 	pthread_mutex_unlock(&build_mu);
-done:
-	strbuf_release(&key);
-	free(src);
 	return out;
 }
 
@@ -77,17 +85,19 @@ int rt_oprec_start(struct rt_session *s, const struct eval_env *e, struct worker
 	if (!s->on || strcmp(e->device, "cpu") || !s->cfg->eval.profile)
 		return 0;
 	char why[160] = "";
-	char *lib = recorder(e, why, sizeof(why));
+	const char *lib = recorder(e, why, sizeof(why));
 	if (!lib) {
 		not_recorded(s, why);
 		return 0;
 	}
-	/* the worker's own copy: it reads nothing of the cache */
+	/* The worker's own copy, in its folder: Landlock lets it read only the cache root's entries that were
+	 * there when its sandbox was made (proc/sandbox.c), and the first evaluation in a fresh cache builds
+	 * the recorder after its worker started, which then sees no oprec/. A copy, never a link: the
+	 * candidate may write its folder, and through a hard link the recorder later evaluations load. */
 	struct strbuf so = STRBUF_INIT;
 	char *copy = xstrfmt("%s/oprec.so", cand_dir);
 	int rc = strbuf_read_file(&so, lib, 0) < 0 ? -1 : fs_write_atomic(copy, so.buf, so.len);
 	strbuf_release(&so);
-	free(lib);
 	int fds[2] = { -1, -1 };
 	if (rc || pipe2(fds, O_CLOEXEC)) {
 		not_recorded(s, rc ? "cannot copy the recorder into the candidate's folder" : "no pipe");
@@ -101,8 +111,7 @@ int rt_oprec_start(struct rt_session *s, const struct eval_env *e, struct worker
 	json_t *quiet = json_array();
 	const char *const *names;
 	for (size_t i = 0, n = rt_operator_utilities(&names); i < n; i++)
-		if (!strchr(names[i], '.')) /* the recorder's names carry no overload */
-			json_array_append_new(quiet, json_sprintf("aten::%s", names[i]));
+		json_array_append_new(quiet, json_sprintf("aten::%s", names[i]));
 	json_t *req = json_pack("{s:s, s:s, s:o}", "cmd", "oprec", "lib", copy, "quiet", quiet), *reply = NULL;
 	free(copy);
 	struct worker_fault f;

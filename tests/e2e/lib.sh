@@ -20,6 +20,12 @@ trap 'rm -rf "$TMP"' EXIT
 SMALL_SUITE=$(python3 "$SB_ROOT/tests/fixtures/suite_small.py") || { echo "Bail out! the small suite: see above"; exit 1; }
 export STITCHBENCH_TEST_SUITE="${STITCHBENCH_TEST_SUITE-$SMALL_SUITE}"
 
+# PyTorch probes: candidates that are PyTorch code on purpose (a sandbox or timing probe, the reference as
+# its own candidate) to test something other than the checks that judge that. The CPU's record of the ATen
+# operators that ran (eval.profile, test_operators.sh) rejects them H01 for the PyTorch they run, so it is
+# off for them: run_sb eval PROBE.py ... "${NO_OPREC[@]}".
+NO_OPREC=(--set eval.profile=false)
+
 # use_cache [private]: this file's STITCHBENCH_CACHE. Its work, lock and kept-worker folders are its own;
 # the entries keyed by content (the Python probe, references, builds) are the suite's shared warm cache
 # ($STITCHBENCH_TEST_CACHE, made by tests/run.sh) unless the file tests the cache itself ("private").

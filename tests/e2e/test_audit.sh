@@ -96,21 +96,21 @@ if grep -q "can pass these problems without doing the work" "$md" && grep -q "Ra
 # eval: a verdict of an audited problem carries the audit, and a stored verdict brings it into the run
 cand="$TMP/zeros.py"
 printf 'import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 1e-6\n' >"$cand"
-run_sb eval "$cand" --problem L1/1 --kernelbench-root "$TRAPS" --device cpu --trials 2 --perf-trials 0 --set checks.static=false --set eval.profile=false --json
+run_sb eval "$cand" --problem L1/1 --kernelbench-root "$TRAPS" --device cpu --trials 2 --perf-trials 0 --set checks.static=false "${NO_OPREC[@]}" --json
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], [f["id"] for f in v["audit"]["findings"]], v["audit"]["device"])' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "pass ['H16'] cpu" ]; then _report ok "the verdict carries the problem's audit"; else _report fail "the verdict carries the problem's audit" "$got"; fi
-run_sb eval "$cand" --problem L1/4 --kernelbench-root "$TRAPS" --device cpu --trials 2 --perf-trials 0 --set checks.static=false --set eval.profile=false --json
+run_sb eval "$cand" --problem L1/4 --kernelbench-root "$TRAPS" --device cpu --trials 2 --perf-trials 0 --set checks.static=false "${NO_OPREC[@]}" --json
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], v["audit"]["findings"])' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = "incorrect []" ]; then _report ok "a problem audited clean has an empty audit, and the status is the candidate's own"; else
 	_report fail "a problem audited clean has an empty audit" "$got"; fi
-run_sb eval "$cand" --problem L1/1 --device cpu --trials 1 --perf-trials 0 --set checks.static=false --set eval.profile=false --json \
+run_sb eval "$cand" --problem L1/1 --device cpu --trials 1 --perf-trials 0 --set checks.static=false "${NO_OPREC[@]}" --json \
 	--set problems.root="$TRAPS" --set eval.tolerance=kernelbench-v0
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["audit"] is not None)' <<<"$OUT_TXT" 2>&1)
 if [ "$got" = True ]; then _report ok "the audit follows the problem file, whatever the eval settings"; else
 	_report fail "the audit follows the problem file, whatever the eval settings" "$got"; fi
 gen="$TMP/gen"; mkdir -p "$gen"; cp "$cand" "$gen/level_1_problem_1_sample_0_kernel.py"
 run_sb -q eval --samples "$gen" -o "$TMP/v.jsonl" --run fromeval --set output.dir="$TMP/results" --kernelbench-root "$TRAPS" \
-	--device cpu --trials 2 --perf-trials 0 --set checks.static=false --set eval.profile=false
+	--device cpu --trials 2 --perf-trials 0 --set checks.static=false "${NO_OPREC[@]}"
 rows=$(sql "$TMP/results/fromeval/results.db" "SELECT problem || ' ' || id FROM audit" 2>&1)
 if [ "$rows" = "L1/1 H16" ]; then _report ok "eval --run stores the audit of the problems it judged"; else
 	_report fail "eval --run stores the audit of the problems it judged" "$rows"; fi

@@ -7,8 +7,7 @@ source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 use_cache
 QUICK=(--device cpu --trials 2 --perf-trials 3 --json)
-# these candidates are PyTorch code on purpose: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
-OFF=(--set checks.static=false --set eval.profile=false)
+OFF=(--set checks.static=false "${NO_OPREC[@]}")
 field() { python3 -c "import json,sys; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
 
 # seeds: a fresh secret every evaluation, recorded; --seeds replays one exactly

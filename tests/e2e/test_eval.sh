@@ -9,8 +9,7 @@ use_cache
 FAST=(--device cpu --trials 2 --perf-trials 3)
 # These candidates misbehave on purpose (no kernel, sockets, forks): the sandbox and the verdicts
 # are under test here, so the static checks, which would reject them first, are off for them.
-# PyTorch probes: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
-SANDBOX=("${FAST[@]}" --set checks.static=false --set eval.profile=false)
+SANDBOX=("${FAST[@]}" --set checks.static=false "${NO_OPREC[@]}")
 
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 "${FAST[@]}" --json
 check_rc "a correct load_inline C++ candidate passes" 0
@@ -263,7 +262,7 @@ check_true "no kept worker's folder is left behind" bash -c "[ -z \"\$(ls -A '$S
 gen4="$TMP/gen4"; mkdir -p "$gen4"
 sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/3_Sum_Over_Dim.py" >"$gen4/level_1_problem_3_sample_0_kernel.py"
 cp "$FIX/relu_cpp_ok.py" "$gen4/level_1_problem_2_sample_0_kernel.py"
-run_sb eval --samples "$gen4" -o "$TMP/spare.jsonl" "${FAST[@]}" --set checks.static=false --set eval.profile=false
+run_sb eval --samples "$gen4" -o "$TMP/spare.jsonl" "${FAST[@]}" --set checks.static=false "${NO_OPREC[@]}"
 got=$(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
@@ -284,7 +283,7 @@ gen3="$TMP/gen3"
 mkdir -p "$gen3"
 cp "$gen2/level_1_problem_2_sample_0_kernel.py" "$gen3/level_1_problem_2_sample_0_kernel.py"
 cp "$SB_ROOT/tests/fixtures/candidates/peek_ref.py" "$gen3/level_1_problem_2_sample_1_kernel.py"
-run_sb eval --samples "$gen3" -o "$TMP/nokeep3.jsonl" "${FAST[@]}" --set eval.keep_reference_worker=false --set checks.static=false --set eval.profile=false
+run_sb eval --samples "$gen3" -o "$TMP/nokeep3.jsonl" "${FAST[@]}" --set eval.keep_reference_worker=false --set checks.static=false "${NO_OPREC[@]}"
 got=$(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):

@@ -26,7 +26,7 @@ if [ "$got" = "pass ['flag'] 2" ]; then _report ok "with H01 and H04 flagged it 
 	_report fail "with H01 and H04 flagged it runs, passes and keeps the findings" "$got"; fi
 
 # (and with eval.profile off: the CPU's record of ATen operators would see torch.matmul run, test_operators.sh)
-run_sb eval "$FIX/torch_matmul.py" --problem L1/1 "${FAST[@]}" --json --set checks.static=false --set eval.profile=false
+run_sb eval "$FIX/torch_matmul.py" --problem L1/1 "${FAST[@]}" --json --set checks.static=false "${NO_OPREC[@]}"
 got=$(verdict 'print(v["status"], v["findings"])')
 if [ "$got" = "pass []" ]; then _report ok "with checks.static=false no static finding is made"; else
 	_report fail "with checks.static=false no static finding is made" "$got"; fi

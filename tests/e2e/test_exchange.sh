@@ -44,7 +44,7 @@ files=$(find "$STITCHBENCH_CACHE/ref/" -name '*.safetensors' | wc -l)
 if [ "$n" -ge 1 ] && [ "$files" -eq 0 ]; then _report ok "the reference cache holds the problem's facts in either mode, no outputs"; else
 	_report fail "the reference cache holds the problem's facts in either mode, no outputs" "entries $n, output files $files"; fi
 
-run_sb eval "$FIX/share_liar.py" --problem L1/2 "${FAST[@]}" --set eval.exchange=shared --set checks.static=false --set eval.profile=false
+run_sb eval "$FIX/share_liar.py" --problem L1/2 "${FAST[@]}" --set eval.exchange=shared --set checks.static=false "${NO_OPREC[@]}"
 check_rc "a candidate that describes more memory than it shares exits 1" 1
 got=$(python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], "|", v["message"])' <<<"$OUT_TXT" 2>&1)
 if [[ "$got" == "incorrect | trial 0: the candidate's shared outputs are unusable: "*"hold"* ]]; then

@@ -10,8 +10,7 @@ FIX="$SB_ROOT/tests/fixtures/candidates"
 use_cache
 FAST=(--device cpu --trials 2 --perf-trials 3 --json)
 # the probe opens a socket on purpose: the static checks, which would reject it first, are off
-# these candidates are PyTorch code on purpose: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
-PROBE=("${FAST[@]}" --set checks.static=false --set eval.profile=false)
+PROBE=("${FAST[@]}" --set checks.static=false "${NO_OPREC[@]}")
 
 field() { # FILE python-expression-of-v
 	python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>&1

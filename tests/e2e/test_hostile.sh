@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 use_cache
-QUICK=(--device cpu --trials 1 --perf-trials 0 --set checks.static=false --set eval.profile=false --json)
+QUICK=(--device cpu --trials 1 --perf-trials 0 --set checks.static=false "${NO_OPREC[@]}" --json)
 
 verdict() { python3 -c 'import json,sys; v=json.load(sys.stdin); print(v["status"], "|", v["message"])' <<<"$OUT_TXT" 2>&1; }
 

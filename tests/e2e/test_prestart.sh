@@ -7,8 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 use_cache
 FIX="$SB_ROOT/tests/fixtures/candidates"
-# these candidates are PyTorch code on purpose: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
-OPTS=(--device cpu --trials 2 --perf-trials 3 --set checks.static=false --set eval.warmup_ms=0 --set eval.profile=false)
+OPTS=(--device cpu --trials 2 --perf-trials 3 --set checks.static=false --set eval.warmup_ms=0 "${NO_OPREC[@]}")
 verdicts() { python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
@@ -113,7 +112,7 @@ gen3="$TMP/gen3"
 mkdir -p "$gen3"
 sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/3_Sum_Over_Dim.py" >"$gen3/level_1_problem_3_sample_0_kernel.py"
 sed -E 's/\bModel\b/ModelNew/g' "$SB_ROOT/kernelbench/suite/level1/4_Softmax.py" >"$gen3/level_1_problem_4_sample_0_kernel.py"
-NEXT=(--device cpu --trials 1 --perf-trials 1 --set checks.static=false --set eval.warmup_ms=0 --set eval.profile=false)
+NEXT=(--device cpu --trials 1 --perf-trials 1 --set checks.static=false --set eval.warmup_ms=0 "${NO_OPREC[@]}")
 run_sb eval --samples "$gen3" -o "$TMP/next1.jsonl" "${NEXT[@]}"  # fills the reference cache
 run_sb eval --samples "$gen3" -o "$TMP/next2.jsonl" "${NEXT[@]}"
 got=$(verdicts "$TMP/next2.jsonl" | awk '{print $1, $2}' | tr '\n' ' ')

@@ -6,9 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 use_cache
 FIX="$SB_ROOT/tests/fixtures/candidates"
-# PyTorch probes: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
 FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 20 --json --set checks.static=false
-	--set eval.warmup_ms=0 --set eval.warmup_calls=1 --set eval.profile=false)
+	--set eval.warmup_ms=0 --set eval.warmup_calls=1 "${NO_OPREC[@]}")
 field() { python3 -c "import json,sys; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
 # the reference itself as the candidate
 cp "$SB_ROOT/kernelbench/suite/level1/2_ReLU.py" "$TMP/ref_as_cand.py"
@@ -25,7 +24,7 @@ got=$(field '(lambda f, s: (abs(s["vs_eager"] * f["value"] / s["vs_eager_uncorre
 if [ "$got" = "(True, True, True, True, True, True)" ]; then _report ok "vs_eager is the uncorrected speedup divided by the factor, intervals combined"
 else _report fail "vs_eager is the uncorrected speedup divided by the factor, intervals combined" "$got; ${OUT_TXT:0:800}"; fi
 
-run_sb eval "$TMP/ref_as_cand.py" --problem L1/2 --device cpu --trials 1 --perf-trials 20 --set checks.static=false --set eval.profile=false \
+run_sb eval "$TMP/ref_as_cand.py" --problem L1/2 --device cpu --trials 1 --perf-trials 20 --set checks.static=false "${NO_OPREC[@]}" \
 	--set eval.warmup_ms=0 --set eval.warmup_calls=1 --set eval.process_factor=on
 check_out_re "the text verdict shows the factor and the speedup before it" 'process factor +[0-9.]+ +\(95% CI [0-9.]+-[0-9.]+, [0-9]+ pairs.*which was [0-9.]+x before'
 

@@ -9,8 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 FIX="$SB_ROOT/tests/fixtures/candidates"
 use_cache
-# these candidates are PyTorch code on purpose: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
-FAST=(--device cpu --trials 2 --perf-trials 3 --set eval.profile=false)
+FAST=(--device cpu --trials 2 --perf-trials 3 "${NO_OPREC[@]}")
 
 # what a verdict says about its robust trials, on one line
 robust_of() {

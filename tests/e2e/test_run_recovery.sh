@@ -197,7 +197,7 @@ sed -e 's/class Model(/class ModelNew(/' -e '/os.path.exists/,+1d' "$TMP/suite/l
 	>"$gen/level_1_problem_1_sample_0_kernel.py"
 sed -e 's/class Model(/class ModelNew(/' "$TMP/suite/level1/2_Add_One.py" >"$gen/level_1_problem_2_sample_0_kernel.py"
 touch "$TMP/broken"
-STITCHBENCH_CACHE="$TMP/cache-rf" run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false --set eval.profile=false
+STITCHBENCH_CACHE="$TMP/cache-rf" run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false "${NO_OPREC[@]}"
 check_rc "eval --samples with a reference that fails ends with exit 1" 1
 check_eq "files that never name the extension loader cost the builder nothing: no build published" \
 	"$(find "$TMP/cache-rf/ext" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" 0
@@ -214,7 +214,7 @@ check_rc "import takes the JSONL" 0
 check_out "and leaves the harness_error line out" "left out 1 harness_error line"
 check_eq "only the judged file is stored" "$(sql "$R/rf-imp/results.db" "SELECT problem, status FROM verdicts")" "L1/2|pass"
 rm "$TMP/broken"
-run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false --set eval.profile=false
+run_sb eval --samples "$gen" -o "$TMP/rf.jsonl" -c "$TMP/rf.yaml" --set checks.static=false "${NO_OPREC[@]}"
 check_rc "once the reference works, the rerun ends with exit 0" 0
 check_out "it judges only the file that had the harness_error" "1 judged: 1 pass"
 

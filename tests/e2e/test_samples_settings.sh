@@ -29,7 +29,7 @@ check_err "and the setting with both values" "eval.trials: 2 in that line vs 3 i
 check_err "and what to do" "pass --rejudge"
 check_eq "the file is unchanged" "$(count)" 1
 
-run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${CPU[@]}" --set checks.static=false --set eval.profile=false
+run_sb eval --samples "$gen" -o "$TMP/v.jsonl" "${CPU[@]}" --set checks.static=false "${NO_OPREC[@]}"
 check_rc "a checks key the verdict records counts too" 2
 check_err "named with both values" "checks.static: true in that line vs false in this invocation"
 

@@ -14,7 +14,7 @@ cp "$FIX/null_deref.py" "$gen/level_1_problem_2_sample_2_kernel.py"
 sed -e 's/    return y;/    return y/' -e 's/name="sb_test_relu"/name="sb_test_relu_unterminated"/' "$FIX/relu_cpp_ok.py" \
 	>"$gen/level_1_problem_2_sample_3_kernel.py"
 cp "$FIX/syntax_error.py" "$gen/level_1_problem_2_sample_4_kernel.py"
-EVAL=(--samples "$gen" --device cpu --trials 2 --perf-trials 3 --set checks.static=false --set eval.profile=false)
+EVAL=(--samples "$gen" --device cpu --trials 2 --perf-trials 3 --set checks.static=false "${NO_OPREC[@]}")
 SUMMARY="5 judged: 1 pass, 1 incorrect, 1 compile_error, 1 runtime_error, 0 timeout, 0 rejected, 1 format_error"
 # what each verdict took from the cache: "sample: reference_cached build-cached..."
 cached() { python3 -c '

@@ -6,9 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 use_cache
 PROBE="$SB_ROOT/tests/fixtures/candidates/pin_probe.py"
-# PyTorch probes: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
 FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 3 --json --set checks.static=false
-	--set eval.warmup_ms=0 --set eval.warmup_calls=1 --set eval.profile=false)
+	--set eval.warmup_ms=0 --set eval.warmup_calls=1 "${NO_OPREC[@]}")
 field() { python3 -c "import json,sys; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
 
 ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
@@ -52,7 +51,7 @@ else _report fail "the trace shows each load's phases" "$(grep 'load took' <<<"$
 # it reads them from the worker's frame, so the static rules are off here) and does the block's work there.
 # With the runtime checks off it passes, faster by the paired median than by its blocks' sums; with them on, the blocks'
 # sums say what it is worth: H08. An honest C++ ReLU under the same settings is no finding.
-BLOCKS=(--problem L1/2 --device cpu --trials 1 --perf-trials 40 --json --set checks.static=false --set eval.profile=false)
+BLOCKS=(--problem L1/2 --device cpu --trials 1 --perf-trials 40 --json --set checks.static=false "${NO_OPREC[@]}")
 FRONT="$SB_ROOT/tests/fixtures/candidates/block_frontload.py"
 run_sb eval "$FRONT" "${BLOCKS[@]}" --set checks.runtime=false
 got=$(field 'v["status"], v["speedup"]["vs_eager"] > 1.5 * v["timing"]["trusted_clock"]["block_speedup"]')

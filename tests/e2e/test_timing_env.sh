@@ -8,9 +8,8 @@
 source "$(dirname "$0")/lib.sh"
 use_cache
 FIX="$SB_ROOT/tests/fixtures/candidates"
-# PyTorch probes: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
 FAST=(--problem L1/2 --device cpu --trials 1 --perf-trials 3 --json --set checks.static=false
-	--set eval.warmup_ms=0 --set eval.warmup_calls=1 --set eval.profile=false)
+	--set eval.warmup_ms=0 --set eval.warmup_calls=1 "${NO_OPREC[@]}")
 field() { python3 -c "import json,sys; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
 py=$("$SB" doctor 2>/dev/null | awk '$1=="ok" && $2=="python" {print $3}')
 

@@ -6,9 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 export STITCHBENCH_CACHE="$TMP/cache-workdir"
 PROBE="$SB_ROOT/tests/fixtures/candidates/files_probe.py"
-# PyTorch probes: eval.profile=false keeps the CPU's record of ATen operators (H01) out of what is under test
 FAST=(--problem L1/2 --device cpu --perf-trials 3 --json --set checks.static=false
-	--set eval.warmup_ms=0 --set eval.warmup_calls=1 --set eval.profile=false)
+	--set eval.warmup_ms=0 --set eval.warmup_calls=1 "${NO_OPREC[@]}")
 field() { python3 -c "import json,sys; v=json.loads(sys.stdin.read()); print($1)" <<<"$OUT_TXT" 2>&1; }
 
 run_sb eval "$PROBE" "${FAST[@]}"

@@ -382,6 +382,19 @@ static void operator_record_parses(void **state)
 	assert_true(rt_operator_is_utility("aten::bernoulli_"));
 	assert_false(rt_operator_is_utility("aten::relu") || rt_operator_is_utility("aten::matmul"));
 	assert_false(rt_operator_is_utility("aten::emptyish") || rt_operator_is_utility("aten::_softmax"));
+	/* the list the import rules share: in-place draws by their own names, exact names only */
+	assert_true(rt_operator_is_utility("aten::exponential_") && rt_operator_is_utility("aten::sym_size.int"));
+	assert_false(rt_operator_is_utility("aten::slice_scatter") || rt_operator_is_utility("aten::exponential"));
+	/* what the worker's recorder is told is quiet: the same names, without an overload */
+	const char *const *names;
+	size_t n = rt_operator_utilities(&names);
+	assert_true(n > 50);
+	for (size_t i = 0; i < n; i++) {
+		char full[128];
+		snprintf(full, sizeof(full), "aten::%s", names[i]);
+		assert_null(strchr(names[i], '.'));
+		assert_true(rt_operator_is_utility(full));
+	}
 }
 
 static struct rt_operators record_of(double window_ms, double compute_ms)
