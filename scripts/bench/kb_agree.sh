@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # kb_agree.sh - stitchbench under eval.preset=kernelbench against KernelBench's own evaluator, on a GPU node:
 # the same generations folder judged by one `eval --samples` batch and by the evaluator's driver (one fresh
-# process per candidate), then scripts/bench/kb_compare.py's table. KernelBench's evaluator draws the
-# level-1 inputs on the CPU (tens of seconds per candidate), so its level-1 candidates run in
-# SB_KB_JOBS processes at once beside the others one at a time; a second pass ("kb2") measures its own
-# repeat spread on levels 2 and 3, whose speedups the comparison judges against it.
+# process per candidate), then scripts/bench/kb_compare.py's table. The driver runs three passes. "check"
+# judges correctness only (no timing) of every candidate, SB_KB_JOBS processes at once (level 1, whose
+# inputs KernelBench draws on the CPU in gigabytes, in SB_KB_L1_JOBS), and leaves every build in the
+# shared build root. "kb" and "kb2" then time the candidates "check" called correct, one process at a
+# time on an otherwise idle GPU, from the warm builds: two runs of the evaluator, whose ratio is its own
+# repeat spread, against which the comparison judges our speedups.
+#
+# With our verdicts already in OUTDIR, "kb" and "kb2" time only the candidates both sides call correct.
 #
 #   scripts/bench/kb_agree.sh CORPUS KB_CHECKOUT KBEVAL_PY OUTDIR
-#   SB_KB_PARTS=ours,kb,kb2   which parts (default all three); SB_KB_JOBS=3; SB_KB_FILES='level_2_*' a subset
+#   SB_KB_PARTS=ours,check,kb,kb2 (default all); SB_KB_JOBS=8; SB_KB_L1_JOBS=3; SB_KB_FILES='level_2_*'
 set -u
-[ $# -eq 4 ] || { sed -n '2,11p' "$0" >&2; exit 2; }
+[ $# -eq 4 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 corpus=$(cd "$1" && pwd) kb=$(cd "$2" && pwd) kbeval=$3 out=$4
 root=$(cd "$(dirname "$0")/../.." && pwd)
-parts=",${SB_KB_PARTS:-ours,kb,kb2},"
+parts=",${SB_KB_PARTS:-ours,check,kb,kb2},"
 mkdir -p "$out"
 files=()
 for pat in ${SB_KB_FILES:-level_*}; do
@@ -31,39 +35,71 @@ if [[ $parts == *,ours,* ]]; then
 	say "ours: exit $?, $(( $(date +%s) - t0 )) s"
 fi
 
-# one pass of the evaluator's driver into FILE over the given candidates, level 1 split into SB_KB_JOBS
-kb_pass() { # FILE CAND...
-	local dst=$1; shift
-	local l1=() rest=() jobs=${SB_KB_JOBS:-3} i pids=()
-	for f in "$@"; do case $(basename "$f") in level_1_*) l1+=("$f") ;; *) rest+=("$f") ;; esac; done
-	for ((i = 0; i < jobs && i < ${#l1[@]}; i++)); do
+build=${SB_KB_BUILD:-/tmp/kbbuild}
+# N processes of the driver's correctness pass, candidate i in process i mod N: N DST CAND... (pids in $pids)
+spread() {
+	local n=$1 dst=$2 i k; shift 2
+	local all=("$@")
+	for ((i = 0; i < n && i < ${#all[@]}; i++)); do
 		local part=()
-		for ((k = i; k < ${#l1[@]}; k += jobs)); do part+=("${l1[$k]}"); done
-		python3 "$kbeval" --kb "$kb" --out "$dst.l1.$i" --build-root "/tmp/kbbuild-$i" "${part[@]}" >/dev/null 2>&1 &
+		for ((k = i; k < ${#all[@]}; k += n)); do part+=("${all[$k]}"); done
+		python3 "$kbeval" --kb "$kb" --out "$dst.$i" --build-root "$build" --perf 0 "${part[@]}" >/dev/null 2>&1 &
 		pids+=($!)
 	done
-	[ ${#rest[@]} -gt 0 ] && python3 "$kbeval" --kb "$kb" --out "$dst.rest" --build-root /tmp/kbbuild-r "${rest[@]}" >/dev/null 2>&1
+}
+# correctness of every candidate, in parallel: FILE CAND...
+kb_check() {
+	local dst=$1 l1=() rest=(); shift
+	pids=()
+	for f in "$@"; do case $(basename "$f") in level_1_*) l1+=("$f") ;; *) rest+=("$f") ;; esac; done
+	[ ${#l1[@]} -gt 0 ] && spread "${SB_KB_L1_JOBS:-3}" "$dst.a" "${l1[@]}"
+	[ ${#rest[@]} -gt 0 ] && spread "${SB_KB_JOBS:-8}" "$dst.b" "${rest[@]}"
 	for p in "${pids[@]}"; do wait "$p"; done
-	cat "$dst".l1.* "$dst.rest" 2>/dev/null >"$dst"
-	rm -f "$dst".l1.* "$dst.rest"
+	cat "$dst".a.* "$dst".b.* 2>/dev/null >"$dst"
+	rm -f "$dst".a.* "$dst".b.*
+}
+# the candidates check.jsonl calls correct, as paths; with our verdicts at hand, only those we pass too:
+# a speedup is compared only where both sides call the candidate correct
+correct_ones() {
+	python3 - "$out/check.jsonl" "$out/ours.jsonl" "$@" <<'PY'
+import json, os, sys
+ok = set()
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if isinstance(r.get("result"), dict) and r["result"].get("correct"):
+        ok.add(r["file"])
+if os.path.exists(sys.argv[2]):
+    ours = set()
+    for line in open(sys.argv[2]):
+        v = json.loads(line)
+        if v.get("status") == "pass":
+            ours.add(os.path.basename((v.get("candidate") or {}).get("path") or ""))
+    ok &= ours
+for f in sys.argv[3:]:
+    if os.path.basename(f) in ok:
+        print(f)
+PY
 }
 
-if [[ $parts == *,kb,* ]]; then
-	say "KernelBench's evaluator: ${#files[@]} candidates"
+if [[ $parts == *,check,* ]]; then
+	say "KernelBench's evaluator, correctness: ${#files[@]} candidates"
 	t0=$(date +%s)
-	kb_pass "$out/kb.jsonl" "${files[@]}"
-	say "KernelBench's evaluator: $(wc -l <"$out/kb.jsonl") results, $(( $(date +%s) - t0 )) s"
+	kb_check "$out/check.jsonl" "${files[@]}"
+	say "correctness: $(wc -l <"$out/check.jsonl") results, $(( $(date +%s) - t0 )) s"
 fi
-if [[ $parts == *,kb2,* ]]; then
-	again=()
-	for f in "${files[@]}"; do case $(basename "$f") in level_1_*) ;; *) again+=("$f") ;; esac; done
-	say "KernelBench's evaluator again, levels 2 and 3: ${#again[@]} candidates"
+timed=()
+[ -s "$out/check.jsonl" ] && mapfile -t timed < <(correct_ones "${files[@]}")
+for pass in kb kb2; do
+	[[ $parts == *,$pass,* ]] || continue
+	say "KernelBench's evaluator, timed ($pass): ${#timed[@]} candidates it called correct, one at a time"
 	t0=$(date +%s)
-	[ ${#again[@]} -gt 0 ] && kb_pass "$out/kb2.jsonl" "${again[@]}"
-	say "second pass: $(( $(date +%s) - t0 )) s"
-fi
-if [ -s "$out/ours.jsonl" ] && [ -s "$out/kb.jsonl" ]; then
-	python3 "$root/scripts/bench/kb_compare.py" "$out/ours.jsonl" "$out/kb.jsonl" $( [ -s "$out/kb2.jsonl" ] && echo "$out/kb2.jsonl") \
+	rm -f "$out/$pass.jsonl"
+	[ ${#timed[@]} -gt 0 ] && python3 "$kbeval" --kb "$kb" --out "$out/$pass.jsonl" --build-root "$build" "${timed[@]}" >/dev/null 2>&1
+	say "$pass: $( [ -s "$out/$pass.jsonl" ] && wc -l <"$out/$pass.jsonl" || echo 0) results, $(( $(date +%s) - t0 )) s"
+done
+if [ -s "$out/ours.jsonl" ] && [ -s "$out/check.jsonl" ]; then
+	cat "$out/check.jsonl" "$out/kb.jsonl" 2>/dev/null >"$out/kb-all.jsonl" # a timed line overrides its check
+	python3 "$root/scripts/bench/kb_compare.py" "$out/ours.jsonl" "$out/kb-all.jsonl" $( [ -s "$out/kb2.jsonl" ] && echo "$out/kb2.jsonl") \
 		>"$out/compare.md"
 	tail -n 30 "$out/compare.md"
 fi

@@ -144,6 +144,11 @@ def main():
     if ratios:
         print("- speedups of the candidates both call correct: %d; ours/theirs median %.3f, range %.3f-%.3f" % (
             len(ratios), statistics.median(ratios), min(ratios), max(ratios)))
+    repeat = [(their_outcome(kb[k]), their_outcome(again[k])) for k in names if k in again]
+    repeat = [(a, b) for a, b in repeat if a and b]
+    if repeat:
+        print("- KernelBench against itself, correct in both of its timed runs: %s" % pc(
+            sum(a["correct"] == b["correct"] for a, b in repeat), len(repeat)))
     if spreads:
         within = sum(abs(r[3] - 1) <= (r[4] if r[4] is not None else typical) for r in rows if r[3] is not None)
         print("- within KernelBench's own repeat spread: %d of %d (median spread %.4f)" % (within, len(ratios), typical))
