@@ -259,7 +259,7 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 		.seeds = &c->secret, .set_use = SEED_TIMING_SET, .call_use = SEED_TIMING_CALL,
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
-		.unpaired_mean = preset_unpaired_mean(cfg->eval.preset),
+		.unpaired_mean = preset_unpaired_mean(cfg->eval.preset), .block_cap = cfg->checks.runtime_checks,
 	};
 }
 

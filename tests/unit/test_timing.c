@@ -115,7 +115,7 @@ static struct timing_plan plan(int pairs, int block, double rse)
 {
 	struct timing_plan pl = { .max_pairs = pairs, .block = block, .warmup_ms = 0, .warmup_calls = 1, .rse_target = rse,
 				  .cap_s = 60, .nsets = 3, .base_seed = 42,
-				  .cpu = -1 };
+				  .cpu = -1, .block_cap = 1 };
 	return pl;
 }
 
@@ -415,21 +415,29 @@ static void one_honest_round_does_not_hide_the_others(void **state)
  * reference's take, so the parent's clock has nothing to object to, but the paired median of its calls
  * says 20x. The sums of its blocks say 1x: H08. An honest candidate whose first call of a block pays a
  * switch penalty is no finding. */
+/* Both workers spend 2000 us a call; the candidate reports its blocks with FAKE_FRONTLOAD=share. */
+static void start_frontloading(struct pair *p, const char *share)
+{
+	cand_extra_env = xstrfmt("FAKE_FRONTLOAD=%s", share);
+	start_pair_spinning(p, "2000", "2000", 0, "2000", "2000");
+	free(cand_extra_env);
+	cand_extra_env = NULL;
+}
+
 static void work_moved_between_calls_of_a_block_is_seen_by_the_sums(void **state)
 {
 	(void)state;
 	struct pair p;
 	struct timing_result t = { 0 };
 	struct findings found = { 0 };
-	cand_extra_env = xstrdup("FAKE_FRONTLOAD=1");
-	start_pair_spinning(&p, "2000", "2000", 0, "2000", "2000");
-	free(cand_extra_env);
-	cand_extra_env = NULL;
+	start_frontloading(&p, "1");
 	struct timing_plan pl = plan(16, 4, 0);
 	run_ok(&p, &pl, &t);
-	assert_true(t.speedup_eager > 10);
+	assert_true(t.ratio_eager.median > 10);
 	assert_true(t.trusted.block_speedup > 0.9 && t.trusted.block_speedup < 1.1);
 	assert_int_equal(t.trusted.block_calls, 4);
+	assert_true(t.trusted.block_capped);
+	assert_true(t.speedup_eager <= BLOCK_CAP * t.trusted.block_speedup * (1 + 1e-9));
 	struct rt_clock clk = { .reported = t.trusted.reported, .block_speedup = t.trusted.block_speedup,
 				.block_calls = t.trusted.block_calls };
 	rt_rule_block_sums(&clk, &found);
@@ -444,10 +452,61 @@ static void work_moved_between_calls_of_a_block_is_seen_by_the_sums(void **state
 	struct rt_clock honest = { .reported = t.trusted.reported, .block_speedup = t.trusted.block_speedup,
 				   .block_calls = t.trusted.block_calls };
 	rt_rule_block_sums(&honest, &found);
-	if (findings_has(&found, "H08"))
-		fail_msg("honest with a switch penalty: %.3f by calls, %.3f by sums", t.trusted.reported,
-			 t.trusted.block_speedup);
+	if (findings_has(&found, "H08") || t.trusted.block_capped)
+		fail_msg("honest with a switch penalty: %.3f by calls, %.3f by sums%s", t.trusted.reported,
+			 t.trusted.block_speedup, t.trusted.block_capped ? ", capped" : "");
+	assert_true(t.speedup_eager == t.ratio_eager.median);
 	findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+}
+
+/* Moving less of the work, a third of each later call's into the first of its block, keeps the paired
+ * median under the block-sums rule's 1.5x: no finding, and without the cap a speedup of 1.4x for work that
+ * takes as long as the reference's. The reported speedup is held to BLOCK_CAP times the sums' 1.0. */
+static void moving_part_of_a_blocks_work_gains_at_most_the_cap(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	struct findings found = { 0 };
+	start_frontloading(&p, "0.3");
+	struct timing_plan pl = plan(16, 4, 0);
+	run_ok(&p, &pl, &t);
+	if (!(t.ratio_eager.median > 1.35))
+		fail_msg("the move should buy the paired median about 1/0.7: %.3f", t.ratio_eager.median);
+	struct rt_clock clk = { .reported = t.trusted.reported, .block_speedup = t.trusted.block_speedup,
+				.block_calls = t.trusted.block_calls };
+	rt_rule_block_sums(&clk, &found);
+	assert_false(findings_has(&found, "H08"));
+	assert_true(t.trusted.block_capped);
+	assert_true(t.trusted.reported > 1.35); /* the paired median stays in the verdict as measured */
+	if (!(t.speedup_eager <= BLOCK_CAP * t.trusted.block_speedup * (1 + 1e-9)) || !(t.speedup_eager < 1.25))
+		fail_msg("reported %.3f, sums %.3f", t.speedup_eager, t.trusted.block_speedup);
+	assert_true(t.speedup_eager_lo <= t.speedup_eager && t.speedup_eager <= t.speedup_eager_hi);
+	findings_release(&found);
+	free_timing(&t);
+	stop_pair(&p);
+
+	/* the runtime checks off: no cap, and the move buys what the paired median says */
+	start_frontloading(&p, "0.3");
+	pl.block_cap = 0;
+	memset(&t, 0, sizeof(t));
+	run_ok(&p, &pl, &t);
+	assert_false(t.trusted.block_capped);
+	if (!(t.speedup_eager > 1.35))
+		fail_msg("uncapped, the move should report about 1/0.7: %.3f", t.speedup_eager);
+	free_timing(&t);
+	stop_pair(&p);
+	pl.block_cap = 1;
+
+	/* under the mean over means (KernelBench's) the sums are the statistic: nothing to cap */
+	start_frontloading(&p, "0.3");
+	pl.unpaired_mean = 1;
+	memset(&t, 0, sizeof(t));
+	run_ok(&p, &pl, &t);
+	assert_false(t.trusted.block_capped);
+	assert_true(t.speedup_eager > 0.95 && t.speedup_eager < 1.05);
 	free_timing(&t);
 	stop_pair(&p);
 }
@@ -721,6 +780,7 @@ int main(void)
 		cmocka_unit_test(the_parents_clock_bounds_what_the_candidate_reports),
 		cmocka_unit_test(one_honest_round_does_not_hide_the_others),
 		cmocka_unit_test(work_moved_between_calls_of_a_block_is_seen_by_the_sums),
+		cmocka_unit_test(moving_part_of_a_blocks_work_gains_at_most_the_cap),
 		cmocka_unit_test(the_clock_rule_judges_only_what_it_can_resolve),
 		cmocka_unit_test(rounds_that_wander_are_noise_not_a_lie),
 		cmocka_unit_test(every_round_is_checked),
