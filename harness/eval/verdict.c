@@ -243,6 +243,7 @@ static json_t *trusted_json(const struct trusted_clock *tc)
 	json_object_set_new(o, "excess_noise_us", jreal(tc->excess_noise_us));
 	json_object_set_new(o, "reference_least_us", jreal(tc->ref_least_us));
 	json_object_set_new(o, "block_speedup", jreal(tc->block_speedup));
+	json_object_set_new(o, "block_gap", jreal(tc->block_gap));
 	json_object_set_new(o, "block_capped", json_boolean(tc->block_capped));
 	json_object_set_new(o, "rounds_us", rounds);
 	return o;
@@ -531,9 +532,10 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 			strbuf_addf(out, "  speedup vs eager     %.3fx  (95%% CI %.3f-%.3f; KernelBench mean method %.3fx)\n",
 				    t->speedup_eager, t->speedup_eager_lo, t->speedup_eager_hi, t->speedup_eager_mean_method);
 		if (t->trusted.block_capped)
-			strbuf_addf(out, "  held to %.1fx the blocks' sums: the pair ratios' median was %.3fx, the sums of "
-				    "its blocks of %d calls give %.3fx\n", BLOCK_CAP, t->trusted.reported,
-				    t->trusted.block_calls, t->trusted.block_speedup);
+			strbuf_addf(out, "  held to %.1fx its blocks' sums: within a round, the median of its pair ratios "
+				    "was %.2fx the ratio of the round's sums (the median over rounds); the pair ratios' "
+				    "median over all calls was %.3fx\n", BLOCK_CAP, t->trusted.block_gap,
+				    t->trusted.reported);
 		print_gpu_only(out, &t->gpu_only);
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
 			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "

@@ -107,8 +107,10 @@ struct trusted_clock {
 	double block_speedup;        /* per round the reference's reported block sum over the candidate's, the
 				      * median over rounds: what moving work between calls cannot change */
 	int block_calls;             /* calls per block (the smallest kept) */
-	int block_capped;            /* the paired speedup was over BLOCK_CAP x block_speedup and is reported at
-				      * that (timing.c); `reported` stays the paired median as measured */
+	double block_gap;            /* per kept round, the median of its pair ratios over the ratio of its sums;
+				      * the median over rounds (0: not measured) */
+	int block_capped;            /* block_gap was over BLOCK_CAP: the speedup is scaled down by BLOCK_CAP /
+				      * block_gap (timing.c); `reported` stays the paired median as measured */
 	double *round_us;            /* per round (the first too): reference wall, reference reported, candidate
 				      * wall, candidate reported, calls; 5 values each, `nround` rounds */
 	size_t nround;

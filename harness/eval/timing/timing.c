@@ -433,21 +433,40 @@ static void trusted_summarise(struct trusted_clock *tc, const struct block_clock
 
 /* A paired median is not additive over a block: a candidate that sees a block's inputs before their calls
  * can do several calls' work in one and answer the others at once, every time true, and the median of the
- * pair ratios then rewards it. The sums of a block's reported times cannot be moved so. The speedup
- * reported is never more than BLOCK_CAP times what the blocks' sums allow (their median ratio over rounds);
- * where it would be, the paired numbers are scaled down to that, so moving work between calls gains at most
- * BLOCK_CAP. Honest calls mostly keep the two within a few per cent (a GPU's honest verdicts 0.97-1.04; a
- * switch penalty of a whole call on the first call of each block of four, 1.15), and where a busy machine
- * parts them further (a 70 us CPU kernel on two loaded cores: 1.06-1.30) the speedup reported is still
- * above what the sums of its calls give. The mean over means is a ratio of sums already. With the runtime checks off there is no cap, so an
+ * pair ratios then rewards it. The sums of a block's reported times cannot be moved so. Per kept round, the
+ * median of its pair ratios over the ratio of its sums is that gain; the median over rounds is block_gap
+ * (so lying in fewer rounds than half cannot move it), and where it is over BLOCK_CAP the speedup and its
+ * interval are scaled down by BLOCK_CAP / block_gap: moving work between calls gains at most BLOCK_CAP.
+ * Within one round both sides' calls run under the same conditions, so rounds a busy machine or a slow
+ * warm-up slowed whole leave the gap near 1, where the paired median against the sums of all rounds would
+ * not (a CPU candidate whose first fifty calls run ten times slower: 1.03-1.32). An honest gap stays
+ * within a few per cent; a switch penalty of a whole call on the first call of each block of four is 1.15.
+ * The mean over means is a ratio of sums already. With the runtime checks off there is no cap, so an
  * attack's gain can be shown. */
-static void block_cap(struct timing_result *t, const struct timing_plan *p)
+static void block_cap(struct timing_result *t, const struct timing_plan *p, size_t n, int block)
 {
-	const struct trusted_clock *tc = &t->trusted;
-	if (!p->block_cap || p->unpaired_mean || !tc->measured || tc->rounds < 3 || tc->block_calls < 2 || !(tc->block_speedup > 0) ||
-	    !(t->speedup_eager_raw > BLOCK_CAP * tc->block_speedup))
+	size_t nr = block > 0 ? (n + (size_t)block - 1) / (size_t)block : 0;
+	double *gap = xcalloc(nr + 1, sizeof(double)), *r = xcalloc((size_t)block + 1, sizeof(double));
+	int ng = 0;
+	for (size_t k = 0; k < nr; k++) {
+		size_t lo = k * (size_t)block, hi = lo + (size_t)block < n ? lo + (size_t)block : n;
+		double se = 0, sc = 0;
+		int m = 0;
+		for (size_t i = lo; i < hi; i++) {
+			if (!(t->candidate_us[i] > 0))
+				continue;
+			r[m++] = t->eager_us[i] / t->candidate_us[i];
+			se += t->eager_us[i], sc += t->candidate_us[i];
+		}
+		if (m >= 2 && se > 0 && sc > 0)
+			gap[ng++] = median_of(r, m) / (se / sc);
+	}
+	t->trusted.block_gap = ng ? median_of(gap, ng) : 0;
+	free(gap);
+	free(r);
+	if (!p->block_cap || p->unpaired_mean || ng < MIN_ROUNDS || !(t->trusted.block_gap > BLOCK_CAP))
 		return;
-	double k = BLOCK_CAP * tc->block_speedup / t->speedup_eager_raw;
+	double k = BLOCK_CAP / t->trusted.block_gap;
 	t->speedup_eager *= k, t->speedup_eager_lo *= k, t->speedup_eager_hi *= k;
 	t->speedup_eager_raw *= k, t->speedup_eager_raw_lo *= k, t->speedup_eager_raw_hi *= k;
 	t->trusted.block_capped = 1;
@@ -811,7 +830,7 @@ out:
 	t->revalidated = p->check != NULL;
 	summarise(t, n, block, p->unpaired_mean, p->base_seed);
 	trusted_summarise(&t->trusted, rclock, cclock, rounds, p->lead_us, t->speedup_eager_raw, p->base_seed);
-	block_cap(t, p);
+	block_cap(t, p, n, block);
 	t->trusted.round_us = xcalloc((size_t)rounds * 5 + 1, sizeof(double));
 	for (int b = 0; b < rounds; b++) {
 		double *x = &t->trusted.round_us[5 * b];

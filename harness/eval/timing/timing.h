@@ -102,8 +102,8 @@ struct timing_result;
 #define TIMING_BIG_SET_BYTES (2LL << 30) /* beyond it, one set (eval_timing_sets) */
 /* Timed calls per side per round at most: each call's outputs come back as a descriptor (proc/proc.h). */
 #define TIMING_MAX_BLOCK 32
-/* The paired speedup reported is at most this times the ratio of the blocks' sums (timing.c, block_cap). */
-#define BLOCK_CAP 1.2
+/* Within a round, the paired median may be at most this times the ratio of the sums (timing.c, block_cap). */
+#define BLOCK_CAP 1.25
 
 /* How a side keeps each timed call's outputs until the parent has checked them (worker.py, snapshot). */
 enum timed_keep {
@@ -130,7 +130,7 @@ struct timing_plan {
 	int prime_ms;            /* eval.timing_prime_ms: GPU warm-up before each block (0 on the CPU) */
 	int lead_us;             /* eval.timing_lead_us: GPU-side wait before each start event (0 on the CPU) */
 	int unpaired_mean;       /* the speedup is mean over mean (KernelBench's), not the median pair ratio */
-	int block_cap;           /* checks.runtime: the paired speedup held to BLOCK_CAP x the blocks' sums */
+	int block_cap;           /* checks.runtime: the paired speedup held to BLOCK_CAP x the rounds' sums */
 	int gpu_only_calls;      /* > 0: that many calls per side behind an automatic lead after the timing
 				  * proper, for timing.gpu_only (GPU, timed end to end); 0: none */
 	int cpu;                 /* eval.timing_cpu: both workers' threads pinned to it while timing; -1: not */
