@@ -20,8 +20,9 @@ cd "$(dirname "$0")/.."
 export SB_SOURCE_ROOT="$PWD"
 
 # Load-sensitive files: timing and clock checks that judge a machine's noise, and limits measured in
-# wall seconds (test_suite: each bundled problem runs in under a second on the CPU; the honest corpus:
-# the parent's clock finds no H08 in it). They run alone, after the rest.
+# seconds (test_suite: each bundled problem's CPU cost against a calibration workload timed beside it,
+# which caches shared with other jobs would skew; the honest corpus: the parent's clock finds no H08 in
+# it). They run alone, after the rest.
 SERIAL=(test_timing_cpu test_timing_env test_process_factor test_suite test_adversarial_honest)
 # The longest files start first, so that the pool's last minutes are not one long file alone; the rest
 # follow in the order of their size.
