@@ -308,27 +308,27 @@ void rt_rule_poison(int nan_with_poison, int passes_without, uint32_t seed, stru
 				"write every element", seed);
 }
 
-void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f)
+int rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f)
 {
 	if (!(tc->reported >= 1.0) || !isfinite(tc->speedup) || tc->reported <= RT_TRUSTED_SLACK * tc->speedup ||
 	    tc->excess_us <= RT_TRUSTED_FLOOR * tc->ref_least_us || tc->excess_us <= RT_TRUSTED_NOISE * tc->excess_noise_us)
-		return;
-	rt_findings_add(f, "H08", "the times the candidate's process reported give %.2fx, but the parent's own clock around "
+		return 0;
+	return rt_findings_add(f, "H08", "the times the candidate's process reported give %.2fx, but the parent's own clock around "
 			"its timed calls allows %.2fx (%.2fx at the end of its interval): its blocks spent %.0f us per call outside the calls "
 			"they reported, the reference's %.0f us; the reported times are not what the calls took (times "
 			"rewritten, or work done outside the timed calls)", tc->reported, tc->speedup, tc->hi,
-			tc->cand_overhead_us, tc->ref_overhead_us);
+			tc->cand_overhead_us, tc->ref_overhead_us) != NULL;
 }
 
-void rt_rule_block_sums(const struct rt_clock *tc, struct findings *f)
+int rt_rule_block_sums(const struct rt_clock *tc, struct findings *f)
 {
 	if (tc->block_calls < 2 || !(tc->reported >= 1.0) || !(tc->block_speedup > 0) ||
 	    tc->reported <= RT_BLOCK_SLACK * tc->block_speedup)
-		return;
-	rt_findings_add(f, "H08", "its timed calls give %.2fx one by one (the paired median), but the sums of its blocks "
+		return 0;
+	return rt_findings_add(f, "H08", "its timed calls give %.2fx one by one (the paired median), but the sums of its blocks "
 			"of %d calls only %.2fx: the work of a block is not in the calls that report it (one call doing "
 			"the block's work for the others, seen before their calls ran); compute each call's outputs in "
-			"that call", tc->reported, tc->block_calls, tc->block_speedup);
+			"that call", tc->reported, tc->block_calls, tc->block_speedup) != NULL;
 }
 
 void rt_rule_repeats(size_t n, double within, double ratio_repeat, double ratio_fresh, struct findings *f)

@@ -121,14 +121,14 @@ struct rt_clock {
 	int block_calls;                      /* calls per block */
 	double excess_noise_us;               /* the excess's standard error (0: not measured) */
 };
-void rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f);
+int rt_rule_trusted_clock(const struct rt_clock *tc, struct findings *f); /* 1: it found H08 */
 /* H08 from the same blocks, by the reported times alone: the paired median of the calls (what the verdict
  * reports) more than RT_BLOCK_SLACK times the ratio of the blocks' sums. A candidate that sees a block's
  * inputs before their calls can do the block's work in its first call and answer the rest at once: each
  * time true, the median of per-call ratios fooled, the sums not. Honest calls of one block take about the
  * same time on each side, and the two ratios stay within a few per cent of each other. */
 #define RT_BLOCK_SLACK 1.5
-void rt_rule_block_sums(const struct rt_clock *tc, struct findings *f);
+int rt_rule_block_sums(const struct rt_clock *tc, struct findings *f); /* 1: it found H08 */
 /* H11 from the timed calls that repeated earlier inputs: with at least RT_REPEAT_MIN of them, their pair
  * ratio more than RT_REPEAT_FACTOR times that of the fresh calls of the same round (`within`, the median
  * over the repeats) means the candidate answers contents it has seen faster than new ones: it keeps

@@ -558,12 +558,12 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 		struct rt_clock clk = { tc->reported, tc->speedup, tc->hi, tc->excess_us, tc->ref_least_us,
 					tc->cand_overhead_us, tc->ref_overhead_us, tc->block_speedup, tc->block_calls,
 					tc->excess_noise_us };
-		rt_rule_trusted_clock(&clk, &s->found);
+		v->timing.trusted.fired = rt_rule_trusted_clock(&clk, &s->found);
 	}
 	if (v->timing.ran && tc->measured && tc->rounds >= 3) {
 		struct rt_clock clk = { .reported = tc->reported, .block_speedup = tc->block_speedup,
 					.block_calls = tc->block_calls };
-		rt_rule_block_sums(&clk, &s->found);
+		v->timing.trusted.fired |= rt_rule_block_sums(&clk, &s->found);
 	}
 	else if (v->timing.ran)
 		strvec_pushf(&r->skipped, "H08 (the parent's clock): %s", tc->measured ? tc->note : "no rounds were kept");

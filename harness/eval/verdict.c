@@ -41,6 +41,7 @@ void verdict_release(struct verdict *v)
 	findings_release(&v->findings);
 	free(v->timing.eager_us);
 	free(v->timing.trusted.round_us);
+	free(v->timing.trusted.first_finding);
 	free(v->timing.candidate_us);
 	free(v->timing.compiled_us);
 	free(v->log_tail);
@@ -245,6 +246,11 @@ static json_t *trusted_json(const struct trusted_clock *tc)
 	json_object_set_new(o, "block_speedup", jreal(tc->block_speedup));
 	json_object_set_new(o, "block_gap", jreal(tc->block_gap));
 	json_object_set_new(o, "block_capped", json_boolean(tc->block_capped));
+	json_object_set_new(o, "retimed", tc->retimed ? json_pack("{s:s?, s:o, s:o, s:o}", "first_finding", tc->first_finding,
+								  "first_excess_us", jreal(tc->first_excess_us),
+								  "first_excess_noise_us", jreal(tc->first_noise_us),
+								  "first_seconds", jreal(tc->first_seconds))
+						      : json_null());
 	json_object_set_new(o, "rounds_us", rounds);
 	return o;
 }
@@ -387,14 +393,15 @@ json_t *verdict_to_json(const struct verdict *v)
 						     v->settings.timing_gc, "hash_seed",
 						     v->settings.hash_seed >= 0 ? json_integer(v->settings.hash_seed) : json_null(),
 						     "exchange", v->settings.exchange, "identity", v->settings.identity));
-	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
+	json_object_set_new(o, "seconds", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "total",
 						    jreal(v->seconds.total), "static", jreal(v->seconds.static_checks),
 						    "reference", jreal(v->seconds.reference), "build", jreal(v->seconds.build),
 						    "correctness", jreal(v->seconds.correctness), "robust",
 						    jreal(v->seconds.robust), "reference_worker",
 						    jreal(v->seconds.reference_worker), "timing", jreal(v->seconds.timing),
 						    "checks", jreal(v->seconds.checks), "profile", jreal(v->seconds.profile),
-						    "finish", jreal(v->seconds.finish)));
+						    "finish", jreal(v->seconds.finish), "first_evaluation",
+						    jreal(v->seconds.first_evaluation)));
 	json_object_set_new(o, "reference_cached", json_boolean(v->reference_cached));
 	json_object_set_new(o, "reference_worker_reused", json_boolean(v->reference_worker_reused));
 	json_object_set_new(o, "candidate_worker_prestarted", json_boolean(v->candidate_worker_prestarted));
@@ -536,6 +543,10 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 				    "was %.2fx the ratio of the round's sums (the median over rounds); the pair ratios' "
 				    "median over all calls was %.3fx\n", BLOCK_CAP, t->trusted.block_gap,
 				    t->trusted.reported);
+		if (t->trusted.retimed)
+			strbuf_addf(out, "  judged twice: a first evaluation (%.1f s) was rejected by the timing's own clocks "
+				    "alone (H08: %s); this verdict is of a second one in fresh worker processes\n",
+				    t->trusted.first_seconds, t->trusted.first_finding ? t->trusted.first_finding : "?");
 		print_gpu_only(out, &t->gpu_only);
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
 			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "
@@ -603,5 +614,8 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 	strbuf_addf(out, "  seconds: total %.2f (static %.2f, reference %.2f%s, build %.2f, correctness %.2f, robust %.2f, "
 		    "reference worker %.2f, timing %.2f, checks %.2f, profile %.2f, finish %.2f)\n", v->seconds.total,
 		    v->seconds.static_checks, v->seconds.reference, v->reference_cached ? " cached" : "", v->seconds.build,
-		    v->seconds.correctness, v->seconds.robust, v->seconds.reference_worker, v->seconds.timing, v->seconds.checks, v->seconds.profile, v->seconds.finish);
+		    v->seconds.correctness, v->seconds.robust, v->seconds.reference_worker, v->seconds.timing, v->seconds.checks,
+		    v->seconds.profile, v->seconds.finish);
+	if (v->seconds.first_evaluation > 0)
+		strbuf_addf(out, "  seconds: %.2f of the total were a first evaluation, judged again\n", v->seconds.first_evaluation);
 }

@@ -39,10 +39,28 @@ STITCHBENCH_TEST_SUITE= run_sb eval "$FIX/forge_channel.py" --problem L1/1 --dev
 got=$(field 'v["status"], [f["id"] for f in v["findings"]], round(v["timing"]["trusted_clock"]["reported"], 1) if v["timing"] else None')
 if [[ "$got" == "rejected ['H08'] "* ]]; then _report ok "reported times below what the parent's clock saw are H08 ($got)"; else
 	_report fail "reported times below what the parent's clock saw are H08" "$got; $(field 'v["timing"] and v["timing"]["trusted_clock"]')"; fi
+# rejected by the clock alone, it was judged again in fresh processes, and lied there too
+got=$(field '(lambda r: r is not None and r["first_excess_us"] > 0 and r["first_seconds"] > 0)(v["timing"]["trusted_clock"]["retimed"])')
+if [ "$got" = True ]; then _report ok "the clock's rejection stands after a second evaluation in fresh processes"; else
+	_report fail "the clock's rejection stands after a second evaluation in fresh processes" "$got; $(field 'v["timing"]["trusted_clock"]')"; fi
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 --device cpu --trials 1 --perf-trials 30 --json
-got=$(field 'v["status"], v["timing"]["trusted_clock"]["judged"], [f["id"] for f in v["findings"]]')
-if [ "$got" = "pass True []" ]; then _report ok "an honest candidate agrees with the parent's clock"; else
-	_report fail "an honest candidate agrees with the parent's clock" "$got; $(field 'v["timing"]["trusted_clock"]')"; fi
+got=$(field 'v["status"], v["timing"]["trusted_clock"]["judged"], [f["id"] for f in v["findings"]], v["timing"]["trusted_clock"]["retimed"]')
+if [ "$got" = "pass True [] None" ]; then _report ok "an honest candidate agrees with the parent's clock, judged once"; else
+	_report fail "an honest candidate agrees with the parent's clock, judged once" "$got; $(field 'v["timing"]["trusted_clock"]')"; fi
+# A rejection by the parent's clock alone is judged again in fresh worker processes, and the second verdict
+# stands (eval/entry.c): a candidate that lies in its first evaluation only (a mark outside the worker's
+# private /tmp; landlock off so that it can write it) passes on its honest second one, which times its 2 ms
+# calls as they are.
+MARK=$(mktemp -d /var/tmp/sb-mark.XXXXXX)
+sed "s#@MARK@#$MARK/first#" "$FIX/forge_once.py" >"$TMP/forge_once.py"
+STITCHBENCH_SANDBOX_DISABLE=landlock run_sb eval "$TMP/forge_once.py" --problem L1/2 --device cpu --trials 1 \
+	--perf-trials 30 --json "${OFF[@]}"
+got=$(field '(lambda t, r: (v["status"], [f["id"] for f in v["findings"]], r is not None and r["first_excess_us"] > 1000 > t["excess_us"], v["speedup"]["vs_eager"] < 0.5))(v["timing"]["trusted_clock"], v["timing"]["trusted_clock"]["retimed"])')
+if [ "$got" = "(pass, [], True, True)" ] || [ "$got" = "('pass', [], True, True)" ] && [ -e "$MARK/first" ]; then
+	_report ok "a first evaluation that only the clock rejects is judged again; the honest second stands"
+else _report fail "a first evaluation that only the clock rejects is judged again; the honest second stands" \
+	"$got; $(field 'v["timing"] and v["timing"]["trusted_clock"]')"; fi
+rm -rf "$MARK"
 
 # inputs repeated unannounced: a cache by content answers those faster. At the real size (960x960): at
 # the small suite's the hash costs what the product costs, and a loaded machine's noise hides the gap.

@@ -61,6 +61,9 @@ run_sb eval "$FRONT" "${BLOCKS[@]}"
 got=$(field 'v["status"], [f["id"] for f in v["findings"] if "sums of its blocks" in f["message"]]')
 if [ "$got" = "rejected ['H08']" ]; then _report ok "with them on, the blocks' sums reject it ($got)"
 else _report fail "with them on, the blocks' sums reject it" "$got; $ERR_TXT"; fi
+got=$(field '(lambda r: r is not None and "sums of its blocks" in r["first_finding"])(v["timing"]["trusted_clock"]["retimed"])')
+if [ "$got" = True ]; then _report ok "judged again in fresh processes, rejected there too"
+else _report fail "judged again in fresh processes, rejected there too" "$got; $ERR_TXT"; fi
 got=$(field '(lambda tc, s: (tc["block_capped"], abs(s["vs_eager_uncorrected"] * tc["block_gap"] / (1.25 * s["vs_eager_paired_median"]) - 1) < 1e-6))(v["timing"]["trusted_clock"], v["speedup"])')
 if [ "$got" = "(True, True)" ]; then _report ok "and its speedup is held to 1.25x its rounds' sums ($got)"
 else _report fail "and its speedup is held to 1.25x its rounds' sums" "$got; $ERR_TXT"; fi
