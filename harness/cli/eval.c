@@ -39,6 +39,10 @@ const char cmd_eval_help[] =
 	"timing.gpu_only; eval.timing_lead_us=-1 times the GPU only instead. On a GPU the reference is also\n"
 	"timed in the candidate's worker before the candidate loads (eval.process_factor): for a launch-heavy\n"
 	"reference the speedup vs eager is divided by that factor, for any other its interval spans it.\n"
+	"The parent's own clock around each block of timed calls, and the blocks' sums, bound what the\n"
+	"candidate's process reports (H08); a verdict that they alone reject is judged again, whole, in fresh\n"
+	"worker processes, and the second verdict stands (timing.trusted_clock.retimed; each evaluation has\n"
+	"its own --timeout).\n"
 	"eval.preset picks whose protocol judges:\n"	"stitchbench (the default: paired calls, medians, strict policy), kernelbench (5 and 100 trials, each\n"
 	"side's calls in blocks, the mean over the mean, its strict rules reject and its warnings flag) or\n"
 	"stitchcuda (its verifier's 5 and 10 trials); docs/config.md \"Presets\".\n"
@@ -593,8 +597,9 @@ static void sink_judged(void *owner, int64_t id, const struct problem *p, const 
 		char speed[48] = "";
 		if (v->timing.ran)
 			snprintf(speed, sizeof(speed), ", speedup %.3fx", v->timing.speedup_eager);
-		sb_info(k->ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s)", k->done, k->np, v->problem, x->sample,
-			verdict_status_name(v->status), speed, v->seconds.total);
+		sb_info(k->ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s%s)", k->done, k->np, v->problem, x->sample,
+			verdict_status_name(v->status), speed, v->seconds.total,
+			v->timing.trusted.retimed ? "; judged twice: the timing's clocks alone rejected the first" : "");
 	}
 	pthread_cond_broadcast(&k->changed);
 }
