@@ -60,7 +60,7 @@ static const struct finding *clock_alone_rejects(const struct verdict *v)
 static int evaluate_judged(const struct eval_env *e, const struct config *cfg, const struct problem *p,
 			   const char *path, struct verdict *v, struct sb_error *err)
 {
-	int rc = evaluate(e, cfg, p, path, v, err);
+	int rc = evaluate(e, cfg, p, path, 0, v, err);
 	const struct finding *first = rc ? NULL : clock_alone_rejects(v);
 	if (!first)
 		return rc;
@@ -69,9 +69,7 @@ static int evaluate_judged(const struct eval_env *e, const struct config *cfg, c
 	double seconds = v->seconds.total;
 	sb_trace("eval: rejected by the timing's clocks alone (%s); judged again in fresh processes", finding);
 	verdict_release(v);
-	struct config fresh = *cfg; /* read only, as cfg: the copy shares its strings */
-	fresh.eval.keep_reference_worker = 0; /* a new reference worker too, not the pool's kept one */
-	if ((rc = evaluate(e, &fresh, p, path, v, err))) {
+	if ((rc = evaluate(e, cfg, p, path, 1, v, err))) {
 		free(finding);
 		return rc;
 	}

@@ -27,6 +27,7 @@ struct eval_ctx {
 	const struct candidate_source *src; /* the candidate as read once, before any worker started */
 	char *workdir, *ref_dir, *cand_dir, *ext_dir, *hidden_ref, *hidden_refw, *hidden_ext;
 	char *pool_key;              /* the reference worker is kept for the next evaluation (ref/ref.h) */
+	int own_ref;                 /* a reference worker of this evaluation's own: none kept, none taken */
 	struct strvec cand_env, ref_env;
 	struct sandbox_opts sb;
 	const char *hidden[4];

@@ -102,7 +102,7 @@ int evalctx_start_ref(struct eval_ctx *c, struct sb_error *err)
 static int ref_worker_dir(struct eval_ctx *c, struct sb_error *err)
 {
 	struct refpool_item it;
-	if (c->cfg->eval.keep_reference_worker) {
+	if (c->cfg->eval.keep_reference_worker && !c->own_ref) {
 		c->pool_key = refpool_key(c->p->sha256, c->p->path, c->e->device, c->cfg->eval.seed,
 					  evalctx_ref_compiles(c), c->e->python);
 		if (refpool_take(c->pool_key, c->e->device, &it) == 0) {

@@ -497,10 +497,10 @@ char *eval_refcache_entry(const struct eval_env *e, const struct config *cfg, co
 }
 
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-	     struct verdict *v, struct sb_error *err)
+	     int own_ref, struct verdict *v, struct sb_error *err)
 {
 	struct candidate_source src;
-	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v, .src = &src };
+	struct eval_ctx c = { .e = e, .cfg = cfg, .p = p, .v = v, .src = &src, .own_ref = own_ref };
 	double t0 = proc_now();
 	json_t *meta = NULL, *reply;
 	int rc;

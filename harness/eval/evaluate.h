@@ -135,10 +135,11 @@ void eval_failure(const struct eval_env *e, const struct config *cfg, const stru
 /* ---------- the stages behind it ---------- */
 
 /* Evaluates `candidate_path` against `p`. Every candidate fault becomes a verdict status; only a
- * harness failure (cannot create folders, cannot start Python) returns non-zero. Callers outside eval/
- * use eval_candidate. */
+ * harness failure (cannot create folders, cannot start Python) returns non-zero. With own_ref the
+ * reference worker is started for this evaluation alone, never the one eval.keep_reference_worker kept.
+ * Callers outside eval/ use eval_candidate. */
 int evaluate(const struct eval_env *e, const struct config *cfg, const struct problem *p, const char *candidate_path,
-	     struct verdict *v, struct sb_error *err);
+	     int own_ref, struct verdict *v, struct sb_error *err);
 
 /* Fills what a verdict says before anything ran: problem, candidate hash, settings, environment. */
 void eval_verdict_header(const struct eval_env *e, const struct config *cfg, const struct problem *p,
