@@ -599,7 +599,7 @@ static void sink_judged(void *owner, int64_t id, const struct problem *p, const 
 			snprintf(speed, sizeof(speed), ", speedup %.3fx", v->timing.speedup_eager);
 		sb_info(k->ctx, "[%zu/%zu] %s sample %d: %s%s (%.1f s%s)", k->done, k->np, v->problem, x->sample,
 			verdict_status_name(v->status), speed, v->seconds.total,
-			v->timing.trusted.retimed ? "; judged twice: the timing's clocks alone rejected the first" : "");
+			v->timing.trusted.first_finding ? "; judged twice: the timing's clocks alone rejected the first" : "");
 	}
 	pthread_cond_broadcast(&k->changed);
 }

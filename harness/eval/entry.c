@@ -74,11 +74,9 @@ static int evaluate_judged(const struct eval_env *e, const struct config *cfg, c
 		return rc;
 	}
 	struct trusted_clock *tc = &v->timing.trusted;
-	tc->retimed = 1;
 	tc->first_finding = finding;
 	tc->first_excess_us = excess;
 	tc->first_noise_us = noise;
-	tc->first_seconds = seconds;
 	v->seconds.first_evaluation = seconds; /* its time is spent too: a GPU-time budget counts it */
 	v->seconds.total += seconds;
 	return 0;

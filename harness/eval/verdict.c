@@ -246,11 +246,10 @@ static json_t *trusted_json(const struct trusted_clock *tc)
 	json_object_set_new(o, "block_speedup", jreal(tc->block_speedup));
 	json_object_set_new(o, "block_gap", jreal(tc->block_gap));
 	json_object_set_new(o, "block_capped", json_boolean(tc->block_capped));
-	json_object_set_new(o, "retimed", tc->retimed ? json_pack("{s:s?, s:o, s:o, s:o}", "first_finding", tc->first_finding,
-								  "first_excess_us", jreal(tc->first_excess_us),
-								  "first_excess_noise_us", jreal(tc->first_noise_us),
-								  "first_seconds", jreal(tc->first_seconds))
-						      : json_null());
+	json_object_set_new(o, "retimed", tc->first_finding ? json_pack("{s:s, s:o, s:o}", "first_finding", tc->first_finding,
+									"first_excess_us", jreal(tc->first_excess_us),
+									"first_excess_noise_us", jreal(tc->first_noise_us))
+							    : json_null());
 	json_object_set_new(o, "rounds_us", rounds);
 	return o;
 }
@@ -543,10 +542,10 @@ void verdict_print(const struct verdict *v, struct strbuf *out)
 				    "was %.2fx the ratio of the round's sums (the median over rounds); the pair ratios' "
 				    "median over all calls was %.3fx\n", BLOCK_CAP, t->trusted.block_gap,
 				    t->trusted.reported);
-		if (t->trusted.retimed)
+		if (t->trusted.first_finding)
 			strbuf_addf(out, "  judged twice: a first evaluation (%.1f s) was rejected by the timing's own clocks "
 				    "alone (H08: %s); this verdict is of a second one in fresh worker processes\n",
-				    t->trusted.first_seconds, t->trusted.first_finding ? t->trusted.first_finding : "?");
+				    v->seconds.first_evaluation, t->trusted.first_finding);
 		print_gpu_only(out, &t->gpu_only);
 		if (isfinite(t->order_bias) && fabs(t->order_bias - 1) > 0.02)
 			strbuf_addf(out, "  warning: call order matters (eager-first rounds / eager-second rounds = %.3f); "

@@ -113,11 +113,9 @@ struct trusted_clock {
 				      * block_gap (timing.c); `reported` stays the paired median as measured */
 	int fired;                   /* H08 by this clock or by the blocks' sums (checks/runtime.h:
 				      * rt_rule_trusted_clock, rt_rule_block_sums) */
-	int retimed;                 /* a first evaluation was rejected by those rules alone; this verdict is a
-				      * second one's, in fresh worker processes (entry.c) */
-	char *first_finding;         /* the first evaluation's H08, as it read */
+	char *first_finding;         /* not NULL: a first evaluation was rejected by those rules alone, with this H08,
+				      * and this verdict is a second one's, in fresh worker processes (entry.c) */
 	double first_excess_us, first_noise_us; /* the first evaluation's excess per call and its standard error */
-	double first_seconds;        /* the first evaluation's wall time (seconds.total is the second's) */
 	double *round_us;            /* per round (the first too): reference wall, reference reported, candidate
 				      * wall, candidate reported, calls; 5 values each, `nround` rounds */
 	size_t nround;
@@ -217,7 +215,7 @@ struct verdict {
 	struct {
 		double total, static_checks, reference, build, correctness, robust, reference_worker, timing, checks,
 			profile, finish;
-		double first_evaluation; /* a first evaluation judged again (trusted_clock.retimed); in total */
+		double first_evaluation; /* a first evaluation judged again (trusted_clock.first_finding); in total */
 	} seconds;
 	int reference_cached;
 	int reference_worker_reused; /* timed against the reference worker of an earlier evaluation (ref/ref.h) */

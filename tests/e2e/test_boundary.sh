@@ -40,7 +40,7 @@ got=$(field 'v["status"], [f["id"] for f in v["findings"]], round(v["timing"]["t
 if [[ "$got" == "rejected ['H08'] "* ]]; then _report ok "reported times below what the parent's clock saw are H08 ($got)"; else
 	_report fail "reported times below what the parent's clock saw are H08" "$got; $(field 'v["timing"] and v["timing"]["trusted_clock"]')"; fi
 # rejected by the clock alone, it was judged again in fresh processes, and lied there too
-got=$(field '(lambda r: r is not None and r["first_excess_us"] > 0 and r["first_seconds"] > 0)(v["timing"]["trusted_clock"]["retimed"])')
+got=$(field '(lambda r: r is not None and r["first_excess_us"] > 0 and v["seconds"]["first_evaluation"] > 0)(v["timing"]["trusted_clock"]["retimed"])')
 if [ "$got" = True ]; then _report ok "the clock's rejection stands after a second evaluation in fresh processes"; else
 	_report fail "the clock's rejection stands after a second evaluation in fresh processes" "$got; $(field 'v["timing"]["trusted_clock"]')"; fi
 run_sb eval "$FIX/relu_cpp_ok.py" --problem L1/2 --device cpu --trials 1 --perf-trials 30 --json

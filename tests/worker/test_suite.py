@@ -81,7 +81,7 @@ def _run(module):
 
 def _calibration_s():
     """CPU seconds of one calibration unit on this machine: a 512 x 512 GEMM and an add over 4 Mi
-    floats, into tensors allocated beforehand, one thread, the best of three after a warm-up. The unit
+    floats, into tensors allocated beforehand, one thread, the best of four (the first warms up). The unit
     holds a compute-bound and a memory-bound part, as the problems do, so a machine slower at either
     moves the unit and the problems together; fresh allocations are left out of it because their
     page faults vary with what the allocator kept from before."""
