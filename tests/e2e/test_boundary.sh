@@ -49,8 +49,9 @@ if [ "$got" = "pass True [] None" ]; then _report ok "an honest candidate agrees
 	_report fail "an honest candidate agrees with the parent's clock, judged once" "$got; $(field 'v["timing"]["trusted_clock"]')"; fi
 # A rejection by the parent's clock alone is judged again in fresh worker processes, and the second verdict
 # stands (eval/entry.c): a candidate that lies in its first evaluation only (a mark outside the worker's
-# private /tmp; landlock off so that it can write it) passes on its honest second one, which times its 2 ms
-# calls as they are.
+# private /tmp; landlock off so that it can write it) passes on its honest second one, which times its 20 ms
+# calls as they are. 20 ms, so that the lie stands many standard errors clear of a loaded CI machine's noise
+# (2 ms was 1.6 of them there, with the reference's own work at 3 ms a call).
 MARK=$(mktemp -d /var/tmp/sb-mark.XXXXXX)
 sed "s#@MARK@#$MARK/first#" "$FIX/forge_once.py" >"$TMP/forge_once.py"
 STITCHBENCH_SANDBOX_DISABLE=landlock run_sb eval "$TMP/forge_once.py" --problem L1/2 --device cpu --trials 1 \
