@@ -2,8 +2,10 @@
 """replay_check.py - are the verdicts `stitchbench serve` gave the ones `stitchbench eval` gives on the same
 seeds? Each result of `sbclient.py --verdicts full` carries its verdict and the verdict its seed secret;
 this replays every candidate with `stitchbench eval FILE --problem P --seeds VERDICT` and compares what
-the seeds decide: the status, the findings (id and severity) and each correctness trial's outcome. Times
-are measured again, so they differ; the speedups are listed beside each other, not compared.
+the seeds decide: the status, the findings (id and severity) and each correctness trial's outcome. A
+verdict reached before any input was drawn (a static rejection, a failed build) has no seeds: a plain
+`stitchbench eval` replays it. Times are measured again, so they differ; the speedups are listed beside
+each other, not compared.
 
     sbclient.py --endpoints URL --verdicts full --problem L1/2 a.py b.py > results.jsonl
     replay_check.py results.jsonl --problem L1/2 a.py b.py [-- EVAL OPTIONS]
@@ -66,15 +68,19 @@ def main(argv=None):
         for i, ((path, problem), r) in enumerate(zip(cands, results)):
             v = r.get("verdict")
             name = os.path.basename(path)
-            if not isinstance(v, dict) or not (v.get("seeds") or {}).get("secret"):
-                print("%-44s no verdict with seeds (state %s): ask sbclient.py for --verdicts full" %
-                      (name, r.get("state")))
+            if not isinstance(v, dict):
+                print("%-44s no verdict (state %s): ask sbclient.py for --verdicts full" % (name, r.get("state")))
                 continue
-            vpath = os.path.join(tmp, "%d.json" % i)
-            with open(vpath, "w") as f:
-                json.dump(v, f)
-            p = subprocess.run([sb, "eval", path, "--problem", problem, "--seeds", vpath, "--json"] + extra,
-                               capture_output=True, text=True)
+            # A verdict decided before any input was drawn (a static rejection, a build that failed) has no
+            # seeds: nothing random decided it, so a plain evaluation must reach it again.
+            seeded = bool((v.get("seeds") or {}).get("secret"))
+            cmd = [sb, "eval", path, "--problem", problem, "--json"]
+            if seeded:
+                vpath = os.path.join(tmp, "%d.json" % i)
+                with open(vpath, "w") as f:
+                    json.dump(v, f)
+                cmd += ["--seeds", vpath]
+            p = subprocess.run(cmd + extra, capture_output=True, text=True)
             try:
                 w = json.loads(p.stdout)
             except ValueError:
@@ -82,10 +88,11 @@ def main(argv=None):
                 continue
             judged += 1
             ours, theirs = decided(v), decided(w)
-            if ours == theirs and (w.get("seeds") or {}).get("replayed"):
+            if ours == theirs and (not seeded or (w.get("seeds") or {}).get("replayed")):
                 same += 1
-                print("%-44s identical: %s, %d findings, %d trials (speedup %s served, %s replayed)" % (
-                    name, ours["status"], len(ours["findings"]), len(ours["trials"]), speedup(v), speedup(w)))
+                print("%-44s identical: %s, %d findings, %d trials (speedup %s served, %s replayed)%s" % (
+                    name, ours["status"], len(ours["findings"]), len(ours["trials"]), speedup(v), speedup(w),
+                    "" if seeded else "; no seeds drawn"))
             else:
                 diff = [k for k in ours if ours[k] != theirs[k]]
                 print("%-44s DIFFERENT in %s: served %s, replayed %s" % (

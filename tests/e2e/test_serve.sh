@@ -293,3 +293,18 @@ python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); r["v
 replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/forged.out" --problem L1/2 "$TMP"/c1.py -- "${CPU[@]}"
 check_rc "a verdict that is not what its seeds give is told apart" 1
 check_out "naming what differs" "DIFFERENT in trials"
+# a verdict decided before any input was drawn (a static rejection) carries no seeds: a plain evaluation
+# replays it, and one forged to pass is told apart
+variant st1 torch_matmul.py
+SB_SERVE_TOKEN=$TOK_A python3 "$SB_ROOT/scripts/serve/sbclient.py" --endpoints "$URL_A" --problem L1/1 --verdicts full \
+	"$TMP"/st1.py >"$TMP/static.out" 2>"$TMP/static.err"
+check_eq "a static rejection is answered with no seeds" \
+	"$(python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); print(r["status"], r["verdict"].get("seeds"))' "$TMP/static.out" 2>&1)" "rejected None"
+replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/static.out" --problem L1/1 "$TMP"/st1.py -- "${CPU[@]}"
+check_rc "eval replays a verdict that drew no seeds" 0
+check_out "to the same status and findings" "identical verdicts: 1 of 1 replayed"
+python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); r["verdict"]["status"] = "pass"; r["verdict"]["findings"] = []; print(json.dumps(r))' \
+	"$TMP/static.out" >"$TMP/static-forged.out"
+replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/static-forged.out" --problem L1/1 "$TMP"/st1.py -- "${CPU[@]}"
+check_rc "a seedless verdict forged to pass is told apart" 1
+check_out "naming what differs" "DIFFERENT in status, findings"
