@@ -260,6 +260,7 @@ void eval_timing_plan(const struct eval_ctx *c, struct timing_plan *plan)
 		.base_seed = (uint32_t)cfg->eval.seed, .max_output_bytes = evalctx_max_output(c),
 		.flush_bytes = eval_flush_bytes(c->e), .ref_inputs = c->ref_timing_inputs,
 		.unpaired_mean = preset_unpaired_mean(cfg->eval.preset), .block_cap = cfg->checks.runtime_checks,
+		.per_call = cfg->checks.runtime_checks,
 	};
 }
 

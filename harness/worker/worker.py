@@ -768,7 +768,16 @@ class Worker:
         """The reference worker draws the fresh inputs of a block of timed calls, one set per seed, and
         ships them in one sealed memfd (exchange.pack_inputs): both sides' `time` copy them into their
         slots, so neither spends a block drawing random numbers (on a CPU that costs more than many
-        calls), and the candidate's block holds its calls and little else the parent's clock must see."""
+        calls), and the candidate's block holds its calls and little else the parent's clock must see.
+        With "each", one memfd per set (the reply's "parts", in order): each call's inputs then reach the
+        candidate's worker with that call's own request, never before it."""
+        if req.get("each"):
+            parts = []
+            for s in req["seeds"]:
+                shipped, fd = exchange.pack_inputs([self.draw(s)])
+                self.reply_fds.append(fd)
+                parts.append(shipped)
+            return {"parts": parts}
         shipped, fd = exchange.pack_inputs([self.draw(s) for s in req["seeds"]])
         self.reply_fds.append(fd)
         return shipped

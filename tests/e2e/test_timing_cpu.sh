@@ -47,10 +47,12 @@ if grep -q 'load took .*(torch_import [0-9.]*, .*timing_inputs [0-9.]*)' <<<"$ER
 	_report ok "the trace shows each load's phases"
 else _report fail "the trace shows each load's phases" "$(grep 'load took' <<<"$ERR_TXT")"; fi
 
-# A candidate that sees a block's later inputs in its first call (tests/fixtures/candidates/block_frontload.py:
-# it reads them from the worker's frame, so the static rules are off here) and does the block's work there.
-# With the runtime checks off it passes, faster by the paired median than by its blocks' sums; with them on, the blocks'
-# sums say what it is worth: H08, and a speedup held to 1.25x theirs. An honest C++ ReLU under the same settings is no finding.
+# A candidate that reads a block's later inputs in its first call (tests/fixtures/candidates/block_frontload.py:
+# from the worker's frame, so the static rules are off here) and does the block's work there. With the runtime
+# checks off one request carries a block, and it passes faster by the paired median than by its blocks' sums.
+# With them on each call is a request of its own: no later input is in the process, and it gains nothing
+# (the blocks' sums and the cap on moved work are tested with a worker that moves work: unit test_timing).
+# An honest C++ ReLU under the same settings is no finding.
 BLOCKS=(--problem L1/2 --device cpu --trials 1 --perf-trials 40 --json --set checks.static=false "${NO_OPREC[@]}")
 FRONT="$SB_ROOT/tests/fixtures/candidates/block_frontload.py"
 run_sb eval "$FRONT" "${BLOCKS[@]}" --set checks.runtime=false
@@ -58,15 +60,10 @@ got=$(field 'v["status"], v["speedup"]["vs_eager"] > 1.5 * v["timing"]["trusted_
 if [ "$got" = "pass True" ]; then _report ok "with the runtime checks off, work moved between calls passes fast ($got)"
 else _report fail "with the runtime checks off, work moved between calls passes fast" "$got; $ERR_TXT"; fi
 run_sb eval "$FRONT" "${BLOCKS[@]}"
-got=$(field 'v["status"], [f["id"] for f in v["findings"] if "sums of its blocks" in f["message"]]')
-if [ "$got" = "rejected ['H08']" ]; then _report ok "with them on, the blocks' sums reject it ($got)"
-else _report fail "with them on, the blocks' sums reject it" "$got; $ERR_TXT"; fi
-got=$(field '(lambda r: r is not None and "sums of its blocks" in r["first_finding"])(v["timing"]["trusted_clock"]["retimed"])')
-if [ "$got" = True ]; then _report ok "judged again in fresh processes, rejected there too"
-else _report fail "judged again in fresh processes, rejected there too" "$got; $ERR_TXT"; fi
-got=$(field '(lambda tc, s: (tc["block_capped"], abs(s["vs_eager_uncorrected"] * tc["block_gap"] / (1.25 * s["vs_eager_paired_median"]) - 1) < 1e-6))(v["timing"]["trusted_clock"], v["speedup"])')
-if [ "$got" = "(True, True)" ]; then _report ok "and its speedup is held to 1.25x its rounds' sums ($got)"
-else _report fail "and its speedup is held to 1.25x its rounds' sums" "$got; $ERR_TXT"; fi
+got=$(field '(lambda tc, s: (v["status"], [f["id"] for f in v["findings"] if f["id"] == "H08"], tc["block_capped"], tc["block_gap"] < 1.25, s["vs_eager"] < 1.25 * tc["block_speedup"]))(v["timing"]["trusted_clock"], v["speedup"])')
+if [ "$got" = "('pass', [], False, True, True)" ]; then
+	_report ok "with them on, each call's inputs come with its own request: nothing to move ($got)"
+else _report fail "with them on, each call's inputs come with its own request: nothing to move" "$got; $(field 'v["timing"]["trusted_clock"]')"; fi
 run_sb eval "$RELU" "${BLOCKS[@]}"
 got=$(field 'v["status"], [f["id"] for f in v["findings"] if f["id"] == "H08"]')
 if [ "$got" = "pass []" ]; then _report ok "an honest kernel timed the same way is no H08 ($got)"

@@ -461,6 +461,27 @@ static void work_moved_between_calls_of_a_block_is_seen_by_the_sums(void **state
 	stop_pair(&p);
 }
 
+/* With per_call (checks.runtime), every timed call is a request of its own: a worker that would answer a
+ * block's later calls from work done in its first has no later call in any request, so its calls time as
+ * they are and the paired median, the sums and the reference agree; the rounds keep their blocks. */
+static void each_call_its_own_request_leaves_nothing_to_move(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct timing_result t = { 0 };
+	start_frontloading(&p, "1");
+	struct timing_plan pl = plan(16, 4, 0);
+	pl.per_call = 1;
+	run_ok(&p, &pl, &t);
+	assert_int_equal(t.pairs, 16);
+	assert_int_equal(t.trusted.block_calls, 4);
+	if (!(t.ratio_eager.median > 0.9 && t.ratio_eager.median < 1.1) || t.trusted.block_capped)
+		fail_msg("paired %.3f, sums %.3f, gap %.3f%s", t.ratio_eager.median, t.trusted.block_speedup,
+			 t.trusted.block_gap, t.trusted.block_capped ? ", capped" : "");
+	free_timing(&t);
+	stop_pair(&p);
+}
+
 /* Moving less of the work, a third of each later call's into the first of its block, keeps the paired
  * median under the block-sums rule's 1.5x: no finding, and without the cap a speedup of 1.4x for work that
  * takes as long as the reference's. The reported speedup is held to BLOCK_CAP times the sums' 1.0. */
@@ -782,6 +803,7 @@ int main(void)
 		cmocka_unit_test(one_honest_round_does_not_hide_the_others),
 		cmocka_unit_test(work_moved_between_calls_of_a_block_is_seen_by_the_sums),
 		cmocka_unit_test(moving_part_of_a_blocks_work_gains_at_most_the_cap),
+		cmocka_unit_test(each_call_its_own_request_leaves_nothing_to_move),
 		cmocka_unit_test(the_clock_rule_judges_only_what_it_can_resolve),
 		cmocka_unit_test(rounds_that_wander_are_noise_not_a_lie),
 		cmocka_unit_test(every_round_is_checked),

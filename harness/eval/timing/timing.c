@@ -100,6 +100,35 @@ static int pinned_to(json_t *cpus, int cpu)
 	       json_integer_value(json_array_get(cpus, 0)) == cpu;
 }
 
+/* One side's block answered by several `time` requests, gathered as one request would have answered it:
+ * the calls' times, host times and shared outputs in call order, the calls launched too late summed, the
+ * longest lead, and `pinned`: every request's threads stayed on `cpu`. Takes r; returns the gathered
+ * reply (acc, or a new one when acc is NULL). */
+static json_t *gather_reply(json_t *acc, json_t *r, int cpu)
+{
+	if (!acc)
+		acc = json_pack("{s:[], s:[], s:i, s:i, s:b}", "us", "host_us", "exposed", 0, "lead_us", 0, "pinned", 1);
+	json_t *us = json_object_get(r, "us"), *hu = json_object_get(r, "host_us"), *sh = json_object_get(r, "shared");
+	for (size_t j = 0; j < json_array_size(us); j++) {
+		json_array_append(json_object_get(acc, "us"), json_array_get(us, j));
+		json_array_append_new(json_object_get(acc, "host_us"), json_real(json_number_value(json_array_get(hu, j))));
+	}
+	if (json_is_array(sh)) {
+		if (!json_object_get(acc, "shared"))
+			json_object_set_new(acc, "shared", json_array());
+		json_array_extend(json_object_get(acc, "shared"), sh);
+	}
+	json_int_t lead = json_integer_value(json_object_get(r, "lead_us"));
+	json_object_set_new(acc, "exposed", json_integer(json_integer_value(json_object_get(acc, "exposed")) +
+							 json_integer_value(json_object_get(r, "exposed"))));
+	if (lead > json_integer_value(json_object_get(acc, "lead_us")))
+		json_object_set_new(acc, "lead_us", json_integer(lead));
+	if (cpu >= 0 && !pinned_to(json_object_get(r, "cpus"), cpu))
+		json_object_set_new(acc, "pinned", json_false());
+	json_decref(r);
+	return acc;
+}
+
 static void ratios(const double *num, const double *den, size_t n, double *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -649,41 +678,32 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		}
 		int m = round == 0 ? block : block < p->max_pairs - (int)n ? block : p->max_pairs - (int)n;
 		json_t *cand_reply = NULL, *ref_reply = NULL, *shipped = NULL;
-		int ship_fd = -1;
+		/* With per_call, every call of a block is a request of its own, carrying only its own set, seed and
+		 * shipped inputs: nothing of call j+1 is in the candidate's process before call j has answered, so
+		 * no work can move from one call to an earlier one. Otherwise one request carries the block. */
+		int nreq = p->per_call ? m : 1, per = p->per_call ? 1 : m;
+		int ship_fd[TIMING_MAX_BLOCK];
+		for (int q = 0; q < nreq; q++)
+			ship_fd[q] = -1;
 		if (p->fresh && p->ship) { /* the round's fresh inputs, drawn by the (trusted) reference worker */
 			json_t *seeds = json_array();
 			for (int j = 0; j < m; j++)
 				json_array_append_new(seeds, json_integer(call_seed(p, (long)round * block + j)));
-			if (ask(&R, json_pack("{s:s, s:o}", "cmd", "draw", "seeds", seeds), -1, &shipped, ref_deadline, fault,
-				cand_failed, msg))
+			if (ask(&R, json_pack("{s:s, s:o, s:b}", "cmd", "draw", "seeds", seeds, "each", p->per_call), -1, &shipped,
+				ref_deadline, fault, cand_failed, msg))
 				goto out;
-			if ((ship_fd = worker_take_fd(ref)) < 0) {
-				json_decref(shipped);
+			json_t *parts = p->per_call ? json_object_get(shipped, "parts") : NULL;
+			int nparts = p->per_call ? (json_is_array(parts) ? (int)json_array_size(parts) : -1) : 1;
+			for (int q = 0; q < nreq; q++)
+				ship_fd[q] = worker_take_fd(ref);
+			if (nparts != nreq || ship_fd[nreq - 1] < 0) {
 				*msg = xstrdup("the reference worker shipped no inputs");
-				goto out;
+				goto round_failed;
 			}
 		}
 		for (int i = 0; i < nsides; i++) {
 			struct side *s = all[order[i]];
-			/* call j of every side's block: the same slot and seed, so the fresh inputs and the random
-			 * draws inside forward match across sides */
-			json_t *sets = json_array(), *seeds = json_array();
-			for (int j = 0; j < m; j++) {
-				long call = (long)round * block + j;
-				json_array_append_new(sets, json_integer(call % p->nsets));
-				json_array_append_new(seeds, json_integer(call_seed(p, call)));
-			}
-			json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:b, s:b}", "cmd", "time", "which", s->which,
-						"sets", sets, "seeds", seeds, "lead_us", p->lead_us, "cpu", p->cpu, "gc", p->gc,
-						"fresh", p->fresh);
-			if (shipped)
-				json_object_set_new(req, "inputs", json_pack("{s:O, s:O}", "sets", json_object_get(shipped, "sets"),
-									     "bytes", json_object_get(shipped, "bytes")));
 			enum timed_keep keep = !p->check || s == &K ? TIMED_KEEP_NONE : p->check->keep;
-			if (keep != TIMED_KEEP_NONE) {
-				json_object_set_new(req, "snapshot", json_string(keep_name(keep)));
-				json_object_set_new(req, "max_output_bytes", json_integer(p->max_output_bytes));
-			}
 			if (!s->is_cand)
 				freeze(&stop, 1);
 			/* priming is a request of its own, answered before the block's request (its seeds, its shipped
@@ -698,23 +718,55 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 					  -1, &reply, side_deadline, fault, cand_failed, msg);
 				json_decref(reply);
 			}
-			if (arc == 0)
-				arc = ask(s, req, ship_fd, &reply, side_deadline, fault, cand_failed, msg);
-			else
-				json_decref(req);
+			/* the block's requests; their replies are gathered into one, as one request would answer */
+			json_t *block_reply = NULL;
+			double wall_us = 0;
+			for (int q = 0; arc == 0 && q < nreq; q++) {
+				/* call j of every side's block: the same slot and seed, so the fresh inputs and the random
+				 * draws inside forward match across sides */
+				json_t *sets = json_array(), *seeds = json_array();
+				for (int j = q * per; j < q * per + per; j++) {
+					long call = (long)round * block + j;
+					json_array_append_new(sets, json_integer(call % p->nsets));
+					json_array_append_new(seeds, json_integer(call_seed(p, call)));
+				}
+				json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:b, s:b}", "cmd", "time", "which",
+							s->which, "sets", sets, "seeds", seeds, "lead_us", p->lead_us, "cpu",
+							p->cpu, "gc", p->gc, "fresh", p->fresh);
+				if (shipped) {
+					json_t *part = p->per_call ? json_array_get(json_object_get(shipped, "parts"), (size_t)q)
+								   : shipped;
+					json_object_set_new(req, "inputs", json_pack("{s:O, s:O}", "sets", json_object_get(part, "sets"),
+										     "bytes", json_object_get(part, "bytes")));
+				}
+				if (keep != TIMED_KEEP_NONE) {
+					json_object_set_new(req, "snapshot", json_string(keep_name(keep)));
+					json_object_set_new(req, "max_output_bytes", json_integer(p->max_output_bytes));
+				}
+				arc = ask(s, req, ship_fd[q], &reply, side_deadline, fault, cand_failed, msg);
+				if (arc)
+					break;
+				wall_us += (s->w->replied_at - s->w->sent_at) * 1e6;
+				json_t *us = json_object_get(reply, "us");
+				if (!json_is_array(us) || (int)json_array_size(us) != per) {
+					*cand_failed = s->is_cand;
+					*msg = xstrfmt("%s's worker answered a block of %d timed calls with %d times",
+						       s->is_cand ? "the candidate" : "the reference", per,
+						       json_is_array(us) ? (int)json_array_size(us) : -1);
+					json_decref(reply);
+					arc = -1;
+					break;
+				}
+				block_reply = gather_reply(block_reply, reply, p->cpu);
+			}
 			if (!s->is_cand)
 				freeze(&stop, 0);
-			if (arc)
-				goto round_failed;
-			json_t *us = json_object_get(reply, "us");
-			if (!json_is_array(us) || (int)json_array_size(us) != m) {
-				*cand_failed = s->is_cand;
-				*msg = xstrfmt("%s's worker answered a block of %d timed calls with %d times",
-					       s->is_cand ? "the candidate" : "the reference", m,
-					       json_is_array(us) ? (int)json_array_size(us) : -1);
-				json_decref(reply);
+			if (arc) {
+				json_decref(block_reply);
 				goto round_failed;
 			}
+			reply = block_reply;
+			json_t *us = json_object_get(reply, "us");
 			json_t *hu = json_object_get(reply, "host_us");
 			double sum = 0;
 			for (int j = 0; j < m; j++) {
@@ -724,7 +776,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			}
 			if (s != &K) {
 				struct block_clock *bc = s->is_cand ? &cclock[round] : &rclock[round];
-				*bc = (struct block_clock){ (s->w->replied_at - s->w->sent_at) * 1e6, sum, m };
+				*bc = (struct block_clock){ wall_us, sum, m };
 			}
 			if (round > 0) {
 				struct timing_side *ts = sides[order[i]];
@@ -732,7 +784,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				ts->exposed += (int)json_integer_value(json_object_get(reply, "exposed"));
 				ts->lead_us_max = lead > ts->lead_us_max ? lead : ts->lead_us_max;
 			}
-			if (p->cpu >= 0 && !pinned_to(json_object_get(reply, "cpus"), p->cpu))
+			if (p->cpu >= 0 && !json_is_true(json_object_get(reply, "pinned")))
 				pinned = 0;
 			if (s->is_cand)
 				cand_reply = reply;
@@ -744,8 +796,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				clock_sample(p->nvml, clk, &nclk, clk_cap, &clk_reasons);
 		}
 		json_decref(shipped);
-		if (ship_fd >= 0)
-			close(ship_fd);
+		for (int q = 0; q < nreq; q++)
+			if (ship_fd[q] >= 0)
+				close(ship_fd[q]);
 		rounds = round + 1;
 		/* both sides are in and the candidate waits for its next request: check every call of the round */
 		if (p->check) {
@@ -792,8 +845,9 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		json_decref(cand_reply);
 		json_decref(ref_reply);
 		json_decref(shipped);
-		if (ship_fd >= 0)
-			close(ship_fd);
+		for (int q = 0; q < nreq; q++)
+			if (ship_fd[q] >= 0)
+				close(ship_fd[q]);
 		goto out;
 	}
 	if (p->gpu_only_calls > 0 &&

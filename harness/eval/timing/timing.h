@@ -131,6 +131,8 @@ struct timing_plan {
 	int lead_us;             /* eval.timing_lead_us: GPU-side wait before each start event (0 on the CPU) */
 	int unpaired_mean;       /* the speedup is mean over mean (KernelBench's), not the median pair ratio */
 	int block_cap;           /* checks.runtime: the paired speedup held to BLOCK_CAP x the rounds' sums */
+	int per_call;            /* checks.runtime: each timed call a request of its own, with its own inputs
+				  * (timing.c); else one request per block */
 	int gpu_only_calls;      /* > 0: that many calls per side behind an automatic lead after the timing
 				  * proper, for timing.gpu_only (GPU, timed end to end); 0: none */
 	int cpu;                 /* eval.timing_cpu: both workers' threads pinned to it while timing; -1: not */
