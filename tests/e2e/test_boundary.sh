@@ -51,12 +51,14 @@ if [ "$got" = "pass True [] None" ]; then _report ok "an honest candidate agrees
 # stands (eval/entry.c): a candidate that lies in its first evaluation only (a mark outside the worker's
 # private /tmp; landlock off so that it can write it) passes on its honest second one, which times its 20 ms
 # calls as they are. 20 ms, so that the lie stands many standard errors clear of a loaded CI machine's noise
-# (2 ms was 1.6 of them there, with the reference's own work at 3 ms a call).
+# (2 ms was 1.6 of them there, with the reference's own work at 3 ms a call). The second's excess is held
+# against the first's lie, not a fixed bound: on a loaded machine a worker that sleeps 20 ms a call does the
+# harness's work between its calls cold, over a millisecond a call more than the reference's in one CI run.
 MARK=$(mktemp -d /var/tmp/sb-mark.XXXXXX)
 sed "s#@MARK@#$MARK/first#" "$FIX/forge_once.py" >"$TMP/forge_once.py"
 STITCHBENCH_SANDBOX_DISABLE=landlock run_sb eval "$TMP/forge_once.py" --problem L1/2 --device cpu --trials 1 \
 	--perf-trials 30 --json "${OFF[@]}"
-got=$(field '(lambda t, r: (v["status"], [f["id"] for f in v["findings"]], r is not None and r["first_excess_us"] > 1000 > t["excess_us"], v["speedup"]["vs_eager"] < 0.5))(v["timing"]["trusted_clock"], v["timing"]["trusted_clock"]["retimed"])')
+got=$(field '(lambda t, r: (v["status"], [f["id"] for f in v["findings"]], r is not None and r["first_excess_us"] > 1000 and t["excess_us"] < r["first_excess_us"] / 4, v["speedup"]["vs_eager"] < 0.5))(v["timing"]["trusted_clock"], v["timing"]["trusted_clock"]["retimed"])')
 if [ "$got" = "(pass, [], True, True)" ] || [ "$got" = "('pass', [], True, True)" ] && [ -e "$MARK/first" ]; then
 	_report ok "a first evaluation that only the clock rejects is judged again; the honest second stands"
 else _report fail "a first evaluation that only the clock rejects is judged again; the honest second stands" \
