@@ -129,6 +129,15 @@ static json_t *gather_reply(json_t *acc, json_t *r, int cpu)
 	return acc;
 }
 
+/* A round's shipped inputs are done with: the draw's reply and its descriptors. */
+static void drop_shipped(json_t *shipped, const int *fd, int n)
+{
+	json_decref(shipped);
+	for (int q = 0; q < n; q++)
+		if (fd[q] >= 0)
+			close(fd[q]);
+}
+
 static void ratios(const double *num, const double *den, size_t n, double *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -680,7 +689,8 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 		json_t *cand_reply = NULL, *ref_reply = NULL, *shipped = NULL;
 		/* With per_call, every call of a block is a request of its own, carrying only its own set, seed and
 		 * shipped inputs: nothing of call j+1 is in the candidate's process before call j has answered, so
-		 * no work can move from one call to an earlier one. Otherwise one request carries the block. */
+		 * no work can move from one call to an earlier one. Every side is asked the same way, so both walls
+		 * of the parent's clock hold the same request handling. Otherwise one request carries the block. */
 		int nreq = p->per_call ? m : 1, per = p->per_call ? 1 : m;
 		int ship_fd[TIMING_MAX_BLOCK];
 		for (int q = 0; q < nreq; q++)
@@ -750,7 +760,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 				json_t *us = json_object_get(reply, "us");
 				if (!json_is_array(us) || (int)json_array_size(us) != per) {
 					*cand_failed = s->is_cand;
-					*msg = xstrfmt("%s's worker answered a block of %d timed calls with %d times",
+					*msg = xstrfmt("%s's worker answered a request for %d timed calls with %d times",
 						       s->is_cand ? "the candidate" : "the reference", per,
 						       json_is_array(us) ? (int)json_array_size(us) : -1);
 					json_decref(reply);
@@ -795,10 +805,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 			if (round > 0)
 				clock_sample(p->nvml, clk, &nclk, clk_cap, &clk_reasons);
 		}
-		json_decref(shipped);
-		for (int q = 0; q < nreq; q++)
-			if (ship_fd[q] >= 0)
-				close(ship_fd[q]);
+		drop_shipped(shipped, ship_fd, nreq);
 		rounds = round + 1;
 		/* both sides are in and the candidate waits for its next request: check every call of the round */
 		if (p->check) {
@@ -844,10 +851,7 @@ int timing_run(struct worker *ref, struct worker *cand, const struct timing_plan
 	round_failed: /* a side's request failed mid-round: the round's replies and shipped inputs go */
 		json_decref(cand_reply);
 		json_decref(ref_reply);
-		json_decref(shipped);
-		for (int q = 0; q < nreq; q++)
-			if (ship_fd[q] >= 0)
-				close(ship_fd[q]);
+		drop_shipped(shipped, ship_fd, nreq);
 		goto out;
 	}
 	if (p->gpu_only_calls > 0 &&
