@@ -9,11 +9,12 @@
 void floor_judge(const struct floor_input *in, struct floor_result *out, struct findings *f)
 {
 	memset(out, 0, sizeof(*out));
-	if (in->speedup_eager > FLOOR_FAST_RATIO) {
+	if (in->speedup_eager > FLOOR_FAST_RATIO && in->speedup_eager_lo > FLOOR_FAST_RATIO) {
 		out->fast = 1;
-		struct finding *x = rt_findings_add(f, "H21", "%.1fx faster than eager PyTorch: more than %.0fx is rare for an honest kernel and "
-				"usual for one that skips work (cached or constant results, work outside the timed call); "
-				"worth a look", in->speedup_eager, FLOOR_FAST_RATIO);
+		struct finding *x = rt_findings_add(f, "H21", "%.1fx faster than eager PyTorch (at least %.1fx by its 95%% interval): more "
+				"than %.0fx is rare for an honest kernel and usual for one that skips work (cached or constant "
+				"results, work outside the timed call); worth a look", in->speedup_eager, in->speedup_eager_lo,
+				FLOOR_FAST_RATIO);
 		if (x)
 			x->flag_only = 1;
 	}

@@ -8,7 +8,9 @@
 /* A kernel may read at a little more than a copy's rate (a copy both reads and writes), so the measured
  * copy bandwidth is scaled by this before it bounds anything: a reject needs a clear margin. */
 #define FLOOR_HEADROOM 1.25
-/* Faster than eager by more than this is flagged: possible, but worth a look. */
+/* Faster than eager by more than this, all through the speedup's 95% interval, is flagged: possible, but
+ * worth a look. The interval, not the point: the median of a few pairs is one held-up reference call away
+ * from tenfold on a busy machine. */
 #define FLOOR_FAST_RATIO 10.0
 
 struct floor_input {
@@ -18,6 +20,7 @@ struct floor_input {
 	const char *peak_unknown;     /* why it is unknown (NULL when known) */
 	double candidate_us;          /* the candidate's median time per call; <= 0 when not timed */
 	double speedup_eager;         /* median paired ratio eager / candidate; <= 0 when not timed */
+	double speedup_eager_lo;      /* the low end of its 95% interval */
 };
 
 struct floor_result {
@@ -27,7 +30,8 @@ struct floor_result {
 	int below, fast;              /* the two findings, also added to f */
 };
 
-/* Judges and adds H21 findings to f: below the floor (for the policy) and faster than 10x eager. */
+/* Judges and adds H21 findings to f: below the floor (for the policy) and faster than 10x eager (the
+ * interval's low end too). */
 void floor_judge(const struct floor_input *in, struct floor_result *out, struct findings *f);
 
 #endif

@@ -571,7 +571,8 @@ int rt_after_timing(struct rt_session *s, const struct rt_io *io, json_t *meta, 
 	struct floor_input in = { .gpu = strcmp(io->device, "cpu") != 0,
 				  .bytes = json_number_value(json_object_get(meta, "io_bytes")),
 				  .candidate_us = v->timing.ran ? rt_floor_time(&v->timing, &r->floor_gpu_only) : 0,
-				  .speedup_eager = v->timing.ran ? v->timing.speedup_eager : 0 };
+				  .speedup_eager = v->timing.ran ? v->timing.speedup_eager : 0,
+				  .speedup_eager_lo = v->timing.ran ? v->timing.speedup_eager_lo : 0 };
 	char why[256] = "";
 	if (in.gpu && io->ref) {
 		if (bandwidth_get(io->ref, io->device, io->cache_root, io->deadline + 600, &in.peak_bytes_per_s,

@@ -317,12 +317,18 @@ static void floor_numbers(void **state)
 	assert_non_null(strstr(f.v[0].message, "4000 GB/s"));
 	findings_release(&f);
 
-	/* 10x eager is flagged only above 10, and as a flag whatever the policy */
+	/* 10x eager is flagged only above 10 all through its interval, and as a flag whatever the policy */
 	in.candidate_us = 40;
 	in.speedup_eager = 10.0;
+	in.speedup_eager_lo = 10.0;
 	floor_judge(&in, &r, &f);
 	assert_false(r.fast);
-	in.speedup_eager = 12.5;
+	in.speedup_eager = 12.5; /* the median of two pairs, one of them a reference call held up */
+	in.speedup_eager_lo = 0.3;
+	floor_judge(&in, &r, &f);
+	assert_false(r.fast);
+	assert_int_equal(f.n, 0);
+	in.speedup_eager_lo = 10.5;
 	floor_judge(&in, &r, &f);
 	assert_true(r.fast && !r.below);
 	assert_int_equal(count(&f, "H21"), 1);
@@ -331,7 +337,7 @@ static void floor_numbers(void **state)
 	findings_release(&f);
 
 	/* the CPU: no floor, a reason, and the 10x flag still applies */
-	struct floor_input cpu = { .gpu = 0, .bytes = 1e6, .candidate_us = 1, .speedup_eager = 50 };
+	struct floor_input cpu = { .gpu = 0, .bytes = 1e6, .candidate_us = 1, .speedup_eager = 50, .speedup_eager_lo = 40 };
 	floor_judge(&cpu, &r, &f);
 	assert_false(r.judged);
 	assert_non_null(strstr(r.skipped, "on the CPU"));
