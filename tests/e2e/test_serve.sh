@@ -281,16 +281,25 @@ check_eq "the batch's candidates are in the live server's store once each" "$(ro
 
 # ---------- the served verdicts are eval's on the same seeds ----------
 replay() { "$@" >"$TMP/replay.out" 2>"$TMP/replay.err"; RC=$?; OUT_TXT=$(cat "$TMP/replay.out"); ERR_TXT=$(cat "$TMP/replay.err"); }
+# replay_served RESULTS PROBLEM FILE [EDIT]: replay_check.py on sbclient's results, the verdict first edited by
+# the Python statement EDIT (on `v`), as a forger would
+replay_served() {
+	local results=$1
+	if [ -n "${4:-}" ]; then
+		results="$1.edited"
+		python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); v = r["verdict"]; exec(sys.argv[2]); print(json.dumps(r))' \
+			"$1" "$4" >"$results"
+	fi
+	replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$results" --problem "$2" "$3" -- "${CPU[@]}"
+}
 SB_SERVE_TOKEN=$TOK_A python3 "$SB_ROOT/scripts/serve/sbclient.py" --endpoints "$URL_A" --problem L1/2 --verdicts full \
 	"$TMP"/c1.py >"$TMP/full.out" 2>"$TMP/full.err"
 check_eq "sbclient --verdicts full answers with the whole verdict and its seeds" \
 	"$(python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); print(r["status"], len(r["verdict"]["seeds"]["secret"]))' "$TMP/full.out" 2>&1)" "pass 32"
-replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/full.out" --problem L1/2 "$TMP"/c1.py -- "${CPU[@]}"
+replay_served "$TMP/full.out" L1/2 "$TMP"/c1.py
 check_rc "eval --seeds replays the served verdict" 0
 check_out "with the same status, findings and trials" "identical verdicts: 1 of 1 replayed"
-python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); r["verdict"]["trials"][0]["pass"] = False; print(json.dumps(r))' \
-	"$TMP/full.out" >"$TMP/forged.out"
-replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/forged.out" --problem L1/2 "$TMP"/c1.py -- "${CPU[@]}"
+replay_served "$TMP/full.out" L1/2 "$TMP"/c1.py 'v["trials"][0]["pass"] = False'
 check_rc "a verdict that is not what its seeds give is told apart" 1
 check_out "naming what differs" "DIFFERENT in trials"
 # a verdict decided before any input was drawn (a static rejection) carries no seeds: a plain evaluation
@@ -300,11 +309,9 @@ SB_SERVE_TOKEN=$TOK_A python3 "$SB_ROOT/scripts/serve/sbclient.py" --endpoints "
 	"$TMP"/st1.py >"$TMP/static.out" 2>"$TMP/static.err"
 check_eq "a static rejection is answered with no seeds" \
 	"$(python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); print(r["status"], r["verdict"].get("seeds"))' "$TMP/static.out" 2>&1)" "rejected None"
-replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/static.out" --problem L1/1 "$TMP"/st1.py -- "${CPU[@]}"
+replay_served "$TMP/static.out" L1/1 "$TMP"/st1.py
 check_rc "eval replays a verdict that drew no seeds" 0
 check_out "to the same status and findings" "identical verdicts: 1 of 1 replayed"
-python3 -c 'import json, sys; r = json.loads(open(sys.argv[1]).readline()); r["verdict"]["status"] = "pass"; r["verdict"]["findings"] = []; print(json.dumps(r))' \
-	"$TMP/static.out" >"$TMP/static-forged.out"
-replay python3 "$SB_ROOT/scripts/serve/replay_check.py" "$TMP/static-forged.out" --problem L1/1 "$TMP"/st1.py -- "${CPU[@]}"
+replay_served "$TMP/static.out" L1/1 "$TMP"/st1.py 'v["status"] = "pass"; v["findings"] = []'
 check_rc "a seedless verdict forged to pass is told apart" 1
 check_out "naming what differs" "DIFFERENT in status, findings"
